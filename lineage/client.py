@@ -1,0 +1,188 @@
+"""The run context a pipeline opens to record lineage.
+
+    from lineage import RunContext, FieldOperation, Source
+
+    with RunContext("default", "PurchaseHistory", "spark", "PurchaseHistoryBuilder") as run:
+        run.read("purchases")
+        ...
+        run.write("history")
+
+The start event is written as soon as the run starts (so a long run is visible while it
+runs); the run's other events are buffered and written as one file when the run ends, or
+earlier when the buffer fills. Every event is validated when recorded: a mistake raises at
+the call that made it.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+from lineage import __version__
+from lineage.errors import RunStateError
+from lineage.events import new_event
+from lineage.field_operations import FieldOperation
+from lineage.log_writer import EventLogWriter
+from lineage.settings import Settings
+
+PRODUCER = f"lineage-client/{__version__}"
+
+
+class RunContext:
+    """One program run: records accesses, field operations and metadata changes."""
+
+    def __init__(
+        self,
+        namespace: str,
+        application: str,
+        program_type: str,
+        program: str,
+        run_id: str | None = None,
+        *,
+        log_root: str | None = None,
+        flush_every: int = 10_000,
+    ) -> None:
+        self.namespace = namespace
+        self.run = {
+            "application": application,
+            "program_type": program_type,
+            "program": program,
+            "run_id": run_id or str(uuid.uuid4()),
+        }
+        self._writer = EventLogWriter(log_root or Settings.from_env().log_root)
+        self._flush_every = flush_every
+        self._buffer: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self.started_at: datetime | None = None
+        self.ended_at: datetime | None = None
+        self.status: str | None = None
+        self.files: list[str] = []
+
+    @property
+    def run_id(self) -> str:
+        return self.run["run_id"]
+
+    # lifecycle -------------------------------------------------------------------------
+    def start(self, at: datetime | None = None) -> RunContext:
+        """Record the run's start and write it at once."""
+        if self.started_at is not None:
+            raise RunStateError(f"run {self.run_id} already started")
+        self.started_at = at or datetime.now(UTC)
+        self._record("run_start", {}, at=self.started_at)
+        self.flush()
+        return self
+
+    def end(self, status: str = "completed", at: datetime | None = None) -> None:
+        """Record the run's end with ``status`` (completed, failed, killed) and flush."""
+        self._require_open()
+        self._record("run_end", {"status": status}, at=at)
+        self.ended_at = at or datetime.now(UTC)
+        self.status = status
+        self.flush()
+
+    def __enter__(self) -> RunContext:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.ended_at is None:
+            self.end("completed" if exc_type is None else "failed")
+
+    # recording -------------------------------------------------------------------------
+    def record_access(
+        self,
+        dataset: str,
+        access: str,
+        *,
+        dataset_type: str = "dataset",
+        namespace: str | None = None,
+        component: str | None = None,
+        at: datetime | None = None,
+    ) -> None:
+        """Record that this run accessed ``dataset`` (access: read, write, read_write, unknown)."""
+        ref: dict[str, Any] = {"type": dataset_type, "name": dataset}
+        if namespace and namespace != self.namespace:
+            ref["namespace"] = namespace
+        payload: dict[str, Any] = {"dataset": ref, "access": access}
+        if component:
+            payload["component"] = component
+        self._record("dataset_access", payload, at=at)
+
+    def read(self, dataset: str, **options: Any) -> None:
+        """Record a read of ``dataset``."""
+        self.record_access(dataset, "read", **options)
+
+    def write(self, dataset: str, **options: Any) -> None:
+        """Record a write of ``dataset``."""
+        self.record_access(dataset, "write", **options)
+
+    def record_field_operations(
+        self,
+        destination: str,
+        operations: Sequence[FieldOperation | Mapping[str, Any]],
+        *,
+        destination_fields: Iterable[str] | None = None,
+        namespace: str | None = None,
+    ) -> None:
+        """Record the field operations that produced ``destination`` in this run (seed 004)."""
+        ref: dict[str, Any] = {"type": "dataset", "name": destination}
+        if namespace and namespace != self.namespace:
+            ref["namespace"] = namespace
+        payload: dict[str, Any] = {
+            "destination": ref,
+            "operations": [op.to_dict() if isinstance(op, FieldOperation) else dict(op) for op in operations],
+        }
+        if destination_fields is not None:
+            payload["destination_fields"] = list(destination_fields)
+        self._record("field_operations", payload)
+
+    def record_metadata(
+        self,
+        entity: Sequence[tuple[str, str]],
+        operation: str,
+        *,
+        properties: Mapping[str, str] | None = None,
+        tags: Iterable[str] | None = None,
+        keys: Iterable[str] | None = None,
+    ) -> None:
+        """Record a SYSTEM metadata change on ``entity`` ([(key, value), ...], seed 000)."""
+        payload: dict[str, Any] = {"entity": [list(part) for part in entity], "operation": operation}
+        if properties is not None:
+            payload["properties"] = dict(properties)
+        if tags is not None:
+            payload["tags"] = list(tags)
+        if keys is not None:
+            payload["keys"] = list(keys)
+        self._record("metadata_change", payload)
+
+    def flush(self) -> None:
+        """Write buffered events as one new log file."""
+        with self._lock:
+            events, self._buffer = self._buffer, []
+        if events:
+            self.files.append(self._writer.write(events, prefix=_file_prefix(self.run)))
+
+    # internals -------------------------------------------------------------------------
+    def _record(self, kind: str, payload: Mapping[str, Any], *, at: datetime | None = None) -> None:
+        self._require_open()
+        event = new_event(kind, self.namespace, self.run, payload, event_time=at, producer=PRODUCER)
+        with self._lock:
+            self._buffer.append(event)
+            full = len(self._buffer) >= self._flush_every
+        if full:
+            self.flush()
+
+    def _require_open(self) -> None:
+        if self.started_at is None:
+            raise RunStateError(f"run {self.run_id} has not started; call start() or use it as a context manager")
+        if self.ended_at is not None:
+            raise RunStateError(f"run {self.run_id} has ended; nothing more can be recorded")
+
+
+def _file_prefix(run: Mapping[str, str]) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in f"{run['program']}-{run['run_id']}")[:120]

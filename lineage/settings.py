@@ -1,0 +1,136 @@
+"""Every setting of the product, read from environment variables prefixed ``LINEAGE_``.
+
+This is the only module that reads the environment. The defaults describe the embedded
+setup: a project-local folder (``.local/`` in a checkout) for raw logs and PostgreSQL, local
+Spark, an hourly compaction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from lineage.errors import SettingsError
+
+PREFIX = "LINEAGE_"
+WAREHOUSE_CONN_ID = "lineage_warehouse"
+
+DEFAULT_SPARK_CONF: dict[str, str] = {
+    "spark.driver.memory": "2g",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.ui.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+}
+
+
+def _default_home() -> Path:
+    checkout = Path(__file__).resolve().parents[1]
+    if (checkout / "pyproject.toml").exists():
+        return checkout / ".local"
+    return Path.home() / ".lineage"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings; build with ``Settings.from_env()``."""
+
+    home: Path
+    log_root: str
+    database_url: str
+    pg_port: int
+    spark_master: str
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    schedule: str = "@hourly"
+    lookback_hours: int = 168
+    max_event_bytes: int = 1_048_576
+    event_id_retention_days: int = 30
+    embedded_postgres: bool = True
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read settings from ``environ`` (default: the process environment)."""
+        env = os.environ if environ is None else environ
+        home = Path(env.get(PREFIX + "HOME") or _default_home())
+        pg_port = _int(env, "PG_PORT", 54329, minimum=1, maximum=65535)
+        database_url = env.get(PREFIX + "DATABASE_URL") or (
+            f"postgresql+psycopg://postgres@127.0.0.1:{pg_port}/lineage"
+        )
+        spark_conf = dict(DEFAULT_SPARK_CONF)
+        spark_conf.update(_spark_conf(env.get(PREFIX + "SPARK_CONF", "")))
+        return cls(
+            home=home,
+            log_root=env.get(PREFIX + "LOG_ROOT") or str(home / "raw-events"),
+            database_url=_check_database_url(database_url),
+            pg_port=pg_port,
+            spark_master=env.get(PREFIX + "SPARK_MASTER") or "local[2]",
+            spark_conf=spark_conf,
+            schedule=env.get(PREFIX + "SCHEDULE") or "@hourly",
+            lookback_hours=_int(env, "LOOKBACK_HOURS", 168, minimum=1, maximum=24 * 366),
+            max_event_bytes=_int(env, "MAX_EVENT_BYTES", 1_048_576, minimum=1024, maximum=64 * 1_048_576),
+            event_id_retention_days=_int(env, "EVENT_ID_RETENTION_DAYS", 30, minimum=1, maximum=3650),
+            embedded_postgres=not env.get(PREFIX + "DATABASE_URL"),
+        )
+
+
+def libpq_url(database_url: str) -> str:
+    """The URL psycopg and libpq accept (``postgresql://``) for a SQLAlchemy-style URL."""
+    parts = urlsplit(database_url)
+    return urlunsplit(("postgresql", *parts[1:]))
+
+
+def redact_url(database_url: str) -> str:
+    """The URL with its password replaced by ``***``, for logs and summaries."""
+    parts = urlsplit(database_url)
+    if parts.password is None:
+        return database_url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit((parts.scheme, netloc, *parts[2:]))
+
+
+def _check_database_url(url: str) -> str:
+    scheme = urlsplit(url).scheme
+    if scheme not in ("postgresql", "postgresql+psycopg", "postgres"):
+        raise SettingsError(
+            f"{PREFIX}DATABASE_URL must be a PostgreSQL URL (postgresql+psycopg://user:pass@host:port/db), got scheme {scheme!r}"
+        )
+    return url
+
+
+def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int, maximum: int) -> int:
+    raw = env.get(PREFIX + name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise SettingsError(f"{PREFIX}{name} must be an integer, got {raw!r}") from exc
+    if not minimum <= value <= maximum:
+        raise SettingsError(f"{PREFIX}{name} must be between {minimum} and {maximum}, got {value}")
+    return value
+
+
+def _spark_conf(raw: str) -> dict[str, str]:
+    """Parse ``LINEAGE_SPARK_CONF``: a JSON object, or ``key=value`` pairs separated by commas."""
+    raw = raw.strip()
+    if not raw:
+        return {}
+    if raw.startswith("{"):
+        try:
+            loaded = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise SettingsError(f"{PREFIX}SPARK_CONF is not valid JSON: {exc.msg}") from exc
+        if not isinstance(loaded, dict):
+            raise SettingsError(f"{PREFIX}SPARK_CONF must be a JSON object, got {type(loaded).__name__}")
+        return {str(key): str(value) for key, value in loaded.items()}
+    pairs: dict[str, str] = {}
+    for item in raw.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SettingsError(f"{PREFIX}SPARK_CONF entry {item!r} is not key=value")
+        pairs[key.strip()] = value.strip()
+    return pairs

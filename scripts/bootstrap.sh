@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Create or refresh the project's virtual environments from the pinned lock files.
+#   .venv      the product: Airflow, PySpark, GX, psycopg, the project itself (editable)
+#   .venv-dbt  dbt-core + dbt-postgres, run as a subprocess (their pins conflict with Airflow's
+#              often enough that one venv is fragile; see STACK.md)
+# A venv is rebuilt only when its lock files changed (a stamp holds their hash).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+stamp_of() { cat "$@" | sha256sum | cut -c1-16; }
+
+ensure_venv() {
+  local dir=$1; shift
+  local stamp=$1; shift
+  if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ]; then
+    return 0
+  fi
+  echo "bootstrap: installing $dir (pinned; about a minute)"
+  rm -rf "$dir"
+  "$PY" -m venv "$dir"
+  "$dir/bin/pip" install -q --upgrade "pip>=24" >/dev/null
+  "$dir/bin/pip" install -q "$@" 2> >(grep -v -e "is ignored: it is neither" >&2)
+  echo "$stamp" > "$dir/.stamp"
+}
+
+ensure_venv .venv "$(stamp_of pyproject.toml requirements/constraints.txt)" \
+  -c requirements/constraints.txt -e ".[dev]"
+ensure_venv .venv-dbt "$(stamp_of requirements/dbt.txt)" -r requirements/dbt.txt

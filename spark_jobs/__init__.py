@@ -1,0 +1,1 @@
+"""Spark entry points: the compaction job and example pipelines."""

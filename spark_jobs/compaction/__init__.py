@@ -1,0 +1,1 @@
+"""Compaction: raw event logs -> validated, deduplicated rows merged into the warehouse."""

@@ -1,0 +1,1 @@
+"""The PostgreSQL warehouse: migrations, connections, the compaction merge."""

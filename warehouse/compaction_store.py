@@ -1,0 +1,227 @@
+"""The warehouse side of a compaction: staging tables, the one-transaction merge, the ledger.
+
+A compaction holds an advisory lock for its whole length, so two never interleave. Staging
+tables are created before Spark copies into them and dropped by the merge's transaction; a
+crash before the merge leaves only staging tables, which the next compaction drops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+import psycopg
+from psycopg import sql
+
+from lineage.errors import LineageError
+
+STAGING_SCHEMA = "lineage_staging"
+_COMPACTION_LOCK = 7_265_402
+
+
+class CompactionBusyError(LineageError):
+    """Another compaction holds the warehouse lock."""
+
+
+@dataclass(frozen=True)
+class StagingTables:
+    events: str
+    quarantine: str
+    files: str
+
+
+@dataclass(frozen=True)
+class CompactionSummary:
+    """What one compaction did; the DAG logs it and passes it through XCom."""
+
+    batch_id: str
+    files: int
+    events_read: int
+    events_compacted: int
+    duplicates: int
+    quarantined: int
+    runs_touched: int
+    accesses_added: int
+    pending_kept: int
+
+    def as_dict(self) -> dict[str, int | str]:
+        return asdict(self)
+
+    def render(self) -> str:
+        return (
+            f"compaction {self.batch_id}: {self.files} new files, {self.events_read} events read, "
+            f"{self.events_compacted} compacted, {self.duplicates} duplicates ignored, "
+            f"{self.quarantined} quarantined; {self.runs_touched} runs updated, "
+            f"{self.accesses_added} new dataset accesses, {self.pending_kept} field/metadata events kept"
+        )
+
+
+def acquire_lock(conn: psycopg.Connection) -> None:
+    """Take the compaction lock on ``conn`` (session level) or raise CompactionBusyError."""
+    got = conn.execute("select pg_try_advisory_lock(%s)", (_COMPACTION_LOCK,)).fetchone()
+    if not got or not got[0]:
+        raise CompactionBusyError("another compaction is running against this warehouse; try again when it ends")
+
+
+def release_lock(conn: psycopg.Connection) -> None:
+    conn.execute("select pg_advisory_unlock(%s)", (_COMPACTION_LOCK,))
+
+
+def compacted_paths(conn: psycopg.Connection, paths: Sequence[str]) -> set[str]:
+    """Which of ``paths`` the manifest already holds."""
+    rows = conn.execute(
+        "select file_path from lineage.compacted_files where file_path = any(%s)", (list(paths),)
+    ).fetchall()
+    return {row[0] for row in rows}
+
+
+def prepare_staging(conn: psycopg.Connection, batch_id: str) -> StagingTables:
+    """Drop leftovers of crashed compactions and create this batch's staging tables."""
+    conn.execute(sql.SQL("drop schema if exists {} cascade").format(sql.Identifier(STAGING_SCHEMA)))
+    conn.execute(sql.SQL("create schema {}").format(sql.Identifier(STAGING_SCHEMA)))
+    suffix = "".join(ch for ch in batch_id.lower() if ch.isalnum())[:40]
+    tables = StagingTables(
+        events=f"{STAGING_SCHEMA}.events_{suffix}",
+        quarantine=f"{STAGING_SCHEMA}.quarantine_{suffix}",
+        files=f"{STAGING_SCHEMA}.files_{suffix}",
+    )
+    conn.execute(
+        f"""create unlogged table {tables.events} (
+              event_id text, kind text, event_time_us bigint, namespace text, application text,
+              program_type text, program text, run_id text, status text, dataset_namespace text,
+              dataset_type text, dataset text, access text, component text, payload text,
+              source_file text, line_number bigint)"""  # type: ignore[arg-type]
+    )
+    conn.execute(
+        f"""create unlogged table {tables.quarantine} (
+              source_file text, line_number bigint, reason text, raw_text text)"""  # type: ignore[arg-type]
+    )
+    conn.execute(
+        f"create unlogged table {tables.files} (file_path text, size_bytes bigint, lines bigint)"  # type: ignore[arg-type]
+    )
+    return tables
+
+
+def merge_batch(
+    conn: psycopg.Connection,
+    tables: StagingTables,
+    *,
+    batch_id: str,
+    dag_run_id: str | None,
+    interval_end: datetime | None,
+    started_at: datetime,
+    events_read: int,
+    event_id_retention_days: int,
+) -> CompactionSummary:
+    """Merge the staged batch into the warehouse in one transaction and record it."""
+    params = {"batch": batch_id}
+    with conn.transaction():
+        conn.execute(
+            f"""create temp table new_events on commit drop as
+                with staged as (
+                    select *, to_timestamp(event_time_us / 1e6) as event_time from {tables.events}
+                ), recorded as (
+                    insert into lineage.event_ids (namespace, event_id, event_time, batch_id)
+                    select namespace, event_id, event_time, %(batch)s from staged
+                    on conflict do nothing
+                    returning namespace, event_id
+                )
+                select staged.* from staged join recorded using (namespace, event_id)""",  # type: ignore[arg-type]
+            params,
+        )
+        compacted = _count(conn, "select count(*) from new_events")
+        conn.execute(
+            """insert into lineage.namespaces (namespace)
+               select distinct namespace from new_events
+               union select distinct dataset_namespace from new_events where dataset_namespace is not null
+               on conflict do nothing"""
+        )
+        runs_touched = conn.execute(
+            """insert into lineage.runs as r (namespace, application, program_type, program, run_id,
+                                              started_at, stopped_at, status, first_batch_id, last_batch_id)
+               select namespace, application, program_type, program, run_id,
+                      min(event_time) filter (where kind = 'run_start'),
+                      max(event_time) filter (where kind = 'run_end'),
+                      coalesce((array_agg(status order by event_time desc) filter (where kind = 'run_end'))[1],
+                               'running'),
+                      %(batch)s, %(batch)s
+               from new_events
+               group by namespace, application, program_type, program, run_id
+               on conflict (namespace, application, program_type, program, run_id) do update set
+                   started_at = least(r.started_at, excluded.started_at),
+                   stopped_at = greatest(r.stopped_at, excluded.stopped_at),
+                   status = case when excluded.stopped_at is not null
+                                  and (r.stopped_at is null or excluded.stopped_at >= r.stopped_at)
+                                 then excluded.status else r.status end,
+                   last_batch_id = excluded.last_batch_id""",
+            params,
+        ).rowcount
+        accesses_added = conn.execute(
+            """insert into lineage.dataset_accesses as a (namespace, dataset_type, dataset, application,
+                   program_type, program, run_id, access, component, accessed_at, run_namespace, batch_id)
+               select dataset_namespace, dataset_type, dataset, application, program_type, program, run_id,
+                      access, coalesce(component, ''), min(event_time), namespace, %(batch)s
+               from new_events where kind = 'dataset_access'
+               group by dataset_namespace, dataset_type, dataset, application, program_type, program, run_id,
+                        access, coalesce(component, ''), namespace
+               on conflict (namespace, dataset_type, dataset, application, program_type, program, run_id,
+                            access, component)
+               do update set accessed_at = least(a.accessed_at, excluded.accessed_at)
+               where excluded.accessed_at < a.accessed_at""",
+            params,
+        ).rowcount
+        pending_kept = conn.execute(
+            """insert into lineage.pending_events (namespace, event_id, kind, event_time, application,
+                   program_type, program, run_id, payload, batch_id)
+               select namespace, event_id, kind, event_time, application, program_type, program, run_id,
+                      payload::jsonb, %(batch)s
+               from new_events where kind in ('field_operations', 'metadata_change')
+               on conflict do nothing""",
+            params,
+        ).rowcount
+        quarantined = conn.execute(
+            f"""insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
+                select %(batch)s, source_file, line_number, reason, raw_text from {tables.quarantine}
+                on conflict (source_file, line_number) do nothing""",  # type: ignore[arg-type]
+            params,
+        ).rowcount
+        files = _count(conn, f"select count(*) from {tables.files}")
+        conn.execute(
+            """insert into lineage.compaction_batches (batch_id, dag_run_id, interval_end, started_at, files,
+                   events_read, events_compacted, duplicates, quarantined, runs_touched, accesses_added)
+               values (%(batch)s, %(dag_run)s, %(interval_end)s, %(started)s, %(files)s, %(read)s,
+                       %(compacted)s, %(duplicates)s, %(quarantined)s, %(runs)s, %(accesses)s)""",
+            {
+                **params, "dag_run": dag_run_id, "interval_end": interval_end, "started": started_at,
+                "files": files, "read": events_read, "compacted": compacted,
+                "duplicates": events_read - quarantined - compacted, "quarantined": quarantined,
+                "runs": runs_touched, "accesses": accesses_added,
+            },
+        )
+        conn.execute(
+            f"""insert into lineage.compacted_files (file_path, batch_id, size_bytes, lines)
+                select file_path, %(batch)s, size_bytes, coalesce(lines, 0) from {tables.files}""",  # type: ignore[arg-type]
+            params,
+        )
+        conn.execute(
+            "delete from lineage.event_ids where event_time < now() - make_interval(days => %(days)s)",
+            {"days": event_id_retention_days},
+        )
+        conn.execute(sql.SQL("drop schema {} cascade").format(sql.Identifier(STAGING_SCHEMA)))
+    return CompactionSummary(
+        batch_id=batch_id,
+        files=files,
+        events_read=events_read,
+        events_compacted=compacted,
+        duplicates=events_read - quarantined - compacted,
+        quarantined=quarantined,
+        runs_touched=runs_touched,
+        accesses_added=accesses_added,
+        pending_kept=pending_kept,
+    )
+
+
+def _count(conn: psycopg.Connection, query: str) -> int:
+    row = conn.execute(query).fetchone()  # type: ignore[arg-type]
+    return int(row[0]) if row else 0
