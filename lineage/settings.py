@@ -28,11 +28,18 @@ DEFAULT_SPARK_CONF: dict[str, str] = {
 }
 
 
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
 def _default_home() -> Path:
-    checkout = Path(__file__).resolve().parents[1]
-    if (checkout / "pyproject.toml").exists():
-        return checkout / ".local"
+    if (CHECKOUT / "pyproject.toml").exists():
+        return CHECKOUT / ".local"
     return Path.home() / ".lineage"
+
+
+def _default_dbt_bin() -> str:
+    local = CHECKOUT / ".venv-dbt" / "bin" / "dbt"
+    return str(local) if local.exists() else "dbt"
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,8 @@ class Settings:
     max_event_bytes: int = 1_048_576
     event_id_retention_days: int = 30
     embedded_postgres: bool = True
+    dbt_bin: str = "dbt"
+    dbt_project_dir: Path = CHECKOUT / "dbt"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -74,6 +83,8 @@ class Settings:
             max_event_bytes=_int(env, "MAX_EVENT_BYTES", 1_048_576, minimum=1024, maximum=64 * 1_048_576),
             event_id_retention_days=_int(env, "EVENT_ID_RETENTION_DAYS", 30, minimum=1, maximum=3650),
             embedded_postgres=not env.get(PREFIX + "DATABASE_URL"),
+            dbt_bin=env.get(PREFIX + "DBT_BIN") or _default_dbt_bin(),
+            dbt_project_dir=Path(env.get(PREFIX + "DBT_PROJECT_DIR") or CHECKOUT / "dbt"),
         )
 
 

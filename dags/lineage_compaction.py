@@ -1,0 +1,108 @@
+"""
+### lineage_compaction
+
+Compacts the raw lineage event logs into the warehouse, every hour by default
+(`LINEAGE_SCHEDULE`):
+
+1. **compact**: a Spark job reads the raw log files not yet in the manifest (partitions up
+   to the interval's end, plus `LINEAGE_LOOKBACK_HOURS` for late files), validates each line
+   against the event schema (bad lines go to `lineage.quarantine` with the reason),
+   deduplicates by event id, COPYs into staging and merges in one transaction.
+2. **check**: Great Expectations over the rows this batch wrote; a failure stops the run
+   before the marts are published.
+3. **build_marts**: `dbt build` of the marts (`lineage_marts.*`) and their tests.
+4. **publish**: emits the Assets of the tables updated, with the batch id, and logs the summary.
+
+Re-running a run for the same interval is a no-op. The warehouse is reached through the
+Airflow connection `lineage_warehouse`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pendulum
+from airflow.sdk import Asset, dag, get_current_context, task
+
+from lineage.settings import Settings
+
+log = logging.getLogger(__name__)
+
+RUNS = Asset(name="lineage_runs", uri="lineage://warehouse/lineage/runs")
+DATASET_ACCESSES = Asset(name="lineage_dataset_accesses", uri="lineage://warehouse/lineage/dataset_accesses")
+PENDING_EVENTS = Asset(name="lineage_pending_events", uri="lineage://warehouse/lineage/pending_events")
+MARTS = Asset(name="lineage_marts", uri="lineage://warehouse/lineage_marts")
+
+
+@dag(
+    schedule=Settings.from_env().schedule,
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    tags=["lineage"],
+    doc_md=__doc__,
+    default_args={"retries": 0},
+)
+def lineage_compaction() -> None:
+    @task
+    def compact() -> dict[str, int | str]:
+        from spark_jobs.compaction.job import run_compaction  # noqa: PLC0415 - heavy import inside the task
+        from spark_jobs.session import build_session  # noqa: PLC0415
+        from warehouse.db import warehouse_url  # noqa: PLC0415
+
+        context = get_current_context()
+        interval_end = context.get("data_interval_end") or context.get("logical_date") or pendulum.now("UTC")
+        spark = build_session("lineage-compaction")
+        summary = run_compaction(
+            spark, interval_end=interval_end, database_url=warehouse_url(), dag_run_id=context["run_id"]
+        )
+        log.info("%s", summary.render())
+        return summary.as_dict()
+
+    @task
+    def check(summary: dict[str, int | str]) -> list[str]:
+        from warehouse.db import warehouse_url  # noqa: PLC0415
+        from warehouse.quality import check_batch  # noqa: PLC0415
+
+        if not summary["files"]:
+            log.info("no new files were compacted; nothing to check")
+            return []
+        results = check_batch(warehouse_url(), str(summary["batch_id"]))
+        for result in results:
+            log.info("%s", result.render())
+        return [result.render() for result in results]
+
+    @task
+    def build_marts(summary: dict[str, int | str], checks: list[str]) -> dict[str, int]:
+        from warehouse.db import warehouse_url  # noqa: PLC0415
+        from warehouse.dbt_build import build_marts as dbt_build  # noqa: PLC0415
+
+        result = dbt_build(warehouse_url())
+        log.info("dbt build: %d passed, %d warnings", result.passed, result.warned)
+        return {"passed": result.passed, "warned": result.warned, "checks": len(checks)}
+
+    @task(outlets=[RUNS, DATASET_ACCESSES, PENDING_EVENTS, MARTS])
+    def publish(summary: dict[str, int | str], marts: dict[str, int]) -> dict[str, int | str]:
+        from airflow.exceptions import AirflowSkipException  # noqa: PLC0415
+
+        log.info(
+            "SUMMARY batch=%s files=%s events_read=%s compacted=%s duplicates=%s quarantined=%s "
+            "runs_updated=%s accesses_added=%s dbt_nodes_passed=%s",
+            summary["batch_id"], summary["files"], summary["events_read"], summary["events_compacted"],
+            summary["duplicates"], summary["quarantined"], summary["runs_touched"], summary["accesses_added"],
+            marts["passed"],
+        )
+        if not summary["events_compacted"]:
+            raise AirflowSkipException("nothing new was compacted; no asset events emitted")
+        outlet_events = get_current_context()["outlet_events"]
+        for asset in (RUNS, DATASET_ACCESSES, PENDING_EVENTS, MARTS):
+            outlet_events[asset].extra = {"batch_id": summary["batch_id"], "events": summary["events_compacted"]}
+        return summary
+
+    summary = compact()
+    checks = check(summary)
+    marts = build_marts(summary, checks)
+    publish(summary, marts)
+
+
+lineage_compaction()

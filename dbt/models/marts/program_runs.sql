@@ -1,0 +1,50 @@
+-- One row per program run with what it read and wrote: the run page and the
+-- "runs of a program in a window" query read this.
+with runs as (
+
+    select * from {{ ref('stg_lineage__runs') }}
+
+),
+
+accesses as (
+
+    select * from {{ ref('stg_lineage__dataset_accesses') }}
+
+),
+
+access_counts as (
+
+    select
+        program_run_id,
+        count(*) filter (where access in ('read', 'read_write')) as datasets_read,
+        count(*) filter (where access in ('write', 'read_write')) as datasets_written,
+        count(*) filter (where access = 'unknown') as datasets_unknown_access
+    from accesses
+    group by program_run_id
+
+),
+
+final as (
+
+    select
+        runs.program_run_id,
+        runs.program_id,
+        runs.namespace,
+        runs.application,
+        runs.program_type,
+        runs.program,
+        runs.run_id,
+        runs.started_at,
+        runs.stopped_at,
+        runs.status,
+        runs.is_running,
+        extract(epoch from runs.stopped_at - runs.started_at) as duration_seconds,
+        coalesce(access_counts.datasets_read, 0) as datasets_read,
+        coalesce(access_counts.datasets_written, 0) as datasets_written,
+        coalesce(access_counts.datasets_unknown_access, 0) as datasets_unknown_access
+    from runs
+    left join access_counts on access_counts.program_run_id = runs.program_run_id
+
+)
+
+select * from final

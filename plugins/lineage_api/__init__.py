@@ -1,0 +1,1 @@
+"""The lineage warehouse's REST API and pages, mounted inside Airflow's api-server."""

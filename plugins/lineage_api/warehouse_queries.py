@@ -1,0 +1,41 @@
+"""Read-only queries the API answers from; routes stay parse -> query -> answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg.rows import dict_row
+
+from warehouse.db import connect, warehouse_url
+
+
+def ping() -> bool:
+    """True when the warehouse answers."""
+    try:
+        with connect(warehouse_url(), autocommit=True) as conn:
+            conn.execute("select 1")
+    except Exception:  # noqa: BLE001 - health reports any failure as "unreachable"
+        return False
+    return True
+
+
+def recent_compactions(limit: int) -> list[dict[str, Any]]:
+    with connect(warehouse_url(), autocommit=True) as conn, conn.cursor(row_factory=dict_row) as cursor:
+        cursor.execute(
+            """select batch_id, dag_run_id, interval_end, started_at, finished_at, files, events_read,
+                      events_compacted, duplicates, quarantined, runs_touched, accesses_added
+               from lineage.compaction_batches order by finished_at desc limit %s""",
+            (limit,),
+        )
+        return cursor.fetchall()
+
+
+def warehouse_totals() -> dict[str, int]:
+    with connect(warehouse_url(), autocommit=True) as conn:
+        row = conn.execute(
+            """select (select count(*) from lineage.namespaces), (select count(*) from lineage.runs),
+                      (select count(*) from lineage.dataset_accesses), (select count(*) from lineage.quarantine),
+                      (select count(*) from lineage.compacted_files)"""
+        ).fetchone()
+    assert row is not None
+    return dict(zip(("namespaces", "runs", "dataset_accesses", "quarantined_lines", "compacted_files"), row, strict=True))

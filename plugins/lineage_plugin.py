@@ -1,0 +1,21 @@
+"""Registers the lineage warehouse in Airflow: the REST API + pages under /lineage, and a nav entry."""
+
+from __future__ import annotations
+
+from airflow.plugins_manager import AirflowPlugin
+
+from lineage_api.app import URL_PREFIX, create_app
+
+
+class LineageWarehousePlugin(AirflowPlugin):
+    name = "lineage_warehouse"
+    fastapi_apps = [{"app": create_app(), "url_prefix": URL_PREFIX, "name": "Lineage warehouse"}]
+    external_views = [
+        {
+            "name": "Lineage",
+            "href": "lineage/",
+            "url_route": "lineage",
+            "destination": "nav",
+            "category": "browse",
+        }
+    ]

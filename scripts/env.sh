@@ -1,0 +1,19 @@
+# Environment of the embedded default, sourced by the Makefile and scripts.
+# Every value can be overridden by exporting it before `make`.
+_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export LINEAGE_HOME=${LINEAGE_HOME:-$_root/.local}
+export LINEAGE_PG_PORT=${LINEAGE_PG_PORT:-54329}
+_pg="postgresql+psycopg://postgres@127.0.0.1:${LINEAGE_PG_PORT}"
+export AIRFLOW_HOME=${AIRFLOW_HOME:-$LINEAGE_HOME/airflow}
+export AIRFLOW__CORE__DAGS_FOLDER=${AIRFLOW__CORE__DAGS_FOLDER:-$_root/dags}
+export AIRFLOW__CORE__PLUGINS_FOLDER=${AIRFLOW__CORE__PLUGINS_FOLDER:-$_root/plugins}
+export AIRFLOW__CORE__LOAD_EXAMPLES=False
+export AIRFLOW__CORE__PARALLELISM=${AIRFLOW__CORE__PARALLELISM:-4}
+export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=${AIRFLOW__DATABASE__SQL_ALCHEMY_CONN:-$_pg/airflow}
+export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS=${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS:-admin:admin}
+export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE=${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE:-$AIRFLOW_HOME/simple_auth_manager_passwords.json}
+export AIRFLOW__API__PORT=${AIRFLOW__API__PORT:-8080}
+export DBT_SEND_ANONYMOUS_USAGE_STATS=False
+export GX_ANALYTICS_ENABLED=false
+export PYTHONPATH=$_root:$_root/plugins${PYTHONPATH:+:$PYTHONPATH}
+unset _root _pg
