@@ -1,0 +1,51 @@
+# The two commands: `make demo` (set up + run the main job) and `make test` (all tests).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+ENV := source scripts/env.sh
+
+.PHONY: help demo test up down setup venv pg migrate compact examples marts bench lint clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+demo:  ## set up everything and run the main job on the embedded default, then print a summary
+	@scripts/demo.sh
+
+test:  ## run every test (installs what it needs): ruff, mypy, pytest
+	@scripts/test.sh
+
+up:  ## start Airflow (standalone, with the plugin) on localhost in the background
+	@scripts/airflow_up.sh
+
+down:  ## stop every local service the project started (Airflow, PostgreSQL)
+	@scripts/down.sh
+
+setup: venv pg migrate  ## venvs, PostgreSQL, migrations, Airflow home
+	@scripts/airflow_setup.sh
+
+venv:  ## create/refresh the pinned virtual environments
+	@scripts/bootstrap.sh
+
+pg:  ## start the project-local PostgreSQL
+	@scripts/pg.sh start
+
+migrate: venv  ## apply warehouse migrations
+	@$(ENV) && .venv/bin/python -m warehouse.migrate
+
+examples: venv  ## run the example pipelines (RUNS=3)
+	@$(ENV) && .venv/bin/python -m spark_jobs.examples --runs $${RUNS:-3}
+
+compact: venv  ## run the compaction Spark job once, outside Airflow
+	@$(ENV) && .venv/bin/python -m spark_jobs.compaction.job
+
+marts: venv  ## dbt build of the marts, outside Airflow
+	@$(ENV) && .venv/bin/python -c "from warehouse.dbt_build import build_marts; from lineage.settings import Settings; print(build_marts(Settings.from_env().database_url).output[-600:])"
+
+bench: venv pg  ## benchmark: compaction of 1M synthetic events (EVENTS=1000000)
+	@$(ENV) && .venv/bin/python -m bench.compaction --events $${EVENTS:-1000000}
+
+lint: venv  ## ruff + mypy
+	@.venv/bin/ruff check . && .venv/bin/mypy
+
+clean: down  ## stop services and delete local state (.local: PostgreSQL data, Airflow home, raw logs)
+	rm -rf .local

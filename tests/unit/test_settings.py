@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import pytest
+
+from lineage.errors import SettingsError
+from lineage.settings import Settings, libpq_url, redact_url
+
+
+def test_defaults_describe_the_embedded_setup(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    settings = Settings.from_env({"LINEAGE_HOME": str(tmp_path)})
+    assert settings.log_root == str(tmp_path / "raw-events")
+    assert settings.database_url == "postgresql+psycopg://postgres@127.0.0.1:54329/lineage"
+    assert settings.embedded_postgres is True
+    assert settings.spark_master == "local[2]"
+    assert settings.spark_conf["spark.sql.session.timeZone"] == "UTC"
+    assert settings.schedule == "@hourly"
+
+
+def test_every_setting_comes_from_one_prefix() -> None:
+    settings = Settings.from_env({
+        "LINEAGE_LOG_ROOT": "s3a://bucket/lineage",
+        "LINEAGE_DATABASE_URL": "postgresql://u:p@db:5432/wh",
+        "LINEAGE_SPARK_MASTER": "spark://master:7077",
+        "LINEAGE_SPARK_CONF": "spark.executor.memory=4g, spark.sql.shuffle.partitions=64",
+        "LINEAGE_SCHEDULE": "*/15 * * * *",
+        "LINEAGE_LOOKBACK_HOURS": "24",
+    })
+    assert settings.log_root == "s3a://bucket/lineage"
+    assert settings.embedded_postgres is False
+    assert settings.spark_master == "spark://master:7077"
+    assert settings.spark_conf["spark.executor.memory"] == "4g"
+    assert settings.spark_conf["spark.sql.shuffle.partitions"] == "64"
+    assert settings.schedule == "*/15 * * * *"
+    assert settings.lookback_hours == 24
+
+
+def test_spark_conf_accepts_json() -> None:
+    settings = Settings.from_env({"LINEAGE_SPARK_CONF": '{"spark.driver.memory": "8g"}'})
+    assert settings.spark_conf["spark.driver.memory"] == "8g"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"LINEAGE_PG_PORT": "abc"}, "LINEAGE_PG_PORT must be an integer, got 'abc'"),
+        ({"LINEAGE_LOOKBACK_HOURS": "0"}, "LINEAGE_LOOKBACK_HOURS must be between 1 and"),
+        ({"LINEAGE_DATABASE_URL": "mysql://x/y"}, "must be a PostgreSQL URL"),
+        ({"LINEAGE_SPARK_CONF": "novalue"}, "entry 'novalue' is not key=value"),
+        ({"LINEAGE_SPARK_CONF": "{not json"}, "not valid JSON"),
+    ],
+)
+def test_bad_settings_fail_with_the_bad_value_named(env: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        Settings.from_env(env)
+
+
+def test_urls_convert_and_redact() -> None:
+    assert libpq_url("postgresql+psycopg://u:secret@h:1/db") == "postgresql://u:secret@h:1/db"
+    assert redact_url("postgresql://u:secret@h:1/db") == "postgresql://u:***@h:1/db"
+    assert redact_url("postgresql://u@h:1/db") == "postgresql://u@h:1/db"

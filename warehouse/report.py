@@ -1,0 +1,60 @@
+"""The summary ``make demo`` ends with: ``python -m warehouse.report --since TIME``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime
+
+from lineage.settings import Settings, libpq_url, redact_url
+from warehouse.db import connect
+
+TABLE_SCHEMAS = ("lineage", "lineage_marts")
+
+
+def render_report(database_url: str, since: datetime | None) -> str:
+    """Batches compacted since ``since``, and every warehouse table and mart with its row count."""
+    lines: list[str] = []
+    with connect(database_url, autocommit=True) as conn:
+        batches = conn.execute(
+            """select count(*), coalesce(sum(files), 0), coalesce(sum(events_read), 0),
+                      coalesce(sum(events_compacted), 0), coalesce(sum(duplicates), 0),
+                      coalesce(sum(quarantined), 0)
+               from lineage.compaction_batches where %(since)s::timestamptz is null or finished_at >= %(since)s""",
+            {"since": since},
+        ).fetchone()
+        assert batches is not None
+        count, files, read, compacted, duplicates, quarantined = batches
+        if count:
+            lines.append(
+                f"Compacted: {files} raw files, {read} events read, {compacted} events compacted, "
+                f"{duplicates} duplicates ignored, {quarantined} events quarantined"
+            )
+        else:
+            lines.append("Compacted: nothing new (every raw file was already compacted)")
+        tables = conn.execute(
+            """select table_schema, table_name, table_type from information_schema.tables
+               where table_schema = any(%s) and table_name <> 'schema_migrations'
+               order by table_schema, table_name""",
+            (list(TABLE_SCHEMAS),),
+        ).fetchall()
+        for schema, table, kind in tables:
+            rows = conn.execute(f'select count(*) from "{schema}"."{table}"').fetchone()  # type: ignore[arg-type]
+            label = "mart " if schema == "lineage_marts" else "table"
+            lines.append(f"  {label} {schema}.{table:<28} {rows[0] if rows else 0:>8} rows" + (" (view)" if kind == "VIEW" else ""))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Summarise what the warehouse holds.")
+    parser.add_argument("--since", help="only count compactions finished at or after this time (ISO 8601)")
+    args = parser.parse_args(argv)
+    settings = Settings.from_env()
+    since = datetime.fromisoformat(args.since) if args.since else None
+    print(render_report(settings.database_url, since))
+    print(f"Warehouse: psql {redact_url(libpq_url(settings.database_url))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
