@@ -98,6 +98,8 @@ def new_event(
     if producer:
         event["producer"] = producer
     validate_event(event)
+    if _contains_nul(event):
+        raise InvalidEventError("strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
     return event
 
 
@@ -125,11 +127,28 @@ def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> dict[str,
         return Rejection(f"malformed JSON at column {exc.colno}: {exc.msg}")
     if not isinstance(event, dict):
         return Rejection(f"an event must be a JSON object, got {type(event).__name__}")
+    if ("\\u0000" in line or "\x00" in line) and _contains_nul(event):
+        return Rejection("strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
     try:
         validate_event(event)
     except InvalidEventError as exc:
         return Rejection(str(exc))
     return event
+
+
+def quarantine_text(line: str) -> str:
+    """The raw line as stored in the quarantine: NUL characters shown as the text ``\\u0000``."""
+    return line.replace("\x00", "\\u0000")
+
+
+def _contains_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_contains_nul(key) or _contains_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_contains_nul(item) for item in value)
+    return False
 
 
 def to_staged_row(event: Mapping[str, Any], source_file: str, line_number: int) -> dict[str, Any]:

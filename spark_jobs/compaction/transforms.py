@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from lineage.events import STAGED_COLUMNS, Rejection, parse_line, to_staged_row
+from lineage.events import STAGED_COLUMNS, Rejection, parse_line, quarantine_text, to_staged_row
 
 _INT_COLUMNS = {"event_time_us", "line_number"}
 PARSED_SCHEMA = T.StructType(
@@ -59,7 +59,7 @@ def _parse_one(line: str, file_path: str, line_number: int, max_event_bytes: int
     parsed = parse_line(line, max_event_bytes)
     if isinstance(parsed, Rejection):
         row: dict[str, Any] = dict.fromkeys(_ARROW_SCHEMA.names)
-        row.update(source_file=file_path, line_number=line_number, reason=parsed.reason, raw_text=line)
+        row.update(source_file=file_path, line_number=line_number, reason=parsed.reason, raw_text=quarantine_text(line))
         return row
     row = to_staged_row(parsed, file_path, line_number)
     row["reason"] = None

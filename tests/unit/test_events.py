@@ -79,6 +79,11 @@ def test_new_event_raises_at_the_call_that_made_the_mistake() -> None:
         new_event("dataset_access", "default", RUN, {"dataset": {"name": "d"}, "access": "borrow"})
 
 
+def test_new_event_refuses_nul_characters() -> None:
+    with pytest.raises(InvalidEventError, match="NUL"):
+        new_event("dataset_access", "default", RUN, {"dataset": {"name": "d"}, "access": "read", "component": "a\x00"})
+
+
 def test_new_event_refuses_naive_times() -> None:
     with pytest.raises(InvalidEventError, match="time zone"):
         new_event("run_start", "default", RUN, {}, event_time=datetime(2026, 1, 1))

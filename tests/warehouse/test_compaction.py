@@ -1,0 +1,173 @@
+"""The compaction job against real Spark and a real PostgreSQL warehouse."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from spark_jobs.compaction.job import run_compaction
+from tests.factories import access, event, write_log
+from warehouse.db import connect
+
+END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+TABLES = ("runs", "dataset_accesses", "pending_events", "quarantine", "compacted_files", "compaction_batches",
+          "event_ids", "namespaces")
+
+
+def snapshot(url: str) -> dict[str, list[tuple]]:  # type: ignore[type-arg]
+    with connect(url) as conn:
+        return {table: sorted(map(tuple, conn.execute(f"select * from lineage.{table}").fetchall()),  # type: ignore[arg-type]
+                              key=repr) for table in TABLES}
+
+
+def rows(url: str, query: str) -> list[tuple]:  # type: ignore[type-arg]
+    with connect(url) as conn:
+        return [tuple(row) for row in conn.execute(query).fetchall()]  # type: ignore[arg-type]
+
+
+def test_bad_lines_are_quarantined_while_good_ones_of_the_same_file_are_compacted(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    duplicate = access("purchases", event_id="dup-1")
+    path = write_log(log_root, [
+        event("run_start", event_id="s-1", event_time="2026-11-21T05:00:00Z"),
+        duplicate,
+        "{this is not json",
+        {k: v for k, v in access("x").items() if k != "namespace"},
+        access("history", event_time=12345),
+        event("explode"),
+        access("d", schema_version=9),
+        access("big", producer="p" * 5000),
+        duplicate,
+        event("run_end", {"status": "completed"}, event_id="e-1", event_time="2026-11-21T05:10:00Z"),
+    ])
+    summary = run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db))
+
+    assert (summary.files, summary.events_read, summary.events_compacted, summary.duplicates, summary.quarantined) == (
+        1, 10, 3, 1, 6)
+    reasons = rows(warehouse_db, "select line_number, reason from lineage.quarantine order by line_number")
+    assert [line for line, _ in reasons] == [3, 4, 5, 6, 7, 8]
+    assert reasons[0][1].startswith("malformed JSON")
+    assert "must contain ['namespace']" in reasons[1][1]
+    assert "event_time must be string" in reasons[2][1]
+    assert "kind must be one of" in reasons[3][1]
+    assert "unknown schema_version 9" in reasons[4][1]
+    assert "producer must be shorter than or equal to 256 characters" in reasons[5][1]
+    assert rows(warehouse_db, "select source_file, raw_text from lineage.quarantine where line_number = 3") == [
+        (f"file:{path}", "{this is not json")]
+    assert rows(warehouse_db, "select dataset, access, run_id from lineage.dataset_accesses") == [
+        ("purchases", "read", "run-1")]
+    assert rows(warehouse_db, "select status, started_at, stopped_at from lineage.runs") == [
+        ("completed", datetime(2026, 11, 21, 5, tzinfo=UTC), datetime(2026, 11, 21, 5, 10, tzinfo=UTC))]
+    assert rows(warehouse_db, "select lines from lineage.compacted_files") == [(10,)]
+
+
+def test_rerunning_the_same_interval_changes_nothing(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    write_log(log_root, [event("run_start"), access("purchases"), access("history", "write")])
+    settings = settings_for(warehouse_db)
+    first = run_compaction(spark, interval_end=END, settings=settings)
+    before = snapshot(warehouse_db)
+    second = run_compaction(spark, interval_end=END, settings=settings)
+    assert first.events_compacted == 3
+    assert (second.files, second.events_read, second.events_compacted) == (0, 0, 0)
+    assert snapshot(warehouse_db) == before
+
+
+def test_redelivered_events_in_a_later_file_are_counted_once(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    original = access("purchases", event_id="once")
+    write_log(log_root, [original])
+    settings = settings_for(warehouse_db)
+    run_compaction(spark, interval_end=END, settings=settings)
+    write_log(log_root, [original, access("history", event_id="new")])
+    later = run_compaction(spark, interval_end=END, settings=settings)
+    assert (later.events_read, later.events_compacted, later.duplicates) == (2, 1, 1)
+    assert rows(warehouse_db, "select count(*) from lineage.dataset_accesses") == [(2,)]
+
+
+def test_a_long_run_started_in_one_compaction_is_completed_by_the_next(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db)
+    write_log(log_root, [event("run_start", event_time="2026-11-21T04:00:00Z"), access("purchases")],
+              hour="dt=2026-11-21/hour=04")
+    run_compaction(spark, interval_end=END, settings=settings)
+    assert rows(warehouse_db, "select status, stopped_at from lineage.runs") == [("running", None)]
+    write_log(log_root, [event("run_end", {"status": "failed"}, event_time="2026-11-21T05:30:00Z")])
+    run_compaction(spark, interval_end=END, settings=settings)
+    assert rows(warehouse_db, "select status, started_at, stopped_at from lineage.runs") == [
+        ("failed", datetime(2026, 11, 21, 4, tzinfo=UTC), datetime(2026, 11, 21, 5, 30, tzinfo=UTC))]
+
+
+def test_late_files_within_the_lookback_are_picked_up_and_future_ones_wait(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db, LINEAGE_LOOKBACK_HOURS="3")
+    write_log(log_root, [access("late")], hour="dt=2026-11-21/hour=03")
+    write_log(log_root, [access("too_old")], hour="dt=2026-11-20/hour=12")
+    write_log(log_root, [access("future")], hour="dt=2026-11-21/hour=07")
+    write_log(log_root, [access("in_progress")], hour="dt=2026-11-21/hour=05", name=".temp.jsonl")
+    summary = run_compaction(spark, interval_end=END, settings=settings)
+    assert summary.files == 1
+    assert rows(warehouse_db, "select dataset from lineage.dataset_accesses") == [("late",)]
+
+
+def test_a_compaction_that_fails_mid_merge_leaves_the_warehouse_as_it_was(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db)
+    write_log(log_root, [access("first")])
+    run_compaction(spark, interval_end=END, settings=settings)
+    before = snapshot(warehouse_db)
+    write_log(log_root, [event("run_start"), access("second"), "{bad"])
+    with connect(warehouse_db, autocommit=True) as conn:  # a failure after runs and accesses were merged
+        conn.execute("""create function lineage.fail_batch() returns trigger language plpgsql as
+                        $$ begin raise exception 'injected failure'; end $$""")
+        conn.execute("""create trigger fail_batch before insert on lineage.compaction_batches
+                        for each row execute function lineage.fail_batch()""")
+    with pytest.raises(psycopg.errors.RaiseException, match="injected failure"):
+        run_compaction(spark, interval_end=END, settings=settings)
+    assert snapshot(warehouse_db) == before
+    with connect(warehouse_db, autocommit=True) as conn:
+        conn.execute("drop trigger fail_batch on lineage.compaction_batches")
+    retried = run_compaction(spark, interval_end=END, settings=settings)
+    assert (retried.files, retried.events_compacted, retried.quarantined) == (1, 2, 1)
+
+
+def test_field_operations_and_metadata_events_are_kept_for_their_stages(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    operations = {"destination": {"name": "mytableds"},
+                  "operations": [{"name": "read", "inputs": [{"source": {"name": "user_data"}}], "outputs": ["body"]}]}
+    metadata = {"entity": [["namespace", "default"], ["dataset", "purchases"]], "operation": "add_tags",
+                "tags": ["PII"]}
+    write_log(log_root, [event("field_operations", operations), event("metadata_change", metadata)])
+    summary = run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db))
+    assert summary.pending_kept == 2
+    kept = dict(rows(warehouse_db, "select kind, payload from lineage.pending_events"))
+    assert kept == {"field_operations": operations, "metadata_change": metadata}
+
+
+def test_hostile_strings_are_stored_verbatim(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    hostile = access("d")
+    hostile["payload"]["component"] = "'); drop table lineage.runs; -- \"<script>\\,\t\u00e9\u2603"
+    nul_in_value = access("nul")
+    nul_in_value["payload"]["component"] = "a\u0000b"
+    write_log(log_root, [hostile, "\u0000\ufffd not json", nul_in_value])
+    summary = run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db))
+    assert (summary.events_compacted, summary.quarantined) == (1, 2)
+    assert rows(warehouse_db, "select line_number, left(raw_text, 7), reason like '%NUL (U+0000)%' "
+                              "from lineage.quarantine order by line_number") == [
+        (2, "\\u0000\ufffd", False), (3, '{"schem', True)]
+    assert rows(warehouse_db, "select component from lineage.dataset_accesses") == [(hostile["payload"]["component"],)]
+    assert rows(warehouse_db, "select count(*) from lineage.runs") == [(1,)]
+    json.dumps(snapshot(warehouse_db), default=str)
