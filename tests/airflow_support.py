@@ -1,0 +1,31 @@
+"""Helpers for tests that run Airflow for real (CLI subprocesses, api-server)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+AIRFLOW = str(Path(sys.executable).parent / "airflow")
+_migrated = False
+
+
+def airflow_env(**overrides: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(overrides)
+    return env
+
+
+def ensure_airflow_db() -> None:
+    """``airflow db migrate`` once per test session."""
+    global _migrated
+    if _migrated:
+        return
+    subprocess.run([AIRFLOW, "db", "migrate"], env=airflow_env(), check=True, capture_output=True, timeout=300)
+    _migrated = True
+
+
+def libpq(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)

@@ -1,0 +1,66 @@
+"""The compaction DAG end to end through ``airflow dags test``: Spark, GX, dbt, assets."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import psycopg
+
+from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq
+from tests.factories import access, event, write_log
+
+
+def dags_test(log_root: Path, warehouse: str, logical_date: str) -> str:
+    completed = subprocess.run(
+        [AIRFLOW, "dags", "test", "lineage_compaction", logical_date],
+        env=airflow_env(LINEAGE_LOG_ROOT=str(log_root), AIRFLOW_CONN_LINEAGE_WAREHOUSE=libpq(warehouse),
+                        LINEAGE_DATABASE_URL=warehouse),
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0, output[-4000:]
+    assert "state=success" in output, output[-4000:]
+    return output
+
+
+def query(url: str, sql: str) -> list[tuple]:  # type: ignore[type-arg]
+    with psycopg.connect(libpq(url)) as conn:
+        return [tuple(row) for row in conn.execute(sql).fetchall()]  # type: ignore[arg-type]
+
+
+def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, log_root: Path) -> None:
+    ensure_airflow_db()
+    run = {"application": "PurchaseHistory", "program_type": "flow", "program": "PurchaseFlow", "run_id": "r-1"}
+    write_log(log_root, [
+        event("run_start", run=run, event_time="2026-11-21T05:00:00Z"),
+        access("purchaseStream", run=run),
+        access("purchases", "write", run=run),
+        "not json at all",
+        event("run_end", {"status": "completed"}, run=run, event_time="2026-11-21T05:05:00Z"),
+    ])
+    output = dags_test(log_root, warehouse_db, "2026-11-21T06:00:00+00:00")
+
+    assert "SUMMARY" in output
+    assert "events_read=5 compacted=4 duplicates=0 quarantined=1" in output
+    assert query(warehouse_db, "select program_run_id, status, datasets_read, datasets_written "
+                               "from lineage_marts.program_runs") == [
+        ("default.PurchaseHistory.flow.PurchaseFlow.r-1", "completed", 1, 1)]
+    assert query(warehouse_db, "select data_id, program_id, access, run_count from lineage_marts.dataset_lineage_edges "
+                               "order by data_id") == [
+        ("dataset.default.purchaseStream", "flow.default.PurchaseHistory.PurchaseFlow", "read", 1),
+        ("dataset.default.purchases", "flow.default.PurchaseHistory.PurchaseFlow", "write", 1)]
+    batch_id = query(warehouse_db, "select batch_id from lineage.compaction_batches")[0][0]
+    airflow_db = airflow_env()["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+    events = query(airflow_db, "select a.name, e.extra::text from asset_event e join asset a on a.id = e.asset_id "
+                               f"where e.extra::text like '%{batch_id}%' order by a.name")
+    assert [name for name, _ in events] == [
+        "lineage_dataset_accesses", "lineage_marts", "lineage_pending_events", "lineage_runs"]
+
+    # The same interval again: nothing new, nothing changed, no asset events.
+    tables = "select * from lineage.runs, lineage.dataset_accesses, lineage.quarantine"
+    before = query(warehouse_db, tables)
+    again = dags_test(log_root, warehouse_db, "2026-11-21T06:00:01+00:00")
+    assert "events_read=0 compacted=0" in again
+    assert query(warehouse_db, tables) == before
+    assert query(warehouse_db, "select count(*) from lineage.compaction_batches") == [(1,)]

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from airflow.dag_processing.dagbag import DagBag
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_dags_import_without_errors_and_are_wired_as_documented() -> None:
+    bag = DagBag(dag_folder=str(ROOT / "dags"))
+    assert bag.import_errors == {}
+    assert set(bag.dag_ids) == {"lineage_compaction"}
+    dag = bag.get_dag("lineage_compaction")
+    assert dag is not None
+    assert dag.max_active_runs == 1
+    assert dag.catchup is False
+    assert "lineage" in dag.tags
+    assert [task.task_id for task in dag.topological_sort()] == ["compact", "check", "build_marts", "publish"]
+    publish = dag.get_task("publish")
+    assert {outlet.name for outlet in publish.outlets} == {
+        "lineage_runs", "lineage_dataset_accesses", "lineage_pending_events", "lineage_marts"}

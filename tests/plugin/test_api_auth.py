@@ -1,0 +1,129 @@
+"""The plugin's app: public health, every other route behind Airflow's login."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from lineage_api.app import create_app
+from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    from airflow.api_fastapi.app import init_auth_manager
+
+    init_auth_manager()  # what the api-server does at start; the real server is tested below
+    return TestClient(create_app())
+
+
+def test_health_needs_no_login(client: TestClient) -> None:
+    response = client.get("/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "warehouse": "ok"}
+
+
+@pytest.mark.parametrize("path", ["/", "/api/v1/summary", "/api/v1/compactions"])
+def test_routes_answer_401_without_login(client: TestClient, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 401
+    assert response.json() == {"message": "Not authenticated", "status": 401}
+
+
+def test_a_forged_token_is_refused_with_403(client: TestClient) -> None:
+    response = client.get("/api/v1/summary", headers={"Authorization": "Bearer not.a.jwt"})
+    assert response.status_code == 403
+    assert response.json()["message"] == "Invalid JWT token"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def api_server(warehouse_module_db: str) -> Iterator[str]:
+    """A real ``airflow api-server`` with the plugin, on loopback."""
+    ensure_airflow_db()
+    port = _free_port()
+    process = subprocess.Popen(
+        [AIRFLOW, "api-server", "--port", str(port), "--host", "127.0.0.1"],
+        env=airflow_env(AIRFLOW_CONN_LINEAGE_WAREHOUSE=libpq(warehouse_module_db)),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError("api-server exited: " + (process.stdout.read() or b"").decode()[-3000:])  # type: ignore[union-attr]
+            try:
+                if httpx.get(f"{base}/api/v2/monitor/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(1)
+        else:
+            raise RuntimeError("api-server did not become healthy in 180 s")
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture(scope="module")
+def warehouse_module_db() -> Iterator[str]:
+    import uuid
+
+    import psycopg
+
+    from tests.conftest import TEMPLATE_DB, admin_url
+
+    name = f"wh_api_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(admin_url(), autocommit=True) as conn:
+        conn.execute(f'create database "{name}" template {TEMPLATE_DB}')  # type: ignore[arg-type]
+    url = admin_url(name).replace("postgresql://", "postgresql+psycopg://")
+    yield url
+    with psycopg.connect(admin_url(), autocommit=True) as conn:
+        conn.execute(f'drop database if exists "{name}" with (force)')  # type: ignore[arg-type]
+
+
+def _token(base: str, username: str, password: str) -> httpx.Response:
+    return httpx.post(f"{base}/auth/token", json={"username": username, "password": password}, timeout=10)
+
+
+def test_real_api_server_requires_login_for_the_plugin(api_server: str) -> None:
+    assert httpx.get(f"{api_server}/lineage/health", timeout=10).json() == {"status": "ok", "warehouse": "ok"}
+    assert httpx.get(f"{api_server}/lineage/api/v1/summary", timeout=10).status_code == 401
+    assert _token(api_server, "admin", "wrong").status_code == 401
+
+    token = _token(api_server, "admin", "admin").json()["access_token"]
+    response = httpx.get(f"{api_server}/lineage/api/v1/summary", headers={"Authorization": f"Bearer {token}"},
+                         timeout=10)
+    assert response.status_code == 200
+    assert response.json() == {"namespaces": 1, "runs": 0, "dataset_accesses": 0, "quarantined_lines": 0,
+                               "compacted_files": 0}
+    page = httpx.get(f"{api_server}/lineage/", cookies={"_token": token}, timeout=10)
+    assert page.status_code == 200
+    assert "Recent compactions" in page.text
+
+
+def test_real_api_server_lists_the_plugin_and_its_nav_entry(api_server: str) -> None:
+    token = _token(api_server, "admin", "admin").json()["access_token"]
+    plugins = httpx.get(f"{api_server}/api/v2/plugins", headers={"Authorization": f"Bearer {token}"}, timeout=10)
+    assert plugins.status_code == 200
+    ours = [p for p in plugins.json()["plugins"] if p["name"] == "lineage_warehouse"]
+    assert len(ours) == 1, json.dumps(plugins.json())[:2000]
+    assert ours[0]["fastapi_apps"][0]["url_prefix"] == "/lineage"
+    assert ours[0]["external_views"][0]["href"] == "lineage/"
