@@ -46,9 +46,9 @@ MARTS = Asset(name="lineage_marts", uri="lineage://warehouse/lineage_marts")
 def lineage_compaction() -> None:
     @task
     def compact() -> dict[str, int | str]:
-        from spark_jobs.compaction.job import run_compaction  # noqa: PLC0415 - heavy import inside the task
-        from spark_jobs.session import build_session  # noqa: PLC0415
-        from warehouse.db import warehouse_url  # noqa: PLC0415
+        from spark_jobs.compaction.job import run_compaction
+        from spark_jobs.session import build_session
+        from warehouse.db import warehouse_url
 
         context = get_current_context()
         interval_end = context.get("data_interval_end") or context.get("logical_date") or pendulum.now("UTC")
@@ -61,8 +61,8 @@ def lineage_compaction() -> None:
 
     @task
     def check(summary: dict[str, int | str]) -> list[str]:
-        from warehouse.db import warehouse_url  # noqa: PLC0415
-        from warehouse.quality import check_batch  # noqa: PLC0415
+        from warehouse.db import warehouse_url
+        from warehouse.quality import check_batch
 
         if not summary["files"]:
             log.info("no new files were compacted; nothing to check")
@@ -74,8 +74,8 @@ def lineage_compaction() -> None:
 
     @task
     def build_marts(summary: dict[str, int | str], checks: list[str]) -> dict[str, int]:
-        from warehouse.db import warehouse_url  # noqa: PLC0415
-        from warehouse.dbt_build import build_marts as dbt_build  # noqa: PLC0415
+        from warehouse.db import warehouse_url
+        from warehouse.dbt_build import build_marts as dbt_build
 
         result = dbt_build(warehouse_url())
         log.info("dbt build: %d passed, %d warnings", result.passed, result.warned)
@@ -83,7 +83,7 @@ def lineage_compaction() -> None:
 
     @task(outlets=[RUNS, DATASET_ACCESSES, PENDING_EVENTS, MARTS])
     def publish(summary: dict[str, int | str], marts: dict[str, int]) -> dict[str, int | str]:
-        from airflow.exceptions import AirflowSkipException  # noqa: PLC0415
+        from airflow.exceptions import AirflowSkipException
 
         log.info(
             "SUMMARY batch=%s files=%s events_read=%s compacted=%s duplicates=%s quarantined=%s "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from lineage.client import RunContext  # noqa: E402
-from lineage.field_operations import FieldInput, FieldOperation, Source  # noqa: E402
+from lineage.client import RunContext
+from lineage.field_operations import FieldInput, FieldOperation, Source
 
 __all__ = ["FieldInput", "FieldOperation", "RunContext", "Source", "__version__"]

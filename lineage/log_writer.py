@@ -67,7 +67,7 @@ class EventLogWriter:
 
     def _write_remote(self, partition: str, name: str, text: str) -> str:
         try:
-            import fsspec  # noqa: PLC0415 - optional dependency, only for remote log roots
+            import fsspec
         except ImportError as exc:
             raise RuntimeError(
                 f"log root {self.root!r} is not local; install fsspec and its filesystem "

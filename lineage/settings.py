@@ -107,7 +107,8 @@ def _check_database_url(url: str) -> str:
     scheme = urlsplit(url).scheme
     if scheme not in ("postgresql", "postgresql+psycopg", "postgres"):
         raise SettingsError(
-            f"{PREFIX}DATABASE_URL must be a PostgreSQL URL (postgresql+psycopg://user:pass@host:port/db), got scheme {scheme!r}"
+            f"{PREFIX}DATABASE_URL must be a PostgreSQL URL (postgresql+psycopg://user:pass@host:port/db), "
+            f"got scheme {scheme!r}"
         )
     return url
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
-
 from lineage_api.app import URL_PREFIX, create_app
 
 

@@ -20,14 +20,14 @@ def warehouse_url() -> str:
     the setup, or given as ``AIRFLOW_CONN_LINEAGE_WAREHOUSE``); outside Airflow, or when the
     connection is not defined, the settings' URL is used.
     """
-    from lineage.settings import WAREHOUSE_CONN_ID  # noqa: PLC0415
+    from lineage.settings import WAREHOUSE_CONN_ID
 
     try:
-        from airflow.sdk import Connection  # noqa: PLC0415
+        from airflow.sdk import Connection
     except ImportError:
         return Settings.from_env().database_url
     try:
         conn = Connection.get(WAREHOUSE_CONN_ID)
-    except Exception:  # noqa: BLE001 - any lookup failure means "not configured": fall back
+    except Exception:
         return Settings.from_env().database_url
     return conn.get_uri().replace("postgres://", "postgresql://", 1)

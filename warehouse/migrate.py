@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     except MigrationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    from lineage.settings import Settings  # noqa: PLC0415
+    from lineage.settings import Settings
 
     target = redact_url(args.database_url or Settings.from_env().database_url)
     if applied:

@@ -36,8 +36,8 @@ def check_batch(database_url: str, batch_id: str) -> list[CheckResult]:
     if not _BATCH_ID.match(batch_id):
         raise DataQualityError(f"not a batch id: {batch_id!r}")
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    import great_expectations as gx  # noqa: PLC0415 - heavy; only when a check runs
-    import great_expectations.expectations as gxe  # noqa: PLC0415
+    import great_expectations as gx
+    import great_expectations.expectations as gxe
 
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = {"globally": False}
@@ -47,7 +47,9 @@ def check_batch(database_url: str, batch_id: str) -> list[CheckResult]:
             f"select * from lineage.runs where last_batch_id = '{batch_id}'",
             [
                 gxe.ExpectColumnValuesToNotBeNull(column="run_id"),
-                gxe.ExpectColumnValuesToBeInSet(column="status", value_set=["running", "completed", "failed", "killed"]),
+                gxe.ExpectColumnValuesToBeInSet(
+                    column="status", value_set=["running", "completed", "failed", "killed"]
+                ),
                 gxe.ExpectColumnPairValuesAToBeGreaterThanB(
                     column_A="stopped_at", column_B="started_at", or_equal=True, ignore_row_if="either_value_is_missing"
                 ),

@@ -41,7 +41,8 @@ def render_report(database_url: str, since: datetime | None) -> str:
         for schema, table, kind in tables:
             rows = conn.execute(f'select count(*) from "{schema}"."{table}"').fetchone()  # type: ignore[arg-type]
             label = "mart " if schema == "lineage_marts" else "table"
-            lines.append(f"  {label} {schema}.{table:<28} {rows[0] if rows else 0:>8} rows" + (" (view)" if kind == "VIEW" else ""))
+            view = " (view)" if kind == "VIEW" else ""
+            lines.append(f"  {label} {schema}.{table:<28} {rows[0] if rows else 0:>8} rows{view}")
     return "\n".join(lines)
 
 

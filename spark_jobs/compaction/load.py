@@ -28,7 +28,7 @@ def copy_into(frame: DataFrame, database_url: str, table: str, columns: Sequence
     statement = f"COPY {table} ({column_list}) FROM STDIN WITH (FORMAT csv)"
 
     def copy_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import psycopg  # noqa: PLC0415 - imported on the executor
+        import psycopg
 
         copied = 0
         options = pa_csv.WriteOptions(include_header=False, quoting_style="needed")

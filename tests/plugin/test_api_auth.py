@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-
 from lineage_api.app import create_app
+
 from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq
 
 

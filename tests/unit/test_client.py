@@ -63,7 +63,7 @@ def test_field_operations_are_recorded_in_seed_004_shape(tmp_path: Path) -> None
              FieldOperation("concat", [FieldInput("first_name", origin="parse"), "last_name"], ["name"], "concat")],
             destination_fields=["name"],
         )
-    recorded = [e for e in read_events(run.files) if e["kind"] == "field_operations"][0]["payload"]
+    recorded = next(e for e in read_events(run.files) if e["kind"] == "field_operations")["payload"]
     assert recorded == {
         "destination": {"type": "dataset", "name": "mytableds"},
         "destination_fields": ["name"],

@@ -24,7 +24,8 @@ def test_parse_line_accepts_a_valid_access_event() -> None:
     [
         ('{"schema_version": 1, "event_id": ', "malformed JSON"),
         ("[1, 2, 3]", "must be a JSON object, got list"),
-        (json.dumps({k: v for k, v in access("d").items() if k != "event_id"}), "data must contain ['event_id'] properties"),
+        (json.dumps({k: v for k, v in access("d").items() if k != "event_id"}),
+         "data must contain ['event_id'] properties"),
         (json.dumps(access("d", namespace=42)), "namespace must be string"),
         (json.dumps(event("teleport")), "kind must be one of"),
         (json.dumps(access("d", schema_version=2)), "unknown schema_version 2"),

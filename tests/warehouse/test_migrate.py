@@ -33,5 +33,5 @@ def test_an_edited_applied_migration_is_refused(empty_db: str, tmp_path: Path) -
 
 def test_badly_named_migration_files_are_refused(tmp_path: Path) -> None:
     (tmp_path / "1_first.sql").write_text("select 1")
-    with pytest.raises(MigrationError, match="is not named NNNN_name.sql"):
+    with pytest.raises(MigrationError, match=r"is not named NNNN_name\.sql"):
         discover(tmp_path)

@@ -1,0 +1,37 @@
+"""Great Expectations over a compacted batch, on the real warehouse."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from spark_jobs.compaction.job import run_compaction
+from tests.factories import access, event, write_log
+from warehouse.db import connect
+from warehouse.quality import DataQualityError, check_batch
+
+END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+
+
+def test_a_clean_batch_passes_and_a_corrupted_one_fails_loudly(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    write_log(log_root, [event("run_start", event_time="2026-11-21T05:00:00Z"), access("purchases"),
+                         event("run_end", {"status": "completed"}, event_time="2026-11-21T05:10:00Z")])
+    batch = run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db)).batch_id
+    results = check_batch(warehouse_db, batch)
+    assert results and all(result.success for result in results)
+    assert {result.table for result in results} == {"runs", "dataset_accesses", "compaction_batches"}
+
+    with connect(warehouse_db, autocommit=True) as conn:  # a run that stopped before it started
+        conn.execute("update lineage.runs set stopped_at = started_at - interval '1 hour'")
+    failure = r"runs: expect_column_pair_values_a_to_be_greater_than_b: FAILED \(1 rows\)"
+    with pytest.raises(DataQualityError, match=failure):
+        check_batch(warehouse_db, batch)
+
+
+def test_check_refuses_a_malformed_batch_id(warehouse_db: str) -> None:
+    with pytest.raises(DataQualityError, match="not a batch id"):
+        check_batch(warehouse_db, "x'; drop table lineage.runs; --")
