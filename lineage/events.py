@@ -46,8 +46,22 @@ def schema() -> dict[str, Any]:
 
 
 @cache
-def _compiled_validator() -> Callable[[Any], Any]:
-    return fastjsonschema.compile(schema())
+def _validators() -> tuple[Callable[[Any], Any], dict[str, Callable[[Any], Any]]]:
+    """The envelope validator and one payload validator per kind, compiled from the schema file.
+
+    The file states per-kind payloads as ``allOf: [{if: kind, then: payload $ref}]``, which any
+    JSON Schema tool understands; compiled as written, each event would try every branch.
+    Here the same file is compiled as the envelope alone plus the payload schema its own
+    ``allOf`` names for each kind, so the rules still live only in the file.
+    """
+    full = schema()
+    envelope = {key: value for key, value in full.items() if key != "allOf"}
+    payloads: dict[str, Callable[[Any], Any]] = {}
+    for branch in full["allOf"]:
+        kind = branch["if"]["properties"]["kind"]["const"]
+        ref = branch["then"]["properties"]["payload"]["$ref"]
+        payloads[kind] = fastjsonschema.compile({"definitions": full["definitions"], "$ref": ref})
+    return fastjsonschema.compile(envelope), payloads
 
 
 @dataclass(frozen=True)
@@ -109,10 +123,16 @@ def validate_event(event: Any) -> None:
         raise InvalidEventError(
             f"unknown schema_version {event['schema_version']!r}; this reader knows {SCHEMA_VERSION}"
         )
+    envelope, payloads = _validators()
     try:
-        _compiled_validator()(event)
+        envelope(event)
     except fastjsonschema.JsonSchemaValueException as exc:
         raise InvalidEventError(f"schema violation: {exc.message}") from exc
+    try:
+        payloads[event["kind"]](event["payload"])
+    except fastjsonschema.JsonSchemaValueException as exc:
+        message = exc.message.replace("data", "data.payload", 1)
+        raise InvalidEventError(f"schema violation: {message}") from exc
     parse_time(event["event_time"])
 
 

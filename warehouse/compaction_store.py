@@ -7,15 +7,19 @@ crash before the merge leaves only staging tables, which the next compaction dro
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from typing import Any
 
 import psycopg
 from psycopg import sql
 
 from lineage.errors import LineageError
 
+log = logging.getLogger(__name__)
 STAGING_SCHEMA = "lineage_staging"
 _COMPACTION_LOCK = 7_265_402
 
@@ -114,79 +118,70 @@ def merge_batch(
     events_read: int,
     event_id_retention_days: int,
 ) -> CompactionSummary:
-    """Merge the staged batch into the warehouse in one transaction and record it."""
-    params = {"batch": batch_id}
+    """Merge the staged batch into the warehouse in one transaction and record it.
+
+    Events whose id the ledger already holds (re-deliveries from earlier batches) are removed
+    from staging first; everything left is new and is merged by kind.
+    """
+    params: dict[str, Any] = {"batch": batch_id}
+    events = tables.events
+    event_time = "to_timestamp(event_time_us / 1e6)"
     with conn.transaction():
-        conn.execute(
-            f"""create temp table new_events on commit drop as
-                with staged as (
-                    select *, to_timestamp(event_time_us / 1e6) as event_time from {tables.events}
-                ), recorded as (
-                    insert into lineage.event_ids (namespace, event_id, event_time, batch_id)
-                    select namespace, event_id, event_time, %(batch)s from staged
-                    on conflict do nothing
-                    returning namespace, event_id
-                )
-                select staged.* from staged join recorded using (namespace, event_id)""",  # type: ignore[arg-type]
-            params,
-        )
-        compacted = _count(conn, "select count(*) from new_events")
-        conn.execute(
-            """insert into lineage.namespaces (namespace)
-               select distinct namespace from new_events
-               union select distinct dataset_namespace from new_events where dataset_namespace is not null
-               on conflict do nothing"""
-        )
-        runs_touched = conn.execute(
-            """insert into lineage.runs as r (namespace, application, program_type, program, run_id,
-                                              started_at, stopped_at, status, first_batch_id, last_batch_id)
-               select namespace, application, program_type, program, run_id,
-                      min(event_time) filter (where kind = 'run_start'),
-                      max(event_time) filter (where kind = 'run_end'),
-                      coalesce((array_agg(status order by event_time desc) filter (where kind = 'run_end'))[1],
-                               'running'),
-                      %(batch)s, %(batch)s
-               from new_events
-               group by namespace, application, program_type, program, run_id
-               on conflict (namespace, application, program_type, program, run_id) do update set
-                   started_at = least(r.started_at, excluded.started_at),
-                   stopped_at = greatest(r.stopped_at, excluded.stopped_at),
-                   status = case when excluded.stopped_at is not null
-                                  and (r.stopped_at is null or excluded.stopped_at >= r.stopped_at)
-                                 then excluded.status else r.status end,
-                   last_batch_id = excluded.last_batch_id""",
-            params,
-        ).rowcount
-        accesses_added = conn.execute(
-            """insert into lineage.dataset_accesses as a (namespace, dataset_type, dataset, application,
-                   program_type, program, run_id, access, component, accessed_at, run_namespace, batch_id)
-               select dataset_namespace, dataset_type, dataset, application, program_type, program, run_id,
-                      access, coalesce(component, ''), min(event_time), namespace, %(batch)s
-               from new_events where kind = 'dataset_access'
-               group by dataset_namespace, dataset_type, dataset, application, program_type, program, run_id,
-                        access, coalesce(component, ''), namespace
-               on conflict (namespace, dataset_type, dataset, application, program_type, program, run_id,
-                            access, component)
-               do update set accessed_at = least(a.accessed_at, excluded.accessed_at)
-               where excluded.accessed_at < a.accessed_at""",
-            params,
-        ).rowcount
-        pending_kept = conn.execute(
-            """insert into lineage.pending_events (namespace, event_id, kind, event_time, application,
-                   program_type, program, run_id, payload, batch_id)
-               select namespace, event_id, kind, event_time, application, program_type, program, run_id,
-                      payload::jsonb, %(batch)s
-               from new_events where kind in ('field_operations', 'metadata_change')
-               on conflict do nothing""",
-            params,
-        ).rowcount
-        quarantined = conn.execute(
-            f"""insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
-                select %(batch)s, source_file, line_number, reason, raw_text from {tables.quarantine}
-                on conflict (source_file, line_number) do nothing""",  # type: ignore[arg-type]
-            params,
-        ).rowcount
+        conn.execute(f"analyze {events}")  # type: ignore[arg-type]
+        _timed(conn, "drop events compacted by earlier batches",
+               f"""delete from {events} s using lineage.event_ids e
+                   where e.namespace = s.namespace and e.event_id = s.event_id""")
+        compacted = _timed(conn, "record event ids",
+                           f"""insert into lineage.event_ids (namespace, event_id, event_time, batch_id)
+                               select namespace, event_id, {event_time}, %(batch)s from {events}""", params)
+        _timed(conn, "namespaces",
+               f"""insert into lineage.namespaces (namespace)
+                   select namespace from {events}
+                   union select dataset_namespace from {events} where dataset_namespace is not null
+                   on conflict do nothing""")
+        runs_touched = _timed(conn, "runs", f"""
+            insert into lineage.runs as r (namespace, application, program_type, program, run_id,
+                                           started_at, stopped_at, status, first_batch_id, last_batch_id)
+            select namespace, application, program_type, program, run_id,
+                   min({event_time}) filter (where kind = 'run_start'),
+                   max({event_time}) filter (where kind = 'run_end'),
+                   coalesce((array_agg(status order by event_time_us desc) filter (where kind = 'run_end'))[1],
+                            'running'),
+                   %(batch)s, %(batch)s
+            from {events}
+            group by namespace, application, program_type, program, run_id
+            on conflict (namespace, application, program_type, program, run_id) do update set
+                started_at = least(r.started_at, excluded.started_at),
+                stopped_at = greatest(r.stopped_at, excluded.stopped_at),
+                status = case when excluded.stopped_at is not null
+                               and (r.stopped_at is null or excluded.stopped_at >= r.stopped_at)
+                              then excluded.status else r.status end,
+                last_batch_id = excluded.last_batch_id""", params)
+        accesses_added = _timed(conn, "dataset accesses", f"""
+            insert into lineage.dataset_accesses as a (namespace, dataset_type, dataset, application,
+                program_type, program, run_id, access, component, accessed_at, run_namespace, batch_id)
+            select dataset_namespace, dataset_type, dataset, application, program_type, program, run_id,
+                   access, coalesce(component, ''), min({event_time}), namespace, %(batch)s
+            from {events} where kind = 'dataset_access'
+            group by dataset_namespace, dataset_type, dataset, application, program_type, program, run_id,
+                     access, coalesce(component, ''), namespace
+            on conflict (namespace, dataset_type, dataset, application, program_type, program, run_id,
+                         access, component)
+            do update set accessed_at = least(a.accessed_at, excluded.accessed_at)
+            where excluded.accessed_at < a.accessed_at""", params)
+        pending_kept = _timed(conn, "field operation and metadata events", f"""
+            insert into lineage.pending_events (namespace, event_id, kind, event_time, application,
+                program_type, program, run_id, payload, batch_id)
+            select namespace, event_id, kind, {event_time}, application, program_type, program, run_id,
+                   payload::jsonb, %(batch)s
+            from {events} where kind in ('field_operations', 'metadata_change')
+            on conflict do nothing""", params)
+        quarantined = _timed(conn, "quarantine", f"""
+            insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
+            select %(batch)s, source_file, line_number, reason, raw_text from {tables.quarantine}
+            on conflict (source_file, line_number) do nothing""", params)
         files = _count(conn, f"select count(*) from {tables.files}")
+        duplicates = events_read - quarantined - compacted
         conn.execute(
             """insert into lineage.compaction_batches (batch_id, dag_run_id, interval_end, started_at, files,
                    events_read, events_compacted, duplicates, quarantined, runs_touched, accesses_added)
@@ -194,32 +189,36 @@ def merge_batch(
                        %(compacted)s, %(duplicates)s, %(quarantined)s, %(runs)s, %(accesses)s)""",
             {
                 **params, "dag_run": dag_run_id, "interval_end": interval_end, "started": started_at,
-                "files": files, "read": events_read, "compacted": compacted,
-                "duplicates": events_read - quarantined - compacted, "quarantined": quarantined,
-                "runs": runs_touched, "accesses": accesses_added,
+                "files": files, "read": events_read, "compacted": compacted, "duplicates": duplicates,
+                "quarantined": quarantined, "runs": runs_touched, "accesses": accesses_added,
             },
         )
-        conn.execute(
-            f"""insert into lineage.compacted_files (file_path, batch_id, size_bytes, lines)
-                select file_path, %(batch)s, size_bytes, coalesce(lines, 0) from {tables.files}""",  # type: ignore[arg-type]
-            params,
-        )
-        conn.execute(
-            "delete from lineage.event_ids where event_time < now() - make_interval(days => %(days)s)",
-            {"days": event_id_retention_days},
-        )
+        _timed(conn, "manifest", f"""
+            insert into lineage.compacted_files (file_path, batch_id, size_bytes, lines)
+            select file_path, %(batch)s, size_bytes, coalesce(lines, 0) from {tables.files}""", params)
+        _timed(conn, "expire old event ids",
+               "delete from lineage.event_ids where event_time < now() - make_interval(days => %(days)s)",
+               {"days": event_id_retention_days})
         conn.execute(sql.SQL("drop schema {} cascade").format(sql.Identifier(STAGING_SCHEMA)))
     return CompactionSummary(
         batch_id=batch_id,
         files=files,
         events_read=events_read,
         events_compacted=compacted,
-        duplicates=events_read - quarantined - compacted,
+        duplicates=duplicates,
         quarantined=quarantined,
         runs_touched=runs_touched,
         accesses_added=accesses_added,
         pending_kept=pending_kept,
     )
+
+
+def _timed(conn: psycopg.Connection, label: str, query: str, params: dict[str, Any] | None = None) -> int:
+    """Execute one merge statement, log its duration, return its row count."""
+    started = time.perf_counter()
+    rowcount = conn.execute(query, params).rowcount  # type: ignore[arg-type]
+    log.info("merge: %s: %d rows in %.1fs", label, rowcount, time.perf_counter() - started)
+    return rowcount
 
 
 def _count(conn: psycopg.Connection, query: str) -> int:

@@ -10,8 +10,12 @@ warehouse as it was and a re-run of the same interval is a no-op.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from pyspark.sql import SparkSession
@@ -39,6 +43,17 @@ from warehouse.compaction_store import (
 )
 from warehouse.db import connect
 
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def _phase(name: str) -> Iterator[None]:
+    """Log the start and duration of one phase of a compaction (progress on long work)."""
+    started = time.perf_counter()
+    log.info("compaction: %s ...", name)
+    yield
+    log.info("compaction: %s done in %.1fs", name, time.perf_counter() - started)
+
 
 def new_batch_id(interval_end: datetime) -> str:
     return f"{interval_end.astimezone(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
@@ -60,9 +75,12 @@ def run_compaction(
     with connect(url, autocommit=True) as conn:
         acquire_lock(conn)
         try:
-            candidates = list_log_files(spark, settings.log_root, interval_end, settings.lookback_hours)
-            done = compacted_paths(conn, [f.path for f in candidates])
-            new_files = [f for f in candidates if f.path not in done]
+            with _phase("listing raw log files"):
+                candidates = list_log_files(spark, settings.log_root, interval_end, settings.lookback_hours)
+                done = compacted_paths(conn, [f.path for f in candidates])
+                new_files = [f for f in candidates if f.path not in done]
+            log.info("compaction: %d files found, %d already compacted, %d new",
+                     len(candidates), len(done), len(new_files))
             if not new_files:
                 return CompactionSummary(batch_id, 0, 0, 0, 0, 0, 0, 0, 0)
             tables = prepare_staging(conn, batch_id)
@@ -71,19 +89,23 @@ def run_compaction(
             )
             parsed_lines = parse_log_lines(log_files, settings.max_event_bytes).persist()
             try:
-                events_read = parsed_lines.count()
-                copy_into(deduplicate_events(valid_events(parsed_lines)), url, tables.events, STAGED_COLUMNS)
-                copy_into(quarantined_lines(parsed_lines), url, tables.quarantine,
-                          ["source_file", "line_number", "reason", "raw_text"])
-                line_counts = {row["source_file"]: row["lines"] for row in lines_per_file(parsed_lines).collect()}
+                with _phase(f"parsing and validating {len(new_files)} files"):
+                    events_read = parsed_lines.count()
+                with _phase("deduplicating and staging events"):
+                    copy_into(deduplicate_events(valid_events(parsed_lines)), url, tables.events, STAGED_COLUMNS)
+                with _phase("staging quarantined lines"):
+                    copy_into(quarantined_lines(parsed_lines), url, tables.quarantine,
+                              ["source_file", "line_number", "reason", "raw_text"])
+                    line_counts = {row["source_file"]: row["lines"] for row in lines_per_file(parsed_lines).collect()}
             finally:
                 parsed_lines.unpersist()
             _stage_files(conn, tables.files, new_files, line_counts)
-            return merge_batch(
-                conn, tables, batch_id=batch_id, dag_run_id=dag_run_id, interval_end=interval_end,
-                started_at=started_at, events_read=events_read,
-                event_id_retention_days=settings.event_id_retention_days,
-            )
+            with _phase("merging into the warehouse (one transaction)"):
+                return merge_batch(
+                    conn, tables, batch_id=batch_id, dag_run_id=dag_run_id, interval_end=interval_end,
+                    started_at=started_at, events_read=events_read,
+                    event_id_retention_days=settings.event_id_retention_days,
+                )
         finally:
             release_lock(conn)
 
@@ -98,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Compact raw lineage logs into the warehouse.")
     parser.add_argument("--interval-end", help="RFC 3339 time; default now")
     args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     interval_end = parse_time(args.interval_end) if args.interval_end else datetime.now(UTC)
     spark = build_session("lineage-compaction")
     summary = run_compaction(spark, interval_end=interval_end)

@@ -1,0 +1,1 @@
+"""Synthetic workloads and benchmarks (they print figures; nothing here asserts on time)."""
