@@ -19,8 +19,12 @@ ensure_venv() {
   echo "bootstrap: installing $dir (pinned; about a minute)"
   rm -rf "$dir"
   "$PY" -m venv "$dir"
-  "$dir/bin/pip" install -q --upgrade "pip>=24" >/dev/null
-  "$dir/bin/pip" install -q "$@" 2> >(grep -v -e "is ignored: it is neither" >&2)
+  local log="$dir/install.log"
+  if ! { "$dir/bin/pip" install -q --upgrade "pip>=24" && "$dir/bin/pip" install -q "$@"; } >"$log" 2>&1; then
+    grep -v "is ignored: it is neither" "$log" | tail -40 >&2
+    echo "bootstrap: installing $dir failed (full log: $log)" >&2
+    exit 1
+  fi
   echo "$stamp" > "$dir/.stamp"
 }
 

@@ -17,4 +17,5 @@ export AIRFLOW__API__PORT=${AIRFLOW__API__PORT:-8080}
 export DBT_SEND_ANONYMOUS_USAGE_STATS=False
 export GX_ANALYTICS_ENABLED=false
 export PYTHONPATH=$_root:$_root/plugins${PYTHONPATH:+:$PYTHONPATH}
+export PATH=$_root/.venv/bin:$PATH
 unset _root _pg

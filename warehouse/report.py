@@ -42,7 +42,7 @@ def render_report(database_url: str, since: datetime | None) -> str:
             rows = conn.execute(f'select count(*) from "{schema}"."{table}"').fetchone()  # type: ignore[arg-type]
             label = "mart " if schema == "lineage_marts" else "table"
             view = " (view)" if kind == "VIEW" else ""
-            lines.append(f"  {label} {schema}.{table:<28} {rows[0] if rows else 0:>8} rows{view}")
+            lines.append(f"  {label} {schema + '.' + table:<40} {rows[0] if rows else 0:>8} rows{view}")
     return "\n".join(lines)
 
 
