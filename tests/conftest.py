@@ -6,6 +6,7 @@ Airflow reads its config (home, metadata DB, dags and plugins folders) from the 
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
@@ -17,6 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+logging.getLogger("py4j").setLevel(logging.WARNING)  # its shutdown message races the closed log streams
 ROOT = Path(__file__).resolve().parents[1]
 TEST_HOME = ROOT / ".local" / "tests" / f"session-{os.getpid()}"
 TEMPLATE_DB = "lineage_template"

@@ -30,8 +30,7 @@ class CompactionBusyError(LineageError):
 
 @dataclass(frozen=True)
 class StagingTables:
-    events: str
-    quarantine: str
+    lines: str
     files: str
 
 
@@ -85,25 +84,17 @@ def prepare_staging(conn: psycopg.Connection, batch_id: str) -> StagingTables:
     conn.execute(sql.SQL("drop schema if exists {} cascade").format(sql.Identifier(STAGING_SCHEMA)))
     conn.execute(sql.SQL("create schema {}").format(sql.Identifier(STAGING_SCHEMA)))
     suffix = "".join(ch for ch in batch_id.lower() if ch.isalnum())[:40]
-    tables = StagingTables(
-        events=f"{STAGING_SCHEMA}.events_{suffix}",
-        quarantine=f"{STAGING_SCHEMA}.quarantine_{suffix}",
-        files=f"{STAGING_SCHEMA}.files_{suffix}",
-    )
+    tables = StagingTables(lines=f"{STAGING_SCHEMA}.lines_{suffix}", files=f"{STAGING_SCHEMA}.files_{suffix}")
+    # One row per non-blank log line: a valid event's columns (lineage.events.STAGED_COLUMNS),
+    # or a rejected line's reason and raw text.
     conn.execute(
-        f"""create unlogged table {tables.events} (
+        f"""create unlogged table {tables.lines} (
               event_id text, kind text, event_time_us bigint, namespace text, application text,
               program_type text, program text, run_id text, status text, dataset_namespace text,
               dataset_type text, dataset text, access text, component text, payload text,
-              source_file text, line_number bigint)"""  # type: ignore[arg-type]
-    )
-    conn.execute(
-        f"""create unlogged table {tables.quarantine} (
               source_file text, line_number bigint, reason text, raw_text text)"""  # type: ignore[arg-type]
     )
-    conn.execute(
-        f"create unlogged table {tables.files} (file_path text, size_bytes bigint, lines bigint)"  # type: ignore[arg-type]
-    )
+    conn.execute(f"create unlogged table {tables.files} (file_path text, size_bytes bigint)")  # type: ignore[arg-type]
     return tables
 
 
@@ -120,14 +111,33 @@ def merge_batch(
 ) -> CompactionSummary:
     """Merge the staged batch into the warehouse in one transaction and record it.
 
-    Events whose id the ledger already holds (re-deliveries from earlier batches) are removed
-    from staging first; everything left is new and is merged by kind.
+    Rejected lines go to the quarantine; of the valid events, only the first delivery of each
+    (namespace, event_id) is kept, and events whose id the ledger already holds (re-deliveries
+    from earlier batches) are dropped; everything left is new and is merged by kind.
     """
     params: dict[str, Any] = {"batch": batch_id}
-    events = tables.events
+    events = tables.lines
     event_time = "to_timestamp(event_time_us / 1e6)"
     with conn.transaction():
         conn.execute(f"analyze {events}")  # type: ignore[arg-type]
+        _timed(conn, "count lines per file", f"""
+            create temp table file_lines on commit drop as
+            select source_file, count(*) as lines from {events} group by source_file""")
+        quarantined = _timed(conn, "quarantine", f"""
+            insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
+            select %(batch)s, source_file, line_number, reason, raw_text from {events} where reason is not null
+            on conflict (source_file, line_number) do nothing""", params)
+        _timed(conn, "set quarantined lines aside", f"delete from {events} where reason is not null")
+        repeated = conn.execute(
+            f"select exists (select from {events} group by namespace, event_id having count(*) > 1)"  # type: ignore[arg-type]
+        ).fetchone()
+        if repeated and repeated[0]:  # rare: skip the sort when every id is delivered once
+            _timed(conn, "drop repeated deliveries within the batch", f"""
+                delete from {events} s using (
+                    select ctid, row_number() over (partition by namespace, event_id
+                                                    order by source_file, line_number) as delivery
+                    from {events}) repeated
+                where s.ctid = repeated.ctid and repeated.delivery > 1""")
         _timed(conn, "drop events compacted by earlier batches",
                f"""delete from {events} s using lineage.event_ids e
                    where e.namespace = s.namespace and e.event_id = s.event_id""")
@@ -139,18 +149,27 @@ def merge_batch(
                    select namespace from {events}
                    union select dataset_namespace from {events} where dataset_namespace is not null
                    on conflict do nothing""")
+        _timed(conn, "programs", f"""
+            insert into lineage.programs (namespace, application, program_type, program)
+            select distinct namespace, application, program_type, program from {events}
+            on conflict do nothing""")
+        _timed(conn, "datasets", f"""
+            insert into lineage.datasets (namespace, dataset_type, dataset)
+            select distinct dataset_namespace, dataset_type, dataset from {events} where kind = 'dataset_access'
+            on conflict do nothing""")
         runs_touched = _timed(conn, "runs", f"""
-            insert into lineage.runs as r (namespace, application, program_type, program, run_id,
-                                           started_at, stopped_at, status, first_batch_id, last_batch_id)
-            select namespace, application, program_type, program, run_id,
+            insert into lineage.runs as r (namespace, program_key, run_id, started_at, stopped_at, status,
+                                           first_batch_id, last_batch_id)
+            select e.namespace, p.program_key, e.run_id,
                    min({event_time}) filter (where kind = 'run_start'),
                    max({event_time}) filter (where kind = 'run_end'),
                    coalesce((array_agg(status order by event_time_us desc) filter (where kind = 'run_end'))[1],
                             'running'),
                    %(batch)s, %(batch)s
-            from {events}
-            group by namespace, application, program_type, program, run_id
-            on conflict (namespace, application, program_type, program, run_id) do update set
+            from {events} e
+            join lineage.programs p using (namespace, application, program_type, program)
+            group by e.namespace, p.program_key, e.run_id
+            on conflict (namespace, program_key, run_id) do update set
                 started_at = least(r.started_at, excluded.started_at),
                 stopped_at = greatest(r.stopped_at, excluded.stopped_at),
                 status = case when excluded.stopped_at is not null
@@ -158,15 +177,21 @@ def merge_batch(
                               then excluded.status else r.status end,
                 last_batch_id = excluded.last_batch_id""", params)
         accesses_added = _timed(conn, "dataset accesses", f"""
-            insert into lineage.dataset_accesses as a (namespace, dataset_type, dataset, application,
-                program_type, program, run_id, access, component, accessed_at, run_namespace, batch_id)
-            select dataset_namespace, dataset_type, dataset, application, program_type, program, run_id,
-                   access, coalesce(component, ''), min({event_time}), namespace, %(batch)s
-            from {events} where kind = 'dataset_access'
-            group by dataset_namespace, dataset_type, dataset, application, program_type, program, run_id,
-                     access, coalesce(component, ''), namespace
-            on conflict (namespace, dataset_type, dataset, application, program_type, program, run_id,
-                         access, component)
+            insert into lineage.dataset_accesses as a (namespace, dataset_key, run_key, access, component,
+                                                       accessed_at, batch_id)
+            select e.dataset_namespace, d.dataset_key, r.run_key, e.access, coalesce(e.component, ''),
+                   min({event_time}), %(batch)s
+            from {events} e
+            join lineage.datasets d
+              on d.namespace = e.dataset_namespace and d.dataset_type = e.dataset_type and d.dataset = e.dataset
+            join lineage.programs p
+              on p.namespace = e.namespace and p.application = e.application
+             and p.program_type = e.program_type and p.program = e.program
+            join lineage.runs r
+              on r.namespace = e.namespace and r.program_key = p.program_key and r.run_id = e.run_id
+            where e.kind = 'dataset_access'
+            group by e.dataset_namespace, d.dataset_key, r.run_key, e.access, coalesce(e.component, '')
+            on conflict (namespace, dataset_key, run_key, access, component)
             do update set accessed_at = least(a.accessed_at, excluded.accessed_at)
             where excluded.accessed_at < a.accessed_at""", params)
         pending_kept = _timed(conn, "field operation and metadata events", f"""
@@ -176,10 +201,6 @@ def merge_batch(
                    payload::jsonb, %(batch)s
             from {events} where kind in ('field_operations', 'metadata_change')
             on conflict do nothing""", params)
-        quarantined = _timed(conn, "quarantine", f"""
-            insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
-            select %(batch)s, source_file, line_number, reason, raw_text from {tables.quarantine}
-            on conflict (source_file, line_number) do nothing""", params)
         files = _count(conn, f"select count(*) from {tables.files}")
         duplicates = events_read - quarantined - compacted
         conn.execute(
@@ -195,7 +216,8 @@ def merge_batch(
         )
         _timed(conn, "manifest", f"""
             insert into lineage.compacted_files (file_path, batch_id, size_bytes, lines)
-            select file_path, %(batch)s, size_bytes, coalesce(lines, 0) from {tables.files}""", params)
+            select f.file_path, %(batch)s, f.size_bytes, coalesce(counted.lines, 0)
+            from {tables.files} f left join file_lines counted on counted.source_file = f.file_path""", params)
         _timed(conn, "expire old event ids",
                "delete from lineage.event_ids where event_time < now() - make_interval(days => %(days)s)",
                {"days": event_id_retention_days})

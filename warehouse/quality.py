@@ -56,7 +56,7 @@ def check_batch(database_url: str, batch_id: str) -> list[CheckResult]:
             ],
         ),
         "dataset_accesses": (
-            f"select * from lineage.dataset_accesses where batch_id = '{batch_id}'",
+            f"select * from lineage.access_details where batch_id = '{batch_id}'",
             [
                 gxe.ExpectColumnValuesToNotBeNull(column="dataset"),
                 gxe.ExpectColumnValuesToBeInSet(column="access", value_set=["read", "write", "read_write", "unknown"]),

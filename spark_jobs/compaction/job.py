@@ -21,17 +21,10 @@ from datetime import UTC, datetime
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from lineage.events import STAGED_COLUMNS, parse_time
+from lineage.events import parse_time
 from lineage.settings import Settings
 from spark_jobs.compaction.listing import LogFile, list_log_files
-from spark_jobs.compaction.load import copy_into
-from spark_jobs.compaction.transforms import (
-    deduplicate_events,
-    lines_per_file,
-    parse_log_lines,
-    quarantined_lines,
-    valid_events,
-)
+from spark_jobs.compaction.load import stage_parsed_lines
 from spark_jobs.session import build_session
 from warehouse.compaction_store import (
     CompactionSummary,
@@ -87,19 +80,9 @@ def run_compaction(
             log_files = spark.read.text([f.path for f in new_files], wholetext=True).select(
                 F.col("_metadata.file_path").alias("file_path"), "value"
             )
-            parsed_lines = parse_log_lines(log_files, settings.max_event_bytes).persist()
-            try:
-                with _phase(f"parsing and validating {len(new_files)} files"):
-                    events_read = parsed_lines.count()
-                with _phase("deduplicating and staging events"):
-                    copy_into(deduplicate_events(valid_events(parsed_lines)), url, tables.events, STAGED_COLUMNS)
-                with _phase("staging quarantined lines"):
-                    copy_into(quarantined_lines(parsed_lines), url, tables.quarantine,
-                              ["source_file", "line_number", "reason", "raw_text"])
-                    line_counts = {row["source_file"]: row["lines"] for row in lines_per_file(parsed_lines).collect()}
-            finally:
-                parsed_lines.unpersist()
-            _stage_files(conn, tables.files, new_files, line_counts)
+            with _phase(f"parsing, validating and staging {len(new_files)} files"):
+                events_read = stage_parsed_lines(log_files, settings.max_event_bytes, url, tables.lines)
+            _stage_files(conn, tables.files, new_files)
             with _phase("merging into the warehouse (one transaction)"):
                 return merge_batch(
                     conn, tables, batch_id=batch_id, dag_run_id=dag_run_id, interval_end=interval_end,
@@ -110,10 +93,10 @@ def run_compaction(
             release_lock(conn)
 
 
-def _stage_files(conn: object, table: str, files: list[LogFile], line_counts: dict[str, int]) -> None:
-    with conn.cursor() as cursor, cursor.copy(f"COPY {table} (file_path, size_bytes, lines) FROM STDIN") as copy:  # type: ignore[attr-defined]
+def _stage_files(conn: object, table: str, files: list[LogFile]) -> None:
+    with conn.cursor() as cursor, cursor.copy(f"COPY {table} (file_path, size_bytes) FROM STDIN") as copy:  # type: ignore[attr-defined]
         for item in files:
-            copy.write_row((item.path, item.size_bytes, line_counts.get(item.path, 0)))
+            copy.write_row((item.path, item.size_bytes))
 
 
 def main(argv: list[str] | None = None) -> int:

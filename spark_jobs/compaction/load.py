@@ -1,14 +1,14 @@
-"""Load DataFrames into warehouse staging tables with COPY, from Spark's partitions.
+"""Load into warehouse staging tables with COPY, from Spark's partitions.
 
-Each partition streams its Arrow batches as CSV into ``COPY ... FROM STDIN``: no JDBC jar,
-no per-row Python work. Staging tables are plain (unlogged) tables; the merge that follows
+Each partition streams Arrow batches as CSV into ``COPY ... FROM STDIN``: no JDBC jar, no
+per-row Python work on the way out. Staging tables are unlogged; the merge that follows
 reads them in one transaction.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.csv as pa_csv
@@ -17,30 +17,57 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from lineage.settings import libpq_url
+from spark_jobs.compaction.transforms import PARSED_COLUMNS, parse_arrow_batches
 
 _COPIED = T.StructType([T.StructField("rows", T.LongType())])
+_COPIED_ARROW = pa.schema([("rows", pa.int64())])
+
+
+def copy_arrow_batches(batches: Iterable[pa.RecordBatch], url: str, table: str, columns: Sequence[str]) -> int:
+    """COPY ``batches`` (whose columns are ``columns``) into ``table`` over one connection; returns rows."""
+    import psycopg
+
+    column_list = ", ".join(f'"{name}"' for name in columns)
+    statement = f"COPY {table} ({column_list}) FROM STDIN WITH (FORMAT csv)"
+    options = pa_csv.WriteOptions(include_header=False, quoting_style="needed")
+    copied = 0
+    with psycopg.connect(url) as conn, conn.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[arg-type]
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            buffer = io.BytesIO()
+            pa_csv.write_csv(batch, buffer, write_options=options)
+            copy.write(buffer.getvalue())
+            copied += batch.num_rows
+    return copied
 
 
 def copy_into(frame: DataFrame, database_url: str, table: str, columns: Sequence[str]) -> int:
     """COPY ``columns`` of ``frame`` into ``table`` (an existing staging table); returns rows copied."""
     url = libpq_url(database_url)
-    column_list = ", ".join(f'"{name}"' for name in columns)
-    statement = f"COPY {table} ({column_list}) FROM STDIN WITH (FORMAT csv)"
 
     def copy_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import psycopg
+        yield pa.RecordBatch.from_pydict({"rows": [copy_arrow_batches(batches, url, table, columns)]},
+                                         schema=_COPIED_ARROW)
 
-        copied = 0
-        options = pa_csv.WriteOptions(include_header=False, quoting_style="needed")
-        with psycopg.connect(url) as conn, conn.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[arg-type]
-            for batch in batches:
-                if batch.num_rows == 0:
-                    continue
-                buffer = io.BytesIO()
-                pa_csv.write_csv(batch, buffer, write_options=options)
-                copy.write(buffer.getvalue())
-                copied += batch.num_rows
-        yield pa.RecordBatch.from_pydict({"rows": [copied]}, schema=pa.schema([("rows", pa.int64())]))
+    return _total(frame.select(*columns).mapInArrow(copy_partition, _COPIED))
 
-    result = frame.select(*columns).mapInArrow(copy_partition, _COPIED).agg(F.sum("rows")).collect()[0][0]
-    return int(result or 0)
+
+def stage_parsed_lines(log_files: DataFrame, max_event_bytes: int, database_url: str, table: str) -> int:
+    """Parse every line of ``log_files`` and COPY it into ``table`` in one pass; returns lines staged.
+
+    The same as ``copy_into(parse_log_lines(...))``, fused in one Python worker so parsed rows
+    do not travel back through the JVM.
+    """
+    url = libpq_url(database_url)
+
+    def parse_and_copy(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        parsed = parse_arrow_batches(batches, max_event_bytes)
+        yield pa.RecordBatch.from_pydict({"rows": [copy_arrow_batches(parsed, url, table, PARSED_COLUMNS)]},
+                                         schema=_COPIED_ARROW)
+
+    return _total(log_files.select("file_path", "value").mapInArrow(parse_and_copy, _COPIED))
+
+
+def _total(copied: DataFrame) -> int:
+    return int(copied.agg(F.sum("rows")).collect()[0][0] or 0)

@@ -2,56 +2,44 @@ from __future__ import annotations
 
 import json
 
+from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from spark_jobs.compaction.transforms import (
-    deduplicate_events,
-    lines_per_file,
-    parse_log_lines,
-    quarantined_lines,
-    valid_events,
-)
+from spark_jobs.compaction.transforms import PARSED_COLUMNS, parse_log_lines
 from tests.factories import access, event
 
 
-def test_parse_splits_valid_events_from_quarantined_lines(spark) -> None:  # type: ignore[no-untyped-def]
+def test_parse_gives_one_row_per_line_valid_or_rejected(spark) -> None:  # type: ignore[no-untyped-def]
     good = access("purchases", event_id="e-1")
-    text = "\n".join([json.dumps(good), "{oops", "", json.dumps(event("nope", event_id="e-2"))]) + "\n"
+    unknown_kind = json.dumps(event("nope", event_id="e-2"))
+    text = "\n".join([json.dumps(good), "{oops", "", unknown_kind, json.dumps(good)]) + "\n"
     files = spark.createDataFrame([("file:/logs/a.jsonl", text)], ["file_path", "value"])
     parsed = parse_log_lines(files, 1_048_576)
 
+    assert tuple(parsed.columns) == PARSED_COLUMNS
     assertDataFrameEqual(
-        quarantined_lines(parsed).select("source_file", "line_number", "raw_text"),
+        parsed.select("source_file", "line_number", "event_id", "dataset", "access", "raw_text"),
         spark.createDataFrame(
-            [("file:/logs/a.jsonl", 2, "{oops"), ("file:/logs/a.jsonl", 4, json.dumps(event("nope", event_id="e-2")))],
-            ["source_file", "line_number", "raw_text"],
+            [
+                ("file:/logs/a.jsonl", 1, "e-1", "purchases", "read", None),
+                ("file:/logs/a.jsonl", 2, None, None, None, "{oops"),
+                ("file:/logs/a.jsonl", 4, None, None, None, unknown_kind),
+                ("file:/logs/a.jsonl", 5, "e-1", "purchases", "read", None),
+            ],
+            "source_file string, line_number long, event_id string, dataset string, access string, raw_text string",
         ),
     )
-    reasons = [row["reason"] for row in quarantined_lines(parsed).orderBy("line_number").collect()]
+    reasons = [row["reason"] for row in parsed.where(F.col("reason").isNotNull()).orderBy("line_number").collect()]
     assert reasons[0].startswith("malformed JSON at column 2")
     assert "kind must be one of" in reasons[1]
-    assertDataFrameEqual(
-        valid_events(parsed).select("event_id", "dataset", "access", "line_number"),
-        spark.createDataFrame([("e-1", "purchases", "read", 1)], ["event_id", "dataset", "access", "line_number"]),
-    )
-    assertDataFrameEqual(
-        lines_per_file(parsed), spark.createDataFrame([("file:/logs/a.jsonl", 3)], ["source_file", "lines"])
-    )
 
 
-def test_deduplicate_keeps_the_first_delivery_of_each_event_id(spark) -> None:  # type: ignore[no-untyped-def]
-    first = access("purchases", event_id="same")
-    again = access("history", event_id="same")
-    other = access("purchases", event_id="other")
+def test_parse_handles_many_files_and_empty_ones(spark) -> None:  # type: ignore[no-untyped-def]
     files = spark.createDataFrame(
-        [("file:/b.jsonl", json.dumps(again)), ("file:/a.jsonl", json.dumps(first) + "\n" + json.dumps(other))],
+        [(f"file:/logs/{index}.jsonl", json.dumps(access(f"d{index}")) + "\n") for index in range(30)]
+        + [("file:/logs/empty.jsonl", "")],
         ["file_path", "value"],
     )
-    deduplicated = deduplicate_events(valid_events(parse_log_lines(files, 1_048_576)))
-    assertDataFrameEqual(
-        deduplicated.select("event_id", "dataset", "source_file"),
-        spark.createDataFrame(
-            [("same", "purchases", "file:/a.jsonl"), ("other", "purchases", "file:/a.jsonl")],
-            ["event_id", "dataset", "source_file"],
-        ),
-    )
+    parsed = parse_log_lines(files, 1_048_576)
+    assert parsed.count() == 30
+    assert parsed.where(F.col("reason").isNotNull()).count() == 0

@@ -14,8 +14,8 @@ from tests.factories import access, event, write_log
 from warehouse.db import connect
 
 END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
-TABLES = ("runs", "dataset_accesses", "pending_events", "quarantine", "compacted_files", "compaction_batches",
-          "event_ids", "namespaces")
+TABLES = ("programs", "datasets", "runs", "dataset_accesses", "pending_events", "quarantine", "compacted_files",
+          "compaction_batches", "event_ids", "namespaces")
 
 
 def snapshot(url: str) -> dict[str, list[tuple]]:  # type: ignore[type-arg]
@@ -59,7 +59,7 @@ def test_bad_lines_are_quarantined_while_good_ones_of_the_same_file_are_compacte
     assert "producer must be shorter than or equal to 256 characters" in reasons[5][1]
     assert rows(warehouse_db, "select source_file, raw_text from lineage.quarantine where line_number = 3") == [
         (f"file:{path}", "{this is not json")]
-    assert rows(warehouse_db, "select dataset, access, run_id from lineage.dataset_accesses") == [
+    assert rows(warehouse_db, "select dataset, access, run_id from lineage.access_details") == [
         ("purchases", "read", "run-1")]
     assert rows(warehouse_db, "select status, started_at, stopped_at from lineage.runs") == [
         ("completed", datetime(2026, 11, 21, 5, tzinfo=UTC), datetime(2026, 11, 21, 5, 10, tzinfo=UTC))]
@@ -116,7 +116,7 @@ def test_late_files_within_the_lookback_are_picked_up_and_future_ones_wait(
     write_log(log_root, [access("in_progress")], hour="dt=2026-11-21/hour=05", name=".temp.jsonl")
     summary = run_compaction(spark, interval_end=END, settings=settings)
     assert summary.files == 1
-    assert rows(warehouse_db, "select dataset from lineage.dataset_accesses") == [("late",)]
+    assert rows(warehouse_db, "select dataset from lineage.access_details") == [("late",)]
 
 
 def test_a_compaction_that_fails_mid_merge_leaves_the_warehouse_as_it_was(
@@ -168,6 +168,6 @@ def test_hostile_strings_are_stored_verbatim(
     assert rows(warehouse_db, "select line_number, left(raw_text, 7), reason like '%NUL (U+0000)%' "
                               "from lineage.quarantine order by line_number") == [
         (2, "\\u0000\ufffd", False), (3, '{"schem', True)]
-    assert rows(warehouse_db, "select component from lineage.dataset_accesses") == [(hostile["payload"]["component"],)]
+    assert rows(warehouse_db, "select component from lineage.access_details") == [(hostile["payload"]["component"],)]
     assert rows(warehouse_db, "select count(*) from lineage.runs") == [(1,)]
     json.dumps(snapshot(warehouse_db), default=str)

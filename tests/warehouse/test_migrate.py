@@ -16,7 +16,8 @@ def test_migrations_apply_once_and_then_do_nothing(empty_db: str) -> None:
         tables = {row[0] for row in conn.execute(
             "select table_name from information_schema.tables where table_schema = 'lineage'").fetchall()}
         default = conn.execute("select namespace from lineage.namespaces").fetchall()
-    assert {"runs", "dataset_accesses", "quarantine", "compacted_files", "compaction_batches", "event_ids",
+    assert {"programs", "datasets", "runs", "dataset_accesses", "quarantine", "compacted_files", "compaction_batches",
+            "event_ids",
             "pending_events", "namespaces", "schema_migrations"} <= tables
     assert default == [("default",)]
 

@@ -41,41 +41,69 @@ create table lineage.event_ids (
     batch_id        text not null,
     primary key (namespace, event_id)
 );
-create index event_ids_event_time on lineage.event_ids (event_time);
+-- BRIN: ids are appended in time order; expiry scans ranges, and the index costs ~nothing to keep.
+create index event_ids_event_time on lineage.event_ids using brin (event_time);
 
-create table lineage.runs (
+-- Entities get small surrogate keys; their natural keys (namespace first) stay unique. The
+-- access facts then carry two bigints instead of nine text columns: ~8x cheaper to index.
+create table lineage.programs (
+    program_key     bigint generated always as identity primary key,
     namespace       text not null,
     application     text not null,
     program_type    text not null,
     program         text not null,
+    unique (namespace, application, program_type, program)
+);
+
+create table lineage.datasets (
+    dataset_key     bigint generated always as identity primary key,
+    namespace       text not null,
+    dataset_type    text not null check (dataset_type in ('dataset', 'stream')),
+    dataset         text not null,
+    unique (namespace, dataset_type, dataset)
+);
+
+create table lineage.runs (
+    run_key         bigint generated always as identity primary key,
+    namespace       text not null,
+    program_key     bigint not null references lineage.programs (program_key),
     run_id          text not null,
     started_at      timestamptz,
     stopped_at      timestamptz,
     status          text not null check (status in ('running', 'completed', 'failed', 'killed')),
     first_batch_id  text not null,
     last_batch_id   text not null,
-    primary key (namespace, application, program_type, program, run_id)
+    unique (namespace, program_key, run_id)
 );
-create index runs_window on lineage.runs (namespace, started_at, stopped_at);
 
+-- One row per (dataset, program run, access type, component); namespace is the dataset's.
 create table lineage.dataset_accesses (
-    namespace           text not null,
-    dataset_type        text not null check (dataset_type in ('dataset', 'stream')),
-    dataset             text not null,
-    application         text not null,
-    program_type        text not null,
-    program             text not null,
-    run_id              text not null,
-    access              text not null check (access in ('read', 'write', 'read_write', 'unknown')),
-    component           text not null default '',
-    accessed_at         timestamptz not null,
-    run_namespace       text not null,
-    batch_id            text not null,
-    primary key (namespace, dataset_type, dataset, application, program_type, program, run_id, access, component)
+    namespace       text not null,
+    dataset_key     bigint not null,
+    run_key         bigint not null,
+    access          text not null check (access in ('read', 'write', 'read_write', 'unknown')),
+    component       text not null default '',
+    accessed_at     timestamptz not null,
+    batch_id        text not null,
+    primary key (namespace, dataset_key, run_key, access, component)
 );
-create index dataset_accesses_run on lineage.dataset_accesses
-    (run_namespace, application, program_type, program, run_id);
-create index dataset_accesses_batch on lineage.dataset_accesses (batch_id);
+-- Read paths (window, run, BFS step) get their indexes with the lineage stage that queries them;
+-- batch ids are appended in order, so a BRIN index finds a batch's rows for the quality checks.
+create index dataset_accesses_batch on lineage.dataset_accesses using brin (batch_id);
+
+-- Readable forms for people and checks.
+create view lineage.run_details as
+select r.run_key, r.namespace, p.application, p.program_type, p.program, r.run_id, r.started_at, r.stopped_at,
+       r.status, r.first_batch_id, r.last_batch_id
+from lineage.runs r
+join lineage.programs p using (program_key);
+
+create view lineage.access_details as
+select a.namespace, d.dataset_type, d.dataset, r.namespace as run_namespace, r.application, r.program_type,
+       r.program, r.run_id, a.access, a.component, a.accessed_at, a.batch_id, a.dataset_key, a.run_key
+from lineage.dataset_accesses a
+join lineage.datasets d using (dataset_key)
+join lineage.run_details r using (run_key);
 
 -- Field operations and metadata changes, kept whole until their stages compact them.
 create table lineage.pending_events (

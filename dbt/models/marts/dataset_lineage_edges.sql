@@ -6,26 +6,47 @@ with accesses as (
 
 ),
 
+datasets as (
+
+    select * from {{ ref('stg_lineage__datasets') }}
+
+),
+
+runs as (
+
+    select * from {{ ref('stg_lineage__runs') }}
+
+),
+
+programs as (
+
+    select * from {{ ref('stg_lineage__programs') }}
+
+),
+
 final as (
 
     select
-        md5(concat_ws('|', data_id, program_id, access)) as lineage_edge_id,
-        data_id,
-        program_id,
-        namespace,
-        dataset_type,
-        dataset,
-        run_namespace,
-        application,
-        program_type,
-        program,
-        access,
-        count(distinct run_id) as run_count,
-        min(accessed_at) as first_accessed_at,
-        max(accessed_at) as last_accessed_at
+        md5(concat_ws('|', datasets.data_id, programs.program_id, accesses.access)) as lineage_edge_id,
+        datasets.data_id,
+        programs.program_id,
+        datasets.namespace,
+        datasets.dataset_type,
+        datasets.dataset,
+        programs.namespace as program_namespace,
+        programs.application,
+        programs.program_type,
+        programs.program,
+        accesses.access,
+        count(distinct runs.run_key) as run_count,
+        min(accesses.accessed_at) as first_accessed_at,
+        max(accesses.accessed_at) as last_accessed_at
     from accesses
-    group by data_id, program_id, namespace, dataset_type, dataset, run_namespace, application,
-             program_type, program, access
+    inner join datasets on datasets.dataset_key = accesses.dataset_key
+    inner join runs on runs.run_key = accesses.run_key
+    inner join programs on programs.program_key = runs.program_key
+    group by datasets.data_id, programs.program_id, datasets.namespace, datasets.dataset_type, datasets.dataset,
+             programs.namespace, programs.application, programs.program_type, programs.program, accesses.access
 
 )
 

@@ -6,6 +6,12 @@ with runs as (
 
 ),
 
+programs as (
+
+    select * from {{ ref('stg_lineage__programs') }}
+
+),
+
 accesses as (
 
     select * from {{ ref('stg_lineage__dataset_accesses') }}
@@ -15,24 +21,25 @@ accesses as (
 access_counts as (
 
     select
-        program_run_id,
+        run_key,
         count(*) filter (where access in ('read', 'read_write')) as datasets_read,
         count(*) filter (where access in ('write', 'read_write')) as datasets_written,
         count(*) filter (where access = 'unknown') as datasets_unknown_access
     from accesses
-    group by program_run_id
+    group by run_key
 
 ),
 
 final as (
 
     select
-        runs.program_run_id,
-        runs.program_id,
+        concat_ws('.', runs.namespace, programs.application, programs.program_type, programs.program,
+                  runs.run_id) as program_run_id,
+        programs.program_id,
         runs.namespace,
-        runs.application,
-        runs.program_type,
-        runs.program,
+        programs.application,
+        programs.program_type,
+        programs.program,
         runs.run_id,
         runs.started_at,
         runs.stopped_at,
@@ -43,7 +50,8 @@ final as (
         coalesce(access_counts.datasets_written, 0) as datasets_written,
         coalesce(access_counts.datasets_unknown_access, 0) as datasets_unknown_access
     from runs
-    left join access_counts on access_counts.program_run_id = runs.program_run_id
+    inner join programs on programs.program_key = runs.program_key
+    left join access_counts on access_counts.run_key = runs.run_key
 
 )
 

@@ -7,12 +7,9 @@ with source as (
 renamed as (
 
     select
-        concat_ws('.', namespace, application, program_type, program, run_id) as program_run_id,
-        concat_ws('.', program_type, namespace, application, program) as program_id,
+        run_key,
+        program_key,
         namespace,
-        application,
-        program_type,
-        program,
         run_id,
         started_at,
         stopped_at,

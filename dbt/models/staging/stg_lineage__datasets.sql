@@ -1,0 +1,19 @@
+with source as (
+
+    select * from {{ source('lineage', 'datasets') }}
+
+),
+
+renamed as (
+
+    select
+        dataset_key,
+        concat_ws('.', dataset_type, namespace, dataset) as data_id,
+        namespace,
+        dataset_type,
+        dataset
+    from source
+
+)
+
+select * from renamed

@@ -1,0 +1,20 @@
+with source as (
+
+    select * from {{ source('lineage', 'programs') }}
+
+),
+
+renamed as (
+
+    select
+        program_key,
+        concat_ws('.', program_type, namespace, application, program) as program_id,
+        namespace,
+        application,
+        program_type,
+        program
+    from source
+
+)
+
+select * from renamed
