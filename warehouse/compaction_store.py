@@ -1,8 +1,10 @@
 """The warehouse side of a compaction: staging tables, the one-transaction merge, the ledger.
 
-A compaction holds an advisory lock for its whole length, so two never interleave. Staging
-tables are created before Spark copies into them and dropped by the merge's transaction; a
-crash before the merge leaves only staging tables, which the next compaction drops.
+A compaction holds an advisory lock for its whole length, so two never interleave. Spark
+COPYs the parsed lines of each chunk of files into its own staging table; a ``BatchMerge``
+holds one transaction open and merges each chunk as soon as it is staged (while Spark stages
+the next), then records the batch and commits once. A crash anywhere rolls the whole batch
+back; leftover staging tables are dropped by the next compaction.
 """
 
 from __future__ import annotations
@@ -26,12 +28,6 @@ _COMPACTION_LOCK = 7_265_402
 
 class CompactionBusyError(LineageError):
     """Another compaction holds the warehouse lock."""
-
-
-@dataclass(frozen=True)
-class StagingTables:
-    lines: str
-    files: str
 
 
 @dataclass(frozen=True)
@@ -79,51 +75,60 @@ def compacted_paths(conn: psycopg.Connection, paths: Sequence[str]) -> set[str]:
     return {row[0] for row in rows}
 
 
-def prepare_staging(conn: psycopg.Connection, batch_id: str) -> StagingTables:
-    """Drop leftovers of crashed compactions and create this batch's staging tables."""
+def prepare_staging(conn: psycopg.Connection) -> None:
+    """Drop the staging tables of crashed compactions; create an empty staging schema."""
     conn.execute(sql.SQL("drop schema if exists {} cascade").format(sql.Identifier(STAGING_SCHEMA)))
     conn.execute(sql.SQL("create schema {}").format(sql.Identifier(STAGING_SCHEMA)))
+
+
+def create_lines_table(conn: psycopg.Connection, batch_id: str, chunk: int) -> str:
+    """A staging table for one chunk's parsed lines: a valid event's columns
+    (lineage.events.STAGED_COLUMNS), or a rejected line's reason and raw text."""
     suffix = "".join(ch for ch in batch_id.lower() if ch.isalnum())[:40]
-    tables = StagingTables(lines=f"{STAGING_SCHEMA}.lines_{suffix}", files=f"{STAGING_SCHEMA}.files_{suffix}")
-    # One row per non-blank log line: a valid event's columns (lineage.events.STAGED_COLUMNS),
-    # or a rejected line's reason and raw text.
+    table = f"{STAGING_SCHEMA}.lines_{suffix}_{chunk}"
     conn.execute(
-        f"""create unlogged table {tables.lines} (
+        f"""create unlogged table {table} (
               event_id text, kind text, event_time_us bigint, namespace text, application text,
               program_type text, program text, run_id text, status text, dataset_namespace text,
               dataset_type text, dataset text, access text, component text, payload text,
               source_file text, line_number bigint, reason text, raw_text text)"""  # type: ignore[arg-type]
     )
-    conn.execute(f"create unlogged table {tables.files} (file_path text, size_bytes bigint)")  # type: ignore[arg-type]
-    return tables
+    return table
 
 
-def merge_batch(
-    conn: psycopg.Connection,
-    tables: StagingTables,
-    *,
-    batch_id: str,
-    dag_run_id: str | None,
-    interval_end: datetime | None,
-    started_at: datetime,
-    events_read: int,
-    event_id_retention_days: int,
-) -> CompactionSummary:
-    """Merge the staged batch into the warehouse in one transaction and record it.
+_EVENT_TIME = "to_timestamp(event_time_us / 1e6)"
+
+
+class BatchMerge:
+    """One compaction batch merged in one transaction, chunk by chunk.
 
     Rejected lines go to the quarantine; of the valid events, only the first delivery of each
-    (namespace, event_id) is kept, and events whose id the ledger already holds (re-deliveries
-    from earlier batches) are dropped; everything left is new and is merged by kind.
+    (namespace, event_id) is kept (chunks arrive in file order), and events whose id the ledger
+    already holds (earlier batches, or earlier chunks of this one) are dropped; the rest are
+    merged by kind.
     """
-    params: dict[str, Any] = {"batch": batch_id}
-    events = tables.lines
-    event_time = "to_timestamp(event_time_us / 1e6)"
-    with conn.transaction():
+
+    def __init__(self, conn: psycopg.Connection, batch_id: str) -> None:
+        self._conn = conn
+        self._params: dict[str, Any] = {"batch": batch_id}
+        self.batch_id = batch_id
+        self.quarantined = self.compacted = self.runs_touched = self.accesses_added = self.pending_kept = 0
+        self._transaction = conn.transaction()
+        self._transaction.__enter__()
+        # A bulk merge joins whole staging tables to whole entity tables: hash joins always win,
+        # but multi-column join estimates can be off by 10^4 and tempt the planner into nested
+        # loops (measured 13.8 s vs 4.4 s for 534k accesses). Local to this transaction.
+        conn.execute("set local enable_nestloop = off")
+        conn.execute("set local work_mem = '256MB'")
+        conn.execute("create temp table file_lines (source_file text, lines bigint) on commit drop")
+
+    def merge_chunk(self, events: str) -> None:
+        """Merge one staged chunk (a table from ``create_lines_table``) into the open transaction."""
+        conn, params = self._conn, self._params
         conn.execute(f"analyze {events}")  # type: ignore[arg-type]
         _timed(conn, "count lines per file", f"""
-            create temp table file_lines on commit drop as
-            select source_file, count(*) as lines from {events} group by source_file""")
-        quarantined = _timed(conn, "quarantine", f"""
+            insert into file_lines select source_file, count(*) from {events} group by source_file""")
+        self.quarantined += _timed(conn, "quarantine", f"""
             insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
             select %(batch)s, source_file, line_number, reason, raw_text from {events} where reason is not null
             on conflict (source_file, line_number) do nothing""", params)
@@ -132,23 +137,23 @@ def merge_batch(
             f"select exists (select from {events} group by namespace, event_id having count(*) > 1)"  # type: ignore[arg-type]
         ).fetchone()
         if repeated and repeated[0]:  # rare: skip the sort when every id is delivered once
-            _timed(conn, "drop repeated deliveries within the batch", f"""
+            _timed(conn, "drop repeated deliveries within the chunk", f"""
                 delete from {events} s using (
                     select ctid, row_number() over (partition by namespace, event_id
                                                     order by source_file, line_number) as delivery
                     from {events}) repeated
                 where s.ctid = repeated.ctid and repeated.delivery > 1""")
-        _timed(conn, "drop events compacted by earlier batches",
+        _timed(conn, "drop events already compacted",
                f"""delete from {events} s using lineage.event_ids e
                    where e.namespace = s.namespace and e.event_id = s.event_id""")
-        compacted = _timed(conn, "record event ids",
-                           f"""insert into lineage.event_ids (namespace, event_id, event_time, batch_id)
-                               select namespace, event_id, {event_time}, %(batch)s from {events}""", params)
-        _timed(conn, "namespaces",
-               f"""insert into lineage.namespaces (namespace)
-                   select namespace from {events}
-                   union select dataset_namespace from {events} where dataset_namespace is not null
-                   on conflict do nothing""")
+        self.compacted += _timed(conn, "record event ids", f"""
+            insert into lineage.event_ids (namespace, event_id, event_time, batch_id)
+            select namespace, event_id, {_EVENT_TIME}, %(batch)s from {events}""", params)
+        _timed(conn, "namespaces", f"""
+            insert into lineage.namespaces (namespace)
+            select namespace from {events}
+            union select dataset_namespace from {events} where dataset_namespace is not null
+            on conflict do nothing""")
         _timed(conn, "programs", f"""
             insert into lineage.programs (namespace, application, program_type, program)
             select distinct namespace, application, program_type, program from {events}
@@ -157,12 +162,12 @@ def merge_batch(
             insert into lineage.datasets (namespace, dataset_type, dataset)
             select distinct dataset_namespace, dataset_type, dataset from {events} where kind = 'dataset_access'
             on conflict do nothing""")
-        runs_touched = _timed(conn, "runs", f"""
+        self.runs_touched += _timed(conn, "runs", f"""
             insert into lineage.runs as r (namespace, program_key, run_id, started_at, stopped_at, status,
                                            first_batch_id, last_batch_id)
             select e.namespace, p.program_key, e.run_id,
-                   min({event_time}) filter (where kind = 'run_start'),
-                   max({event_time}) filter (where kind = 'run_end'),
+                   min({_EVENT_TIME}) filter (where kind = 'run_start'),
+                   max({_EVENT_TIME}) filter (where kind = 'run_end'),
                    coalesce((array_agg(status order by event_time_us desc) filter (where kind = 'run_end'))[1],
                             'running'),
                    %(batch)s, %(batch)s
@@ -176,11 +181,13 @@ def merge_batch(
                                and (r.stopped_at is null or excluded.stopped_at >= r.stopped_at)
                               then excluded.status else r.status end,
                 last_batch_id = excluded.last_batch_id""", params)
-        accesses_added = _timed(conn, "dataset accesses", f"""
+        # Fresh statistics: rows just upserted are otherwise invisible to the planner.
+        conn.execute("analyze lineage.programs, lineage.datasets, lineage.runs")
+        self.accesses_added += _timed(conn, "dataset accesses", f"""
             insert into lineage.dataset_accesses as a (namespace, dataset_key, run_key, access, component,
                                                        accessed_at, batch_id)
             select e.dataset_namespace, d.dataset_key, r.run_key, e.access, coalesce(e.component, ''),
-                   min({event_time}), %(batch)s
+                   min({_EVENT_TIME}), %(batch)s
             from {events} e
             join lineage.datasets d
               on d.namespace = e.dataset_namespace and d.dataset_type = e.dataset_type and d.dataset = e.dataset
@@ -194,15 +201,28 @@ def merge_batch(
             on conflict (namespace, dataset_key, run_key, access, component)
             do update set accessed_at = least(a.accessed_at, excluded.accessed_at)
             where excluded.accessed_at < a.accessed_at""", params)
-        pending_kept = _timed(conn, "field operation and metadata events", f"""
+        self.pending_kept += _timed(conn, "field operation and metadata events", f"""
             insert into lineage.pending_events (namespace, event_id, kind, event_time, application,
                 program_type, program, run_id, payload, batch_id)
-            select namespace, event_id, kind, {event_time}, application, program_type, program, run_id,
+            select namespace, event_id, kind, {_EVENT_TIME}, application, program_type, program, run_id,
                    payload::jsonb, %(batch)s
             from {events} where kind in ('field_operations', 'metadata_change')
             on conflict do nothing""", params)
-        files = _count(conn, f"select count(*) from {tables.files}")
-        duplicates = events_read - quarantined - compacted
+        conn.execute(sql.SQL("drop table {}").format(sql.Identifier(*events.split("."))))
+
+    def finish(
+        self,
+        files: Sequence[tuple[str, int]],
+        *,
+        dag_run_id: str | None,
+        interval_end: datetime | None,
+        started_at: datetime,
+        events_read: int,
+        event_id_retention_days: int,
+    ) -> CompactionSummary:
+        """Record the batch and its files (path, size) in the manifest, expire old ids, commit."""
+        conn, params = self._conn, self._params
+        duplicates = events_read - self.quarantined - self.compacted
         conn.execute(
             """insert into lineage.compaction_batches (batch_id, dag_run_id, interval_end, started_at, files,
                    events_read, events_compacted, duplicates, quarantined, runs_touched, accesses_added)
@@ -210,29 +230,30 @@ def merge_batch(
                        %(compacted)s, %(duplicates)s, %(quarantined)s, %(runs)s, %(accesses)s)""",
             {
                 **params, "dag_run": dag_run_id, "interval_end": interval_end, "started": started_at,
-                "files": files, "read": events_read, "compacted": compacted, "duplicates": duplicates,
-                "quarantined": quarantined, "runs": runs_touched, "accesses": accesses_added,
+                "files": len(files), "read": events_read, "compacted": self.compacted,
+                "duplicates": duplicates, "quarantined": self.quarantined, "runs": self.runs_touched,
+                "accesses": self.accesses_added,
             },
         )
-        _timed(conn, "manifest", f"""
-            insert into lineage.compacted_files (file_path, batch_id, size_bytes, lines)
-            select f.file_path, %(batch)s, f.size_bytes, coalesce(counted.lines, 0)
-            from {tables.files} f left join file_lines counted on counted.source_file = f.file_path""", params)
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                """insert into lineage.compacted_files (file_path, batch_id, size_bytes, lines)
+                   select %s, %s, %s, coalesce((select sum(lines) from file_lines where source_file = %s), 0)""",
+                [(path, self.batch_id, size, path) for path, size in files],
+            )
         _timed(conn, "expire old event ids",
                "delete from lineage.event_ids where event_time < now() - make_interval(days => %(days)s)",
                {"days": event_id_retention_days})
-        conn.execute(sql.SQL("drop schema {} cascade").format(sql.Identifier(STAGING_SCHEMA)))
-    return CompactionSummary(
-        batch_id=batch_id,
-        files=files,
-        events_read=events_read,
-        events_compacted=compacted,
-        duplicates=duplicates,
-        quarantined=quarantined,
-        runs_touched=runs_touched,
-        accesses_added=accesses_added,
-        pending_kept=pending_kept,
-    )
+        self._transaction.__exit__(None, None, None)
+        return CompactionSummary(
+            batch_id=self.batch_id, files=len(files), events_read=events_read, events_compacted=self.compacted,
+            duplicates=duplicates, quarantined=self.quarantined, runs_touched=self.runs_touched,
+            accesses_added=self.accesses_added, pending_kept=self.pending_kept,
+        )
+
+    def abort(self, error: BaseException) -> None:
+        """Roll the whole batch back."""
+        self._transaction.__exit__(type(error), error, error.__traceback__)
 
 
 def _timed(conn: psycopg.Connection, label: str, query: str, params: dict[str, Any] | None = None) -> int:

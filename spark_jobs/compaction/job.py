@@ -14,7 +14,8 @@ import logging
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
@@ -27,10 +28,11 @@ from spark_jobs.compaction.listing import LogFile, list_log_files
 from spark_jobs.compaction.load import stage_parsed_lines
 from spark_jobs.session import build_session
 from warehouse.compaction_store import (
+    BatchMerge,
     CompactionSummary,
     acquire_lock,
     compacted_paths,
-    merge_batch,
+    create_lines_table,
     prepare_staging,
     release_lock,
 )
@@ -52,6 +54,19 @@ def new_batch_id(interval_end: datetime) -> str:
     return f"{interval_end.astimezone(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
 
+def chunk_files(files: Sequence[LogFile], max_bytes: int) -> list[list[LogFile]]:
+    """Consecutive groups of ``files`` of at most ``max_bytes`` each (a larger file is alone)."""
+    chunks: list[list[LogFile]] = []
+    size = 0
+    for item in files:
+        if not chunks or (size + item.size_bytes > max_bytes and chunks[-1]):
+            chunks.append([])
+            size = 0
+        chunks[-1].append(item)
+        size += item.size_bytes
+    return chunks
+
+
 def run_compaction(
     spark: SparkSession,
     *,
@@ -60,7 +75,13 @@ def run_compaction(
     settings: Settings | None = None,
     dag_run_id: str | None = None,
 ) -> CompactionSummary:
-    """Compact the raw log files not yet compacted; returns what was done."""
+    """Compact the raw log files not yet compacted; returns what was done.
+
+    Files are staged in chunks of ``LINEAGE_COMPACTION_CHUNK_MB``; while Spark parses and
+    stages one chunk, the previous one is merged inside the batch's single open transaction,
+    so Spark and PostgreSQL work at the same time and the batch still commits (or rolls back)
+    as one.
+    """
     settings = settings or Settings.from_env()
     url = database_url or settings.database_url
     started_at = datetime.now(UTC)
@@ -76,27 +97,50 @@ def run_compaction(
                      len(candidates), len(done), len(new_files))
             if not new_files:
                 return CompactionSummary(batch_id, 0, 0, 0, 0, 0, 0, 0, 0)
-            tables = prepare_staging(conn, batch_id)
-            log_files = spark.read.text([f.path for f in new_files], wholetext=True).select(
-                F.col("_metadata.file_path").alias("file_path"), "value"
-            )
-            with _phase(f"parsing, validating and staging {len(new_files)} files"):
-                events_read = stage_parsed_lines(log_files, settings.max_event_bytes, url, tables.lines)
-            _stage_files(conn, tables.files, new_files)
-            with _phase("merging into the warehouse (one transaction)"):
-                return merge_batch(
-                    conn, tables, batch_id=batch_id, dag_run_id=dag_run_id, interval_end=interval_end,
-                    started_at=started_at, events_read=events_read,
-                    event_id_retention_days=settings.event_id_retention_days,
-                )
+            prepare_staging(conn)
+            chunks = chunk_files(new_files, settings.compaction_chunk_mb * 1_048_576)
+            with connect(url, autocommit=True) as merge_conn:
+                merge = BatchMerge(merge_conn, batch_id)
+                try:
+                    events_read = _stage_and_merge(spark, conn, merge, chunks, settings, url)
+                    with _phase("recording the batch and committing"):
+                        return merge.finish(
+                            [(f.path, f.size_bytes) for f in new_files], dag_run_id=dag_run_id,
+                            interval_end=interval_end, started_at=started_at, events_read=events_read,
+                            event_id_retention_days=settings.event_id_retention_days,
+                        )
+                except BaseException as error:
+                    merge.abort(error)
+                    raise
         finally:
             release_lock(conn)
 
 
-def _stage_files(conn: object, table: str, files: list[LogFile]) -> None:
-    with conn.cursor() as cursor, cursor.copy(f"COPY {table} (file_path, size_bytes) FROM STDIN") as copy:  # type: ignore[attr-defined]
-        for item in files:
-            copy.write_row((item.path, item.size_bytes))
+def _stage_and_merge(
+    spark: SparkSession, conn: object, merge: BatchMerge, chunks: list[list[LogFile]], settings: Settings, url: str
+) -> int:
+    """Stage chunk i+1 with Spark while chunk i merges; returns the lines read."""
+    events_read = 0
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="merge") as merger:
+        merging: Future[None] | None = None
+        for index, chunk in enumerate(chunks, start=1):
+            table = create_lines_table(conn, merge.batch_id, index)  # type: ignore[arg-type]
+            log_files = spark.read.text([f.path for f in chunk], wholetext=True).select(
+                F.col("_metadata.file_path").alias("file_path"), "value"
+            )
+            with _phase(f"chunk {index}/{len(chunks)}: parsing, validating and staging {len(chunk)} files"):
+                events_read += stage_parsed_lines(log_files, settings.max_event_bytes, url, table)
+            if merging is not None:
+                merging.result()
+            merging = merger.submit(_merge_logged, merge, table, index, len(chunks))
+        if merging is not None:
+            merging.result()
+    return events_read
+
+
+def _merge_logged(merge: BatchMerge, table: str, index: int, total: int) -> None:
+    with _phase(f"chunk {index}/{total}: merging into the open transaction"):
+        merge.merge_chunk(table)
 
 
 def main(argv: list[str] | None = None) -> int:
