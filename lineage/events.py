@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 import fastjsonschema
+import orjson
 
 from lineage.errors import InvalidEventError
 
@@ -142,8 +143,8 @@ def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> dict[str,
     if size > max_bytes:
         return Rejection(f"event is {size} bytes, over the {max_bytes}-byte limit")
     try:
-        event = json.loads(line)
-    except json.JSONDecodeError as exc:
+        event = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
         return Rejection(f"malformed JSON at column {exc.colno}: {exc.msg}")
     if not isinstance(event, dict):
         return Rejection(f"an event must be a JSON object, got {type(event).__name__}")
@@ -203,7 +204,7 @@ def to_staged_row(event: Mapping[str, Any], source_file: str, line_number: int) 
         )
     elif kind in ("field_operations", "metadata_change"):
         # Kept whole for the field-lineage and metadata stages, which own their semantics.
-        row["payload"] = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        row["payload"] = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode("utf-8")
     return row
 
 

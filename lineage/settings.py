@@ -57,7 +57,7 @@ class Settings:
     lookback_hours: int = 168
     max_event_bytes: int = 1_048_576
     event_id_retention_days: int = 30
-    compaction_chunk_mb: int = 64
+    compaction_chunk_mb: int = 32
     embedded_postgres: bool = True
     dbt_bin: str = "dbt"
     dbt_project_dir: Path = CHECKOUT / "dbt"
@@ -84,7 +84,7 @@ class Settings:
             lookback_hours=_int(env, "LOOKBACK_HOURS", 168, minimum=1, maximum=24 * 366),
             max_event_bytes=_int(env, "MAX_EVENT_BYTES", 1_048_576, minimum=1024, maximum=64 * 1_048_576),
             event_id_retention_days=_int(env, "EVENT_ID_RETENTION_DAYS", 30, minimum=1, maximum=3650),
-            compaction_chunk_mb=_int(env, "COMPACTION_CHUNK_MB", 64, minimum=1, maximum=65536),
+            compaction_chunk_mb=_int(env, "COMPACTION_CHUNK_MB", 32, minimum=1, maximum=65536),
             embedded_postgres=not env.get(PREFIX + "DATABASE_URL"),
             dbt_bin=env.get(PREFIX + "DBT_BIN") or _default_dbt_bin(),
             dbt_project_dir=Path(env.get(PREFIX + "DBT_PROJECT_DIR") or CHECKOUT / "dbt"),
