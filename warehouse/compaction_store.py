@@ -97,6 +97,7 @@ def create_lines_table(conn: psycopg.Connection, batch_id: str, chunk: int) -> s
 
 
 _EVENT_TIME = "to_timestamp(event_time_us / 1e6)"
+_EVENT_KEY = "md5(namespace || '/' || event_id)::uuid"  # the ledger's key; see migration 0001
 
 
 class BatchMerge:
@@ -144,11 +145,10 @@ class BatchMerge:
                     from {events}) repeated
                 where s.ctid = repeated.ctid and repeated.delivery > 1""")
         _timed(conn, "drop events already compacted",
-               f"""delete from {events} s using lineage.event_ids e
-                   where e.namespace = s.namespace and e.event_id = s.event_id""")
+               f"""delete from {events} s using lineage.event_ids e where e.event_key = {_EVENT_KEY}""")
         self.compacted += _timed(conn, "record event ids", f"""
-            insert into lineage.event_ids (namespace, event_id, event_time, batch_id)
-            select namespace, event_id, {_EVENT_TIME}, %(batch)s from {events}""", params)
+            insert into lineage.event_ids (event_key, event_time)
+            select {_EVENT_KEY}, {_EVENT_TIME} from {events}""")
         _timed(conn, "namespaces", f"""
             insert into lineage.namespaces (namespace)
             select namespace from {events}
