@@ -3,7 +3,13 @@
 _root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export LINEAGE_HOME=${LINEAGE_HOME:-$_root/.local}
 export LINEAGE_PG_PORT=${LINEAGE_PG_PORT:-54329}
-_pg="postgresql+psycopg://postgres@127.0.0.1:${LINEAGE_PG_PORT}"
+if [ -n "${LINEAGE_DATABASE_URL:-}" ]; then
+  # A real server: Airflow's metadata DB defaults to an `airflow` database on the same server.
+  _pg=${LINEAGE_DATABASE_URL%/*}
+  _pg=postgresql+psycopg://${_pg#*://}
+else
+  _pg="postgresql+psycopg://postgres@127.0.0.1:${LINEAGE_PG_PORT}"
+fi
 export AIRFLOW_HOME=${AIRFLOW_HOME:-$LINEAGE_HOME/airflow}
 export AIRFLOW__CORE__DAGS_FOLDER=${AIRFLOW__CORE__DAGS_FOLDER:-$_root/dags}
 export AIRFLOW__CORE__PLUGINS_FOLDER=${AIRFLOW__CORE__PLUGINS_FOLDER:-$_root/plugins}

@@ -84,26 +84,35 @@ def admin_url(database: str = "postgres") -> str:
     return f"postgresql://postgres@127.0.0.1:{os.environ['LINEAGE_PG_PORT']}/{database}"
 
 
+def create_scratch_db(prefix: str, template: str | None = TEMPLATE_DB) -> str:
+    """A new database (a clone of the migrated template, or empty); returns its SQLAlchemy URL."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    clone = f" template {template}" if template else ""
+    with psycopg.connect(admin_url(), autocommit=True) as conn:
+        conn.execute(f'create database "{name}"{clone}')  # type: ignore[arg-type]
+    return admin_url(name).replace("postgresql://", "postgresql+psycopg://", 1)
+
+
+def drop_scratch_db(url: str) -> None:
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(admin_url(), autocommit=True) as conn:
+        conn.execute(f'drop database if exists "{name}" with (force)')  # type: ignore[arg-type]
+
+
 @pytest.fixture
 def warehouse_db() -> Iterator[str]:
     """A fresh, migrated warehouse database (cloned from the migrated template); yields its URL."""
-    name = f"wh_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin_url(), autocommit=True) as conn:
-        conn.execute(f'create database "{name}" template {TEMPLATE_DB}')  # type: ignore[arg-type]
-    yield f"postgresql+psycopg://postgres@127.0.0.1:{os.environ['LINEAGE_PG_PORT']}/{name}"
-    with psycopg.connect(admin_url(), autocommit=True) as conn:
-        conn.execute(f'drop database if exists "{name}" with (force)')  # type: ignore[arg-type]
+    url = create_scratch_db("wh")
+    yield url
+    drop_scratch_db(url)
 
 
 @pytest.fixture
 def empty_db() -> Iterator[str]:
     """A fresh database with no schema; yields its URL."""
-    name = f"empty_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin_url(), autocommit=True) as conn:
-        conn.execute(f'create database "{name}"')  # type: ignore[arg-type]
-    yield f"postgresql+psycopg://postgres@127.0.0.1:{os.environ['LINEAGE_PG_PORT']}/{name}"
-    with psycopg.connect(admin_url(), autocommit=True) as conn:
-        conn.execute(f'drop database if exists "{name}" with (force)')  # type: ignore[arg-type]
+    url = create_scratch_db("empty", template=None)
+    yield url
+    drop_scratch_db(url)
 
 
 @pytest.fixture(scope="session")

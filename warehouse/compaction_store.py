@@ -262,8 +262,3 @@ def _timed(conn: psycopg.Connection, label: str, query: str, params: dict[str, A
     rowcount = conn.execute(query, params).rowcount  # type: ignore[arg-type]
     log.info("merge: %s: %d rows in %.1fs", label, rowcount, time.perf_counter() - started)
     return rowcount
-
-
-def _count(conn: psycopg.Connection, query: str) -> int:
-    row = conn.execute(query).fetchone()  # type: ignore[arg-type]
-    return int(row[0]) if row else 0

@@ -1,4 +1,4 @@
-"""Load into warehouse staging tables with COPY, from Spark's partitions.
+"""Load parsed log lines into warehouse staging tables with COPY, from Spark's partitions.
 
 Each partition streams Arrow batches as CSV into ``COPY ... FROM STDIN``: no JDBC jar, no
 per-row Python work on the way out. Staging tables are unlogged; the merge that follows
@@ -42,22 +42,11 @@ def copy_arrow_batches(batches: Iterable[pa.RecordBatch], url: str, table: str, 
     return copied
 
 
-def copy_into(frame: DataFrame, database_url: str, table: str, columns: Sequence[str]) -> int:
-    """COPY ``columns`` of ``frame`` into ``table`` (an existing staging table); returns rows copied."""
-    url = libpq_url(database_url)
-
-    def copy_partition(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        yield pa.RecordBatch.from_pydict({"rows": [copy_arrow_batches(batches, url, table, columns)]},
-                                         schema=_COPIED_ARROW)
-
-    return _total(frame.select(*columns).mapInArrow(copy_partition, _COPIED))
-
-
 def stage_parsed_lines(log_files: DataFrame, max_event_bytes: int, database_url: str, table: str) -> int:
     """Parse every line of ``log_files`` and COPY it into ``table`` in one pass; returns lines staged.
 
-    The same as ``copy_into(parse_log_lines(...))``, fused in one Python worker so parsed rows
-    do not travel back through the JVM.
+    ``parse_arrow_batches`` and ``copy_arrow_batches`` run in the same Python worker, so parsed
+    rows do not travel back through the JVM.
     """
     url = libpq_url(database_url)
 

@@ -84,19 +84,11 @@ def api_server(warehouse_module_db: str) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def warehouse_module_db() -> Iterator[str]:
-    import uuid
+    from tests.conftest import create_scratch_db, drop_scratch_db
 
-    import psycopg
-
-    from tests.conftest import TEMPLATE_DB, admin_url
-
-    name = f"wh_api_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(admin_url(), autocommit=True) as conn:
-        conn.execute(f'create database "{name}" template {TEMPLATE_DB}')  # type: ignore[arg-type]
-    url = admin_url(name).replace("postgresql://", "postgresql+psycopg://")
+    url = create_scratch_db("wh_api")
     yield url
-    with psycopg.connect(admin_url(), autocommit=True) as conn:
-        conn.execute(f'drop database if exists "{name}" with (force)')  # type: ignore[arg-type]
+    drop_scratch_db(url)
 
 
 def _token(base: str, username: str, password: str) -> httpx.Response:
