@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 
 from lineage.errors import LineageError
 from lineage_api.auth import get_user
-from lineage_api.routes import pages, status
+from lineage_api.routes import lineage, pages, status
 
 URL_PREFIX = "/lineage"
 
@@ -18,6 +18,7 @@ def create_app() -> FastAPI:
     app = FastAPI(title="Lineage warehouse", version="0.1.0", description="Lineage and metadata API (CDAP v3 paths)")
     app.include_router(status.public_router)
     app.include_router(status.router, dependencies=[Depends(get_user)])
+    app.include_router(lineage.router, dependencies=[Depends(get_user)])
     app.include_router(pages.router, dependencies=[Depends(get_user)])
 
     @app.exception_handler(HTTPException)

@@ -1,0 +1,37 @@
+"""Times in API queries: epoch seconds, ``now``, or ``now-<n><unit>`` with s, m, h, d."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from lineage.errors import LineageError
+
+_RELATIVE = re.compile(r"^now(?:-(\d{1,9})([smhd]))?$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+class InvalidTimeError(LineageError, ValueError):
+    """A time parameter is not epoch seconds, ``now`` or ``now-<n><s|m|h|d>``."""
+
+
+def parse_timespec(text: str, *, now: datetime | None = None, name: str = "time") -> datetime:
+    """The UTC datetime ``text`` names."""
+    value = text.strip()
+    moment = now or datetime.now(UTC)
+    match = _RELATIVE.match(value)
+    if match:
+        amount, unit = match.groups()
+        return moment - timedelta(**{_UNITS[unit]: int(amount)}) if amount else moment
+    if re.fullmatch(r"\d{1,12}", value):
+        return datetime.fromtimestamp(int(value), tz=UTC)
+    raise InvalidTimeError(f"{name} {text!r} is not epoch seconds, 'now' or 'now-<n><s|m|h|d>' (e.g. now-7d)")
+
+
+def parse_window(start: str, end: str, *, now: datetime | None = None) -> tuple[datetime, datetime]:
+    """A [start, end) window; start after end is an error."""
+    moment = now or datetime.now(UTC)
+    window = (parse_timespec(start, now=moment, name="start"), parse_timespec(end, now=moment, name="end"))
+    if window[0] > window[1]:
+        raise InvalidTimeError(f"start {start!r} is after end {end!r}")
+    return window

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import pytest
+
+from lineage.lineage_graph import (
+    Access,
+    DataRef,
+    InvalidLineageRequestError,
+    ProgramRef,
+    build_relations,
+    check_levels,
+    lineage_response,
+    parse_collapse,
+)
+
+PURCHASES = DataRef("default", "dataset", "purchases")
+HISTORY = DataRef("default", "dataset", "history")
+BUILDER = ProgramRef("default", "PurchaseHistory", "mapreduce", "PurchaseHistoryBuilder")
+
+
+def test_relations_group_runs_and_components_per_data_program_access() -> None:
+    rows = [Access(PURCHASES, BUILDER, "r2", "read", "mapper"), Access(PURCHASES, BUILDER, "r1", "read"),
+            Access(HISTORY, BUILDER, "r1", "write", "reducer")]
+    assert build_relations(rows) == [
+        {"data": "dataset.default.history", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
+         "access": "write", "runs": ["r1"], "components": ["reducer"]},
+        {"data": "dataset.default.purchases", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
+         "access": "read", "runs": ["r1", "r2"], "components": ["mapper"]},
+    ]
+
+
+def test_unknown_access_is_dropped_only_where_a_known_one_exists_for_the_same_run() -> None:
+    rows = [Access(PURCHASES, BUILDER, "r1", "unknown"), Access(PURCHASES, BUILDER, "r1", "read"),
+            Access(PURCHASES, BUILDER, "r2", "unknown")]
+    assert [(r["access"], r["runs"]) for r in build_relations(rows)] == [("read", ["r1"]), ("unknown", ["r2"])]
+
+
+def test_collapse_access_merges_access_types() -> None:
+    rows = [Access(PURCHASES, BUILDER, "r1", "read"), Access(PURCHASES, BUILDER, "r2", "write")]
+    assert build_relations(rows, frozenset({"access"})) == [
+        {"data": "dataset.default.purchases", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
+         "access": "read,write", "runs": ["r1", "r2"], "components": []}]
+
+
+def test_response_carries_id_maps_in_seed_001_shape() -> None:
+    response = lineage_response(1, 2, [Access(PURCHASES, BUILDER, "r1", "read")])
+    assert response["programs"] == {"mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder": {"id": {
+        "namespace": "default", "application": "PurchaseHistory", "type": "mapreduce", "id": "PurchaseHistoryBuilder"}}}
+    assert response["data"] == {"dataset.default.purchases": {"id": {
+        "namespace": "default", "type": "dataset", "id": "purchases"}}}
+    assert (response["start"], response["end"]) == (1, 2)
+
+
+@pytest.mark.parametrize("levels", [0, 101, -1])
+def test_levels_outside_1_to_100_are_refused(levels: int) -> None:
+    with pytest.raises(InvalidLineageRequestError, match=f"levels must be between 1 and 100, got {levels}"):
+        check_levels(levels)
+
+
+def test_unknown_collapse_is_refused() -> None:
+    assert parse_collapse(["access", " RUN "]) == frozenset({"access", "run"})
+    with pytest.raises(InvalidLineageRequestError, match="collapse 'program' is not one of access, run, component"):
+        parse_collapse(["program"])

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from lineage.timespec import InvalidTimeError, parse_timespec, parse_window
+
+NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("now", NOW),
+        ("now-30s", NOW - timedelta(seconds=30)),
+        ("now-5m", NOW - timedelta(minutes=5)),
+        ("now-6h", NOW - timedelta(hours=6)),
+        ("now-7d", NOW - timedelta(days=7)),
+        ("1441310434", datetime(2015, 9, 3, 20, 0, 34, tzinfo=UTC)),
+        ("0", datetime(1970, 1, 1, tzinfo=UTC)),
+    ],
+)
+def test_timespec_forms(text: str, expected: datetime) -> None:
+    assert parse_timespec(text, now=NOW) == expected
+
+
+@pytest.mark.parametrize("text", ["yesterday", "now+5m", "now-5w", "now-", "-5", "1.5", "", "now-5m'; drop"])
+def test_bad_timespecs_name_the_value(text: str) -> None:
+    with pytest.raises(InvalidTimeError, match=re.escape(f"{text!r} is not epoch seconds, 'now' or 'now-<n><s|m|h|d>'")):
+        parse_timespec(text, now=NOW)
+
+
+def test_window_rejects_start_after_end() -> None:
+    assert parse_window("now-1h", "now", now=NOW) == (NOW - timedelta(hours=1), NOW)
+    with pytest.raises(InvalidTimeError, match="start 'now' is after end 'now-1h'"):
+        parse_window("now", "now-1h", now=NOW)
