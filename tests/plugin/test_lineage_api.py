@@ -1,0 +1,190 @@
+"""Dataset lineage through the API, on data compacted by the real job into real PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from lineage_api.app import create_app
+
+from spark_jobs.compaction.job import run_compaction
+from tests.airflow_support import ensure_airflow_db, libpq
+from tests.factories import event, write_log
+
+T0 = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
+T1 = datetime(2026, 11, 21, 0, 0, tzinfo=UTC)
+END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+FLOW = "flow.default.PurchaseHistory.PurchaseFlow"
+BUILDER = "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder"
+SERVICE = "service.default.PurchaseHistory.PurchaseHistoryService"
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def run_events(program_type: str, program: str, run_id: str, started: datetime, stopped: datetime | None,
+               accesses: list[tuple[str, str, str]], *, application: str = "PurchaseHistory") -> list[dict[str, Any]]:
+    """A run's events; accesses are (type.name, access, component)."""
+    run = {"application": application, "program_type": program_type, "program": program, "run_id": run_id}
+    events = [event("run_start", run=run, event_time=iso(started))]
+    for data, access, component in accesses:
+        data_type, name = data.split(".", 1)
+        payload: dict[str, Any] = {"dataset": {"type": data_type, "name": name}, "access": access}
+        if component:
+            payload["component"] = component
+        events.append(event("dataset_access", payload, run=run, event_time=iso(started + timedelta(seconds=1))))
+    if stopped is not None:
+        events.append(event("run_end", {"status": "completed"}, run=run, event_time=iso(stopped)))
+    return events
+
+
+def purchase_history_events() -> list[dict[str, Any]]:
+    """Seed 001's PurchaseHistory example, with the seed's run ids."""
+    at = T0 + timedelta(hours=1)
+    done = at + timedelta(minutes=10)
+    return [
+        *run_events("flow", "PurchaseFlow", "283-afsd032-adsf90", at, done,
+                    [("stream.purchaseStream", "read", "reader"), ("dataset.purchases", "write", "collector")]),
+        *run_events("flow", "PurchaseFlow", "283-0rwedfk-09wrff", at, done,
+                    [("stream.purchaseStream", "read", "reader"), ("dataset.purchases", "write", "collector"),
+                     ("dataset.frequentCustomers", "write", "collector"), ("dataset.purchases", "read", "collector")]),
+        *run_events("mapreduce", "PurchaseHistoryBuilder", "283-afsd032-adsf90", at, done,
+                    [("dataset.purchases", "read", "")]),
+        *[e for run_id in ("283-99sd032-adsf90", "283-88wedfk-09wrff") for e in run_events(
+            "mapreduce", "PurchaseHistoryBuilder", run_id, at, done,
+            [("dataset.history", "write", ""), ("dataset.frequentCustomers", "write", "")])],
+        *run_events("service", "PurchaseHistoryService", "283-zsed032-adsf90", at, None,
+                    [("dataset.history", "unknown", "")]),
+    ]
+
+
+@pytest.fixture
+def api(spark, warehouse_db: str, log_root: Path, settings_for, monkeypatch) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
+    """A client of the plugin app, logged in with a real Airflow JWT, over the seed 001 data."""
+    from airflow.api_fastapi.app import init_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    ensure_airflow_db()  # token checks read Airflow's revoked-token table
+    write_log(log_root, purchase_history_events())
+    run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db))
+    monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(warehouse_db))
+    token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
+    client = TestClient(create_app())
+    client.headers["Authorization"] = f"Bearer {token}"
+    client.compact = lambda events: (write_log(log_root, events),  # type: ignore[attr-defined]
+                                     run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db)))
+    yield client
+
+
+def lineage(api: TestClient, path: str, **params: Any) -> dict[str, Any]:
+    query = {"start": str(int(T0.timestamp())), "end": str(int(T1.timestamp())), **params}
+    response = api.get(f"/v3/namespaces/default/{path}/lineage", params=query)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def triples(body: dict[str, Any]) -> list[tuple[str, str, str, list[str], list[str]]]:
+    return [(r["data"], r["program"], r["access"], r["runs"], r["components"]) for r in body["relations"]]
+
+
+def test_seed_001_purchase_history_gives_the_seeds_relations_with_runs_grouped(api: TestClient) -> None:
+    body = lineage(api, "datasets/purchases")
+    assert triples(body) == [
+        ("dataset.default.frequentCustomers", FLOW, "write", ["283-0rwedfk-09wrff"], ["collector"]),
+        ("dataset.default.frequentCustomers", BUILDER, "write", ["283-88wedfk-09wrff", "283-99sd032-adsf90"], []),
+        ("dataset.default.history", BUILDER, "write", ["283-88wedfk-09wrff", "283-99sd032-adsf90"], []),
+        ("dataset.default.history", SERVICE, "unknown", ["283-zsed032-adsf90"], []),
+        ("dataset.default.purchases", FLOW, "read", ["283-0rwedfk-09wrff"], ["collector"]),
+        ("dataset.default.purchases", FLOW, "write", ["283-0rwedfk-09wrff", "283-afsd032-adsf90"], ["collector"]),
+        ("dataset.default.purchases", BUILDER, "read", ["283-afsd032-adsf90"], []),
+        ("stream.default.purchaseStream", FLOW, "read", ["283-0rwedfk-09wrff", "283-afsd032-adsf90"], ["reader"]),
+    ]
+    assert (body["start"], body["end"]) == (int(T0.timestamp()), int(T1.timestamp()))
+    assert set(body["programs"]) == {FLOW, BUILDER, SERVICE}
+    assert body["data"]["stream.default.purchaseStream"] == {
+        "id": {"namespace": "default", "type": "stream", "id": "purchaseStream"}}
+    assert lineage(api, "streams/purchaseStream")["relations"] == body["relations"]
+
+
+def test_levels_bound_the_walk(api: TestClient) -> None:
+    one = {(data, program) for data, program, *_ in triples(lineage(api, "datasets/purchases", levels=1))}
+    assert one == {("dataset.default.frequentCustomers", FLOW), ("dataset.default.purchases", FLOW),
+                   ("dataset.default.purchases", BUILDER), ("stream.default.purchaseStream", FLOW)}
+    two = {(data, program) for data, program, *_ in triples(lineage(api, "datasets/purchases", levels=2))}
+    assert two == one | {("dataset.default.frequentCustomers", BUILDER), ("dataset.default.history", BUILDER)}
+
+
+def test_collapse_access_merges_reads_and_writes(api: TestClient) -> None:
+    body = lineage(api, "datasets/purchases", collapse="access")
+    flow_on_purchases = [
+        r for r in body["relations"] if r["data"] == "dataset.default.purchases" and r["program"] == FLOW]
+    assert flow_on_purchases == [{"data": "dataset.default.purchases", "program": FLOW, "access": "read,write",
+                                  "runs": ["283-0rwedfk-09wrff", "283-afsd032-adsf90"], "components": ["collector"]}]
+
+
+def test_the_window_includes_runs_that_overlap_it_exactly_as_seed_001_scans(api: TestClient) -> None:
+    api.compact([  # type: ignore[attr-defined]
+        *run_events("spark", "Edges", "stops-at-start", T0 - timedelta(hours=2), T0, [("dataset.w", "read", "")],
+                    application="A"),
+        *run_events("spark", "Edges", "starts-at-end", T1, T1 + timedelta(hours=1), [("dataset.w", "read", "")],
+                    application="A"),
+        *run_events("spark", "Edges", "still-running", T0 - timedelta(days=3), None, [("dataset.w", "read", "")],
+                    application="A"),
+        *run_events("spark", "Edges", "stopped-before", T0 - timedelta(hours=2), T0 - timedelta(seconds=1),
+                    [("dataset.w", "read", "")], application="A"),
+    ])
+    assert triples(lineage(api, "datasets/w")) == [
+        ("dataset.default.w", "spark.default.A.Edges", "read", ["still-running", "stops-at-start"], [])]
+
+
+def test_a_known_access_shadows_unknown_for_the_same_run(api: TestClient) -> None:
+    api.compact(run_events("spark", "P", "r1", T0 + timedelta(hours=2), T0 + timedelta(hours=3),  # type: ignore[attr-defined]
+                           [("dataset.u", "unknown", ""), ("dataset.u", "read", "")], application="A"))
+    assert [r["access"] for r in lineage(api, "datasets/u")["relations"]] == ["read"]
+
+
+def test_run_accesses_and_program_runs(api: TestClient) -> None:
+    response = api.get("/v3/namespaces/default/apps/PurchaseHistory/mapreduce/PurchaseHistoryBuilder/runs/"
+                       "283-99sd032-adsf90/accesses")
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["run_id"], body["status"], body["started_at"]) == (
+        "283-99sd032-adsf90", "completed", int((T0 + timedelta(hours=1)).timestamp()))
+    assert [(a["type"], a["name"], a["access"]) for a in body["accesses"]] == [
+        ("dataset", "frequentCustomers", "write"), ("dataset", "history", "write")]
+    runs = api.get("/v3/namespaces/default/apps/PurchaseHistory/mapreduce/PurchaseHistoryBuilder/runs",
+                   params={"start": str(int(T0.timestamp())), "end": str(int(T1.timestamp()))}).json()["runs"]
+    assert sorted(run["run_id"] for run in runs) == ["283-88wedfk-09wrff", "283-99sd032-adsf90", "283-afsd032-adsf90"]
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "status", "message"),
+    [
+        ("datasets/purchases/lineage", {"start": "now", "end": "now-1h"}, 400, "start 'now' is after end 'now-1h'"),
+        ("datasets/purchases/lineage", {"start": "yesterday"}, 400, "start 'yesterday' is not epoch seconds"),
+        ("datasets/purchases/lineage", {"levels": "0"}, 400, "levels must be between 1 and 100, got 0"),
+        ("datasets/purchases/lineage", {"levels": "101"}, 400, "levels must be between 1 and 100, got 101"),
+        ("datasets/purchases/lineage", {"levels": "ten"}, 400, "levels"),
+        ("datasets/purchases/lineage", {"collapse": "program"}, 400, "collapse 'program' is not one of"),
+        ("apps/PurchaseHistory/flow/PurchaseFlow/runs/nope/accesses", {}, 404, "run 'nope' of flow"),
+        ("apps/PurchaseHistory/flow/Nope/runs", {}, 404, "flow PurchaseHistory.Nope not found"),
+    ],
+)
+def test_bad_requests_get_json_errors_with_a_message(
+    api: TestClient, path: str, params: dict[str, str], status: int, message: str
+) -> None:
+    response = api.get(f"/v3/namespaces/default/{path}", params=params)
+    assert response.status_code == status
+    assert message in response.json()["message"]
+
+
+def test_unknown_namespace_is_404_and_unknown_dataset_is_empty(api: TestClient) -> None:
+    missing = api.get("/v3/namespaces/nowhere/datasets/purchases/lineage")
+    assert (missing.status_code, missing.json()["message"]) == (404, "namespace 'nowhere' not found")
+    body = lineage(api, "datasets/never_seen")
+    assert (body["relations"], body["programs"], body["data"]) == ([], {}, {})
