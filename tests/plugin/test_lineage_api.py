@@ -188,3 +188,14 @@ def test_unknown_namespace_is_404_and_unknown_dataset_is_empty(api: TestClient) 
     assert (missing.status_code, missing.json()["message"]) == (404, "namespace 'nowhere' not found")
     body = lineage(api, "datasets/never_seen")
     assert (body["relations"], body["programs"], body["data"]) == ([], {}, {})
+
+
+def test_external_sources_appear_once_per_stream_source_and_day(api: TestClient) -> None:
+    from lineage.external import external_stream_events
+
+    writes = [external_stream_events("default", "purchaseStream", "web-shop", T0 + timedelta(hours=hour))
+              for hour in (1, 5, 23)]
+    api.compact([e for batch in writes for e in batch])  # type: ignore[attr-defined]
+    external = [r for r in lineage(api, "streams/purchaseStream")["relations"] if r["program"].startswith("external.")]
+    assert external == [{"data": "stream.default.purchaseStream", "program": "external.default._external.web-shop",
+                         "access": "write", "runs": ["2026-11-20"], "components": []}]

@@ -96,3 +96,19 @@ def test_flush_every_bounds_the_buffer(tmp_path: Path) -> None:
             run.read(f"d{index}")
     # start file, two full buffers of 2, then the last access + end
     assert [len(Path(p).read_text().splitlines()) for p in run.files] == [1, 2, 2, 2]
+
+
+def test_external_stream_writes_are_one_pseudo_run_per_source_and_day(tmp_path: Path) -> None:
+    from lineage.external import external_stream_events, record_external_stream_write
+
+    morning = external_stream_events("default", "purchaseStream", "web-shop", datetime(2026, 11, 21, 8, tzinfo=UTC))
+    evening = external_stream_events("default", "purchaseStream", "web-shop", datetime(2026, 11, 21, 20, tzinfo=UTC))
+    next_day = external_stream_events("default", "purchaseStream", "web-shop", datetime(2026, 11, 22, 1, tzinfo=UTC))
+    assert [e["event_id"] for e in morning] == [e["event_id"] for e in evening]
+    assert {e["event_id"] for e in morning}.isdisjoint(e["event_id"] for e in next_day)
+    assert morning[1]["run"] == {"application": "_external", "program_type": "external", "program": "web-shop",
+                                 "run_id": "2026-11-21"}
+    assert (morning[0]["event_time"], morning[2]["event_time"]) == (
+        "2026-11-21T00:00:00.000000Z", "2026-11-21T23:59:59.999999Z")
+    path = record_external_stream_write("default", "purchaseStream", "web-shop", log_root=str(tmp_path))
+    assert [e["kind"] for e in read_events([path])] == ["run_start", "dataset_access", "run_end"]
