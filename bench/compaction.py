@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import shutil
 import sys
 import threading
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     apply_migrations(url)
     log_root = base.home / "bench" / "raw-events"
     shutil.rmtree(log_root, ignore_errors=True)
-    settings = Settings.from_env({**dict(__import__("os").environ), "LINEAGE_LOG_ROOT": str(log_root),
+    settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root),
                                   "LINEAGE_DATABASE_URL": url})
 
     runs_per_pipeline = 125

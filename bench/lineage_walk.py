@@ -23,7 +23,7 @@ import psycopg
 from bench.compaction import scratch_database
 from lineage.lineage_graph import Access, DataRef, lineage_response
 from lineage.settings import Settings, libpq_url
-from warehouse.lineage_store import walk_lineage
+from warehouse.lineage_store import IN_WINDOW, walk_lineage
 from warehouse.migrate import apply_migrations
 
 LAYERS = 10
@@ -79,9 +79,9 @@ def naive_walk(conn: psycopg.Connection, data: DataRef, start: datetime, end: da
         next_frontier = []
         for dataset_key in frontier:
             runs = [row[0] for row in conn.execute(
-                """select a.run_key from lineage.dataset_accesses a join lineage.runs r using (run_key)
-                   where a.dataset_key = %s and r.started_at < %s and (r.stopped_at is null or r.stopped_at >= %s)""",
-                (dataset_key, end, start)).fetchall()]
+                f"""select a.run_key from lineage.dataset_accesses a join lineage.runs r using (run_key)
+                    where a.dataset_key = %(dataset)s and {IN_WINDOW}""",  # type: ignore[arg-type]
+                {"dataset": dataset_key, "start": start, "end": end}).fetchall()]
             for run_key in runs:
                 if run_key in seen_runs:
                     continue

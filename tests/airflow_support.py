@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from lineage.settings import libpq_url
+
 AIRFLOW = str(Path(sys.executable).parent / "airflow")
 _migrated = False
 
@@ -27,5 +28,4 @@ def ensure_airflow_db() -> None:
     _migrated = True
 
 
-def libpq(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+libpq = libpq_url  # the project's own conversion; tests pass these URLs to psycopg and Airflow

@@ -14,9 +14,15 @@ from psycopg.rows import dict_row
 
 from lineage.lineage_graph import Access, DataRef, ProgramRef
 
-# A run belongs to [start, end) when it started before end and had not stopped before start
-# (seed 001's scan condition); a run whose start was never recorded uses its first access.
-IN_WINDOW = "coalesce(r.started_at, a.accessed_at) < %(end)s and (r.stopped_at is null or r.stopped_at >= %(start)s)"
+
+def in_window(started: str = "r.started_at") -> str:
+    """SQL for seed 001's scan condition on run ``r``: it belongs to [%(start)s, %(end)s) when it
+    started before end and had not stopped before start (a running run has no stop)."""
+    return f"{started} < %(end)s and (r.stopped_at is null or r.stopped_at >= %(start)s)"
+
+
+# A run whose start was never recorded is placed at its first access.
+IN_WINDOW = in_window("coalesce(r.started_at, a.accessed_at)")
 
 _ACCESS_ROWS = f"""
     select a.dataset_key, d.namespace as data_namespace, d.dataset_type, d.dataset,
@@ -113,10 +119,9 @@ def program_runs(
         if found is None:
             return None
         runs = cursor.execute(
-            """select run_id, status, started_at, stopped_at from lineage.runs r
-               where program_key = %(program)s and r.started_at < %(end)s
-                 and (r.stopped_at is null or r.stopped_at >= %(start)s)
-               order by started_at desc, run_id""",
+            f"""select run_id, status, started_at, stopped_at from lineage.runs r
+                where program_key = %(program)s and {in_window()}
+                order by started_at desc, run_id""",  # type: ignore[arg-type]
             {"program": found["program_key"], "start": start, "end": end},
         ).fetchall()
     return [_times(run) for run in runs]

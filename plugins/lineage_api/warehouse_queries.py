@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import psycopg
 from psycopg.rows import dict_row
 
 from warehouse.db import connect, warehouse_url
 
 
+@contextmanager
+def connection() -> Iterator[psycopg.Connection]:
+    """An autocommit connection to the warehouse behind the ``lineage_warehouse`` Airflow connection."""
+    with connect(warehouse_url(), autocommit=True) as conn:
+        yield conn
+
+
 def ping() -> bool:
     """True when the warehouse answers."""
     try:
-        with connect(warehouse_url(), autocommit=True) as conn:
+        with connection() as conn:
             conn.execute("select 1")
-    except Exception:
+    except psycopg.Error:  # the database is down or refuses us; anything else is a bug and raises
         return False
     return True
 
 
 def recent_compactions(limit: int) -> list[dict[str, Any]]:
-    with connect(warehouse_url(), autocommit=True) as conn, conn.cursor(row_factory=dict_row) as cursor:
+    with connection() as conn, conn.cursor(row_factory=dict_row) as cursor:
         cursor.execute(
             """select batch_id, dag_run_id, interval_end, started_at, finished_at, files, events_read,
                       events_compacted, duplicates, quarantined, runs_touched, accesses_added
@@ -31,7 +41,7 @@ def recent_compactions(limit: int) -> list[dict[str, Any]]:
 
 
 def warehouse_totals() -> dict[str, int]:
-    with connect(warehouse_url(), autocommit=True) as conn:
+    with connection() as conn:
         row = conn.execute(
             """select (select count(*) from lineage.namespaces), (select count(*) from lineage.runs),
                       (select count(*) from lineage.dataset_accesses), (select count(*) from lineage.quarantine),

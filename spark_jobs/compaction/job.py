@@ -19,6 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
+import psycopg
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -117,14 +118,15 @@ def run_compaction(
 
 
 def _stage_and_merge(
-    spark: SparkSession, conn: object, merge: BatchMerge, chunks: list[list[LogFile]], settings: Settings, url: str
+    spark: SparkSession, conn: psycopg.Connection, merge: BatchMerge, chunks: list[list[LogFile]],
+    settings: Settings, url: str,
 ) -> int:
     """Stage chunk i+1 with Spark while chunk i merges; returns the lines read."""
     events_read = 0
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="merge") as merger:
         merging: Future[None] | None = None
         for index, chunk in enumerate(chunks, start=1):
-            table = create_lines_table(conn, merge.batch_id, index)  # type: ignore[arg-type]
+            table = create_lines_table(conn, merge.batch_id, index)
             log_files = spark.read.text([f.path for f in chunk], wholetext=True).select(
                 F.col("_metadata.file_path").alias("file_path"), "value"
             )

@@ -11,8 +11,8 @@ from fastapi import APIRouter, HTTPException, Query
 
 from lineage.lineage_graph import DataRef, check_levels, lineage_response, parse_collapse
 from lineage.timespec import parse_window
+from lineage_api import warehouse_queries
 from warehouse import lineage_store
-from warehouse.db import connect, warehouse_url
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}")
 
@@ -23,7 +23,7 @@ End = Annotated[str, Query(description="epoch seconds, now, now-30m, now-6h, now
 @contextmanager
 def _namespace(namespace: str) -> Iterator[psycopg.Connection]:
     """A warehouse connection, after checking the namespace exists (404 otherwise)."""
-    with connect(warehouse_url(), autocommit=True) as conn:
+    with warehouse_queries.connection() as conn:
         if not lineage_store.namespace_exists(conn, namespace):
             raise HTTPException(404, f"namespace {namespace!r} not found")
         yield conn
