@@ -48,4 +48,5 @@ lint: venv  ## ruff + mypy
 	@.venv/bin/ruff check . && .venv/bin/mypy
 
 clean: down  ## stop services and delete local state (.local: PostgreSQL data, Airflow home, raw logs)
+	@scripts/pg.sh destroy
 	rm -rf .local

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project-local PostgreSQL cluster: start | stop | status | url.
+# The project-local PostgreSQL cluster: start | stop | status | url | destroy (stop + delete data).
 # Data lives in $LINEAGE_HOME/pg (git-ignored). When LINEAGE_DATABASE_URL is set, the
 # user's server is used and this script does nothing. initdb refuses to run as root, so as
 # root the cluster belongs to the `postgres` system user.
@@ -7,9 +7,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 HOME_DIR=${LINEAGE_HOME:-$PWD/.local}
 PORT=${LINEAGE_PG_PORT:-54329}
-DATA=$HOME_DIR/pg/data
-SOCK=$HOME_DIR/pg/run
-LOG=$HOME_DIR/pg/postgres.log
+PG_ROOT=$HOME_DIR/pg
+if [ "$(id -u)" = 0 ] && ! runuser -u postgres -- test -x "$HOME_DIR" 2>/dev/null; then
+  # As root the cluster runs as `postgres`, which cannot enter a checkout inside a private
+  # directory (e.g. one made by mktemp -d): keep the cluster in a postgres-owned folder named
+  # after this checkout instead.
+  mkdir -p "$HOME_DIR"
+  PG_ROOT=${TMPDIR:-/tmp}/lineage-pg-$(printf '%s' "$HOME_DIR" | sha256sum | cut -c1-12)
+fi
+DATA=$PG_ROOT/data
+SOCK=$PG_ROOT/run
+LOG=$PG_ROOT/postgres.log
 DATABASES=${LINEAGE_PG_DATABASES:-"lineage airflow"}
 
 if [ -n "${LINEAGE_DATABASE_URL:-}" ]; then
@@ -33,7 +41,8 @@ find_bin() {
 }
 
 as_owner() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  # from /: postgres may not be allowed into the current directory
+  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 running() {
@@ -44,8 +53,8 @@ cmd=${1:-status}
 BIN=$(find_bin)
 case "$cmd" in
   start)
-    mkdir -p "$HOME_DIR/pg"
-    if [ "$(id -u)" = 0 ]; then chown postgres "$HOME_DIR/pg"; fi
+    mkdir -p "$PG_ROOT"
+    if [ "$(id -u)" = 0 ]; then chown postgres "$PG_ROOT"; fi
     if [ ! -f "$DATA/PG_VERSION" ]; then
       as_owner mkdir -p "$DATA" "$SOCK"
       as_owner "$BIN/initdb" -D "$DATA" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
@@ -80,7 +89,12 @@ case "$cmd" in
   url)
     echo "postgresql://postgres@127.0.0.1:$PORT/lineage"
     ;;
+  destroy)
+    if running; then as_owner "$BIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null; fi
+    rm -rf "$PG_ROOT"
+    echo "pg: deleted $PG_ROOT"
+    ;;
   *)
-    echo "usage: $0 start|stop|status|url" >&2; exit 2
+    echo "usage: $0 start|stop|status|url|destroy" >&2; exit 2
     ;;
 esac

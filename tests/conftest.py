@@ -43,7 +43,9 @@ def pytest_configure(config: pytest.Config) -> None:
     TEST_HOME.mkdir(parents=True, exist_ok=True)
     os.chmod(TEST_HOME, 0o755)
     os.environ["LINEAGE_PG_PORT"] = str(port)
-    subprocess.run([str(ROOT / "scripts" / "pg.sh"), "start"], env=_pg_env(), check=True, capture_output=True)
+    started = subprocess.run([str(ROOT / "scripts" / "pg.sh"), "start"], env=_pg_env(), capture_output=True, text=True)
+    if started.returncode != 0:
+        raise RuntimeError(f"could not start the test PostgreSQL:\n{started.stdout}{started.stderr}")
     base = f"postgresql+psycopg://postgres@127.0.0.1:{port}"
     airflow_home = TEST_HOME / "airflow"
     airflow_home.mkdir(exist_ok=True)
@@ -76,7 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput") or not TEST_HOME.exists():
         return
-    subprocess.run([str(ROOT / "scripts" / "pg.sh"), "stop"], env=_pg_env(), check=False, capture_output=True)
+    subprocess.run([str(ROOT / "scripts" / "pg.sh"), "destroy"], env=_pg_env(), check=False, capture_output=True)
     shutil.rmtree(TEST_HOME, ignore_errors=True)
 
 
