@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh
 
-.PHONY: help demo test up down setup venv pg migrate compact examples marts bench lint clean
+.PHONY: help demo test up down setup venv pg migrate compact examples marts bench bench-lineage lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ compact: venv  ## run the compaction Spark job once, outside Airflow
 
 marts: venv  ## dbt build of the marts, outside Airflow
 	@$(ENV) && .venv/bin/python -c "from warehouse.dbt_build import build_marts; from lineage.settings import Settings; print(build_marts(Settings.from_env().database_url).output[-600:])"
+
+bench-lineage: venv pg  ## benchmark: dataset lineage walk at 1.44M runs, mart builds, compaction of that workload
+	@$(ENV) && .venv/bin/python -m bench.lineage_walk
 
 bench: venv pg  ## benchmark: compaction of 1M synthetic events (EVENTS=1000000)
 	@$(ENV) && .venv/bin/python -m bench.compaction --events $${EVENTS:-1000000}

@@ -115,6 +115,10 @@ def new_event(
     validate_event(event)
     if _contains_nul(event):
         raise InvalidEventError("strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
+    try:
+        orjson.dumps(event)
+    except TypeError as exc:  # a lone surrogate (e.g. '\ud800' from a bad decode) has no UTF-8 form
+        raise InvalidEventError(f"strings must be valid Unicode text that UTF-8 can encode: {exc}") from exc
     return event
 
 
@@ -139,7 +143,7 @@ def validate_event(event: Any) -> None:
 
 def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> dict[str, Any] | Rejection:
     """Parse and validate one log line: the event, or a Rejection naming the reason."""
-    size = len(line.encode("utf-8"))
+    size = len(line.encode("utf-8", errors="surrogatepass"))
     if size > max_bytes:
         return Rejection(f"event is {size} bytes, over the {max_bytes}-byte limit")
     try:

@@ -1,8 +1,9 @@
 """Dataset lineage as seed 001 shapes it: relations grouped with their runs, plus id maps.
 
-The walk itself runs in the warehouse (one query per level over the whole frontier); this
-module turns the access rows it found into the response: it drops an ``unknown`` access when
-the same (data, program, run) has a known one, groups relations, and applies ``collapse``.
+The walk itself runs in the warehouse (one query per level over the whole frontier, on the
+``lineage_walk`` mart, which already dropped each ``unknown`` access shadowed by a known one
+of the same run); this module shapes the relations it found into the response and applies
+``collapse``.
 """
 
 from __future__ import annotations
@@ -45,14 +46,14 @@ class ProgramRef:
 
 
 @dataclass(frozen=True)
-class Access:
-    """One access row: a run of ``program`` accessed ``data``."""
+class Relation:
+    """Runs of ``program`` made ``access`` to ``data`` in the window (seed 001's relation)."""
 
     data: DataRef
     program: ProgramRef
-    run_id: str
     access: str
-    component: str = ""
+    runs: tuple[str, ...]
+    components: tuple[str, ...] = ()
 
 
 def parse_collapse(values: Iterable[str]) -> frozenset[str]:
@@ -69,46 +70,37 @@ def check_levels(levels: int) -> int:
     return levels
 
 
-def drop_shadowed_unknown(accesses: Iterable[Access]) -> list[Access]:
-    """Drop ``unknown`` accesses where the same (data, program, run) has a known access."""
-    rows = list(accesses)
-    known = {(a.data, a.program, a.run_id) for a in rows if a.access != "unknown"}
-    return [a for a in rows if a.access != "unknown" or (a.data, a.program, a.run_id) not in known]
-
-
-def build_relations(accesses: Iterable[Access], collapse: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
-    """Group accesses into relations, in a stable order.
+def build_relations(relations: Iterable[Relation], collapse: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """Relations as seed 001's JSON, in a stable order (data id, program id, access).
 
     Without ``collapse``: one relation per (data, program, access) with its runs and components.
     ``collapse=access`` merges the access types of a (data, program) into one relation;
     ``run`` / ``component`` are already merged by default and are accepted for compatibility.
     """
     groups: dict[tuple[str, ...], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for access in drop_shadowed_unknown(accesses):
-        key = (access.data.id, access.program.id) + (() if "access" in collapse else (access.access,))
+    for relation in relations:
+        key = (relation.data.id, relation.program.id) + (() if "access" in collapse else (relation.access,))
         group = groups[key]
-        group["access"].add(access.access)
-        group["runs"].add(access.run_id)
-        if access.component:
-            group["components"].add(access.component)
-    relations = []
-    for key in sorted(groups):
-        group = groups[key]
-        relations.append({
+        group["access"].add(relation.access)
+        group["runs"].update(relation.runs)
+        group["components"].update(relation.components)
+    return [
+        {
             "data": key[0],
             "program": key[1],
-            "access": ",".join(sorted(group["access"])) if "access" in collapse else key[2],
-            "runs": sorted(group["runs"]),
-            "components": sorted(group["components"]),
-        })
-    return relations
+            "access": ",".join(sorted(groups[key]["access"])) if "access" in collapse else key[2],
+            "runs": sorted(groups[key]["runs"]),
+            "components": sorted(groups[key]["components"]),
+        }
+        for key in sorted(groups)
+    ]
 
 
 def lineage_response(
-    start: int, end: int, accesses: Iterable[Access], collapse: frozenset[str] = frozenset()
+    start: int, end: int, relations: Iterable[Relation], collapse: frozenset[str] = frozenset()
 ) -> dict[str, Any]:
     """Seed 001's lineage output JSON: ``start``, ``end``, ``relations``, ``programs``, ``data``."""
-    rows = list(accesses)
+    rows = list(relations)
     programs: Mapping[str, ProgramRef] = {a.program.id: a.program for a in rows}
     data: Mapping[str, DataRef] = {a.data.id: a.data for a in rows}
     return {

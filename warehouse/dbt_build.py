@@ -43,11 +43,15 @@ def dbt_env(database_url: str, settings: Settings) -> dict[str, str]:
     return env
 
 
-def build_marts(database_url: str, settings: Settings | None = None, *, command: str = "build") -> DbtResult:
-    """Run ``dbt <command>`` (build by default) in the project; raises DbtBuildError on failure."""
+def build_marts(
+    database_url: str, settings: Settings | None = None, *, command: str = "build", select: str | None = None
+) -> DbtResult:
+    """Run ``dbt <command>`` (build by default) in the project, on the ``select``ed models when
+    given; raises DbtBuildError on failure."""
     settings = settings or Settings.from_env()
+    selection = ["--select", select] if select else []
     completed = subprocess.run(
-        [settings.dbt_bin, command, "--project-dir", str(settings.dbt_project_dir), "--no-use-colors"],
+        [settings.dbt_bin, command, "--project-dir", str(settings.dbt_project_dir), "--no-use-colors", *selection],
         env=dbt_env(database_url, settings),
         capture_output=True,
         text=True,

@@ -1,38 +1,80 @@
 """Lineage reads: the time-windowed walk, a run's accesses, a program's runs.
 
-The walk is breadth-first and set-at-a-time: each level is two queries over the whole
-frontier (never one query per node, as CDAP's scan-per-node BFS does).
+The walk is CDAP's (seed 001), set at a time: each level is two queries over the whole
+frontier (never one query per node, as CDAP's scan-per-node BFS does) on the
+``lineage_marts.lineage_walk`` mart, whose rows bucket runs by start day so that a window only
+reads its own days' buckets; the exact window rule is then checked on the runs' times.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
 
-from lineage.lineage_graph import Access, DataRef, ProgramRef
+from lineage.errors import LineageError
+from lineage.lineage_graph import DataRef, ProgramRef, Relation
+
+WALK_MART = "lineage_marts.lineage_walk"
 
 
-def in_window(started: str = "r.started_at") -> str:
-    """SQL for seed 001's scan condition on run ``r``: it belongs to [%(start)s, %(end)s) when it
-    started before end and had not stopped before start (a running run has no stop)."""
-    return f"{started} < %(end)s and (r.stopped_at is null or r.stopped_at >= %(start)s)"
+class MartNotBuiltError(LineageError):
+    """The lineage marts have not been built in this warehouse yet."""
 
 
-# A run whose start was never recorded is placed at its first access.
-IN_WINDOW = in_window("coalesce(r.started_at, a.accessed_at)")
+def in_window(started: str, stopped: str) -> str:
+    """SQL for seed 001's scan condition: a run belongs to [%(start)s, %(end)s) when it started
+    before end and had not stopped before start (a running run has no stop). The one home of
+    that rule: the walk applies it to runs and to bucket bounds, the runs endpoint to runs."""
+    return f"({started} < %(end)s and coalesce({stopped}, 'infinity'::timestamptz) >= %(start)s)"
 
-_ACCESS_ROWS = f"""
-    select a.dataset_key, d.namespace as data_namespace, d.dataset_type, d.dataset,
+
+# A bucket row is in the window when any of its runs is: all of them are when the bucket's
+# latest start and earliest stop satisfy the rule; otherwise its runs are checked one by one.
+_ANY_RUN_IN_WINDOW = f"""({in_window("w.latest_start", "w.earliest_stop")}
+    or ({in_window("w.earliest_start", "w.latest_stop")}
+        and exists (select 1 from unnest(w.run_starts, w.run_stops) as run(started, stopped)
+                    where {in_window("run.started", "run.stopped")})))"""
+
+
+def _bucket_rows(key: str, columns: str, condition: str = "true") -> str:
+    """Mart rows of the frontier %(keys)s on ``key`` whose buckets can hold runs of the window:
+    the days from the day before start to end's day, and the long/running bucket."""
+    return f"""
+        select {columns} from {WALK_MART} w
+        where w.{key} = any(%(keys)s) and w.bucket between %(first_day)s and %(last_day)s and {condition}
+        union all
+        select {columns} from {WALK_MART} w
+        where w.{key} = any(%(keys)s) and w.bucket = '-infinity'::date and {condition}"""
+
+
+# One BFS half-step over the whole frontier: data -> programs, or programs -> data.
+_NEIGHBOURS = {
+    key: f"select distinct {other} from ({_bucket_rows(key, f'w.{other}', _ANY_RUN_IN_WINDOW)}) n"
+    for key, other in (("dataset_key", "program_key"), ("program_key", "dataset_key"))
+}
+
+_RELATIONS = f"""
+    with hits as (
+        select w.program_key, w.dataset_key, w.access, w.component, run.run_id
+        from ({_bucket_rows("program_key", "w.*")}) w
+        cross join lateral unnest(w.run_ids, w.run_starts, w.run_stops) as run(run_id, started, stopped)
+        where {in_window("run.started", "run.stopped")}
+    ),
+    relations as (
+        select program_key, dataset_key, access,
+               array_agg(distinct run_id) as runs,
+               coalesce(array_agg(distinct component) filter (where component <> ''), '{{}}') as components
+        from hits group by program_key, dataset_key, access
+    )
+    select d.namespace as data_namespace, d.dataset_type, d.dataset,
            p.namespace as program_namespace, p.application, p.program_type, p.program,
-           r.run_id, a.access, a.component
-    from lineage.dataset_accesses a
+           r.access, r.runs, r.components
+    from relations r
     join lineage.datasets d using (dataset_key)
-    join lineage.runs r using (run_key)
-    join lineage.programs p using (program_key)
-    where a.run_key = any(%(runs)s) and {IN_WINDOW}"""
+    join lineage.programs p using (program_key)"""
 
 
 def namespace_exists(conn: psycopg.Connection, namespace: str) -> bool:
@@ -41,45 +83,60 @@ def namespace_exists(conn: psycopg.Connection, namespace: str) -> bool:
 
 def walk_lineage(
     conn: psycopg.Connection, data: DataRef, start: datetime, end: datetime, levels: int
-) -> list[Access]:
-    """Every access on the walk from ``data`` up to ``levels`` levels, in the window."""
+) -> list[Relation]:
+    """The relations on CDAP's walk from ``data``, up to ``levels`` levels, in [start, end).
+
+    Each level goes from the frontier's data to the programs that accessed them in the window,
+    then to every data those programs accessed in the window; the relations are all the
+    in-window relations of the programs visited.
+    """
     found = conn.execute(
         "select dataset_key from lineage.datasets where namespace = %s and dataset_type = %s and dataset = %s",
         (data.namespace, data.type, data.name),
     ).fetchone()
     if found is None:
         return []
-    window = {"start": start, "end": end}
-    visited_data: set[int] = {found[0]}
-    frontier: set[int] = {found[0]}
-    visited_runs: set[int] = set()
-    accesses: list[Access] = []
+    window: dict[str, Any] = {
+        "start": start, "end": end,
+        "first_day": (start - timedelta(days=1)).astimezone(UTC).date(), "last_day": end.astimezone(UTC).date(),
+    }
+    try:
+        return _walk(conn, found[0], window, levels)
+    except psycopg.errors.UndefinedTable as error:
+        raise MartNotBuiltError(
+            f"{WALK_MART} does not exist yet: run the lineage_compaction DAG (or `make marts`) once") from error
+
+
+def _walk(conn: psycopg.Connection, dataset_key: int, window: dict[str, Any], levels: int) -> list[Relation]:
+    visited_data, frontier = {dataset_key}, {dataset_key}
+    visited_programs: set[int] = set()
     for _ in range(levels):
-        runs = {row[0] for row in conn.execute(
-            f"""select distinct a.run_key from lineage.dataset_accesses a join lineage.runs r using (run_key)
-                where a.dataset_key = any(%(frontier)s) and {IN_WINDOW}""",
-            {**window, "frontier": list(frontier)},
-        ).fetchall()} - visited_runs
-        if not runs:
+        programs = _neighbours(conn, "dataset_key", frontier, window) - visited_programs
+        if not programs:
             break
-        visited_runs |= runs
-        with conn.cursor(row_factory=dict_row) as cursor:
-            rows = cursor.execute(_ACCESS_ROWS, {**window, "runs": list(runs)}).fetchall()  # type: ignore[arg-type]
-        accesses.extend(_access(row) for row in rows)
-        frontier = {row["dataset_key"] for row in rows} - visited_data
+        visited_programs |= programs
+        frontier = _neighbours(conn, "program_key", programs, window) - visited_data
         visited_data |= frontier
         if not frontier:
             break
-    return accesses
+    if not visited_programs:
+        return []
+    with conn.cursor(row_factory=dict_row) as cursor:
+        rows = cursor.execute(_RELATIONS, {**window, "keys": sorted(visited_programs)}).fetchall()  # type: ignore[arg-type]
+    return [_relation(row) for row in rows]
 
 
-def _access(row: dict[str, Any]) -> Access:
-    return Access(
+def _neighbours(conn: psycopg.Connection, key: str, keys: set[int], window: dict[str, Any]) -> set[int]:
+    return {row[0] for row in conn.execute(_NEIGHBOURS[key], {**window, "keys": sorted(keys)}).fetchall()}  # type: ignore[call-overload]
+
+
+def _relation(row: dict[str, Any]) -> Relation:
+    return Relation(
         data=DataRef(row["data_namespace"], row["dataset_type"], row["dataset"]),
         program=ProgramRef(row["program_namespace"], row["application"], row["program_type"], row["program"]),
-        run_id=row["run_id"],
         access=row["access"],
-        component=row["component"],
+        runs=tuple(row["runs"]),
+        components=tuple(row["components"]),
     )
 
 
@@ -120,7 +177,7 @@ def program_runs(
             return None
         runs = cursor.execute(
             f"""select run_id, status, started_at, stopped_at from lineage.runs r
-                where program_key = %(program)s and {in_window()}
+                where program_key = %(program)s and {in_window("r.started_at", "r.stopped_at")}
                 order by started_at desc, run_id""",  # type: ignore[arg-type]
             {"program": found["program_key"], "start": start, "end": end},
         ).fetchall()

@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from lineage.errors import LineageError
 from lineage_api.auth import get_user
 from lineage_api.routes import lineage, pages, status
+from warehouse.lineage_store import MartNotBuiltError
 
 URL_PREFIX = "/lineage"
 
@@ -33,7 +34,7 @@ def create_app() -> FastAPI:
 
     @app.exception_handler(LineageError)
     async def lineage_error(_: Request, exc: LineageError) -> JSONResponse:
-        code = 400 if isinstance(exc, ValueError) else 500
+        code = 400 if isinstance(exc, ValueError) else 503 if isinstance(exc, MartNotBuiltError) else 500
         return JSONResponse({"message": str(exc), "status": code}, status_code=code)
 
     return app

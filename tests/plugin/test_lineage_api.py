@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -11,9 +12,12 @@ import pytest
 from fastapi.testclient import TestClient
 from lineage_api.app import create_app
 
+from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from tests.airflow_support import ensure_airflow_db, libpq
+from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import event, write_log
+from warehouse.dbt_build import build_marts
 
 T0 = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
 T1 = datetime(2026, 11, 21, 0, 0, tzinfo=UTC)
@@ -63,22 +67,45 @@ def purchase_history_events() -> list[dict[str, Any]]:
     ]
 
 
+class Warehouse:
+    """One warehouse database for the module, fed by the real compaction job and dbt. Each test
+    adds its events on datasets of its own, so the tests share it without seeing each other."""
+
+    def __init__(self, spark: Any, url: str, log_root: Path) -> None:
+        self.spark, self.url, self.log_root = spark, url, log_root
+        self.settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root),
+                                           "LINEAGE_DATABASE_URL": url})
+
+    def compact(self, events: list[dict[str, Any]]) -> None:
+        """Compact the events with the real job, then build the walk's mart (incrementally)."""
+        write_log(self.log_root, events)
+        run_compaction(self.spark, interval_end=END, settings=self.settings)
+        build_marts(self.url, self.settings, command="run", select="+lineage_walk")
+
+
+@pytest.fixture(scope="module")
+def warehouse(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warehouse]:  # type: ignore[no-untyped-def]
+    url = create_scratch_db("lineage_api")
+    log_root = tmp_path_factory.mktemp("raw-events")
+    shared = Warehouse(spark, url, log_root)
+    shared.compact(purchase_history_events())
+    yield shared
+    drop_scratch_db(url)
+
+
 @pytest.fixture
-def api(spark, warehouse_db: str, log_root: Path, settings_for, monkeypatch) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
+def api(warehouse: Warehouse, monkeypatch: pytest.MonkeyPatch) -> TestClient:
     """A client of the plugin app, logged in with a real Airflow JWT, over the seed 001 data."""
     from airflow.api_fastapi.app import init_auth_manager
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
 
     ensure_airflow_db()  # token checks read Airflow's revoked-token table
-    write_log(log_root, purchase_history_events())
-    run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db))
-    monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(warehouse_db))
+    monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(warehouse.url))
     token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
     client = TestClient(create_app())
     client.headers["Authorization"] = f"Bearer {token}"
-    client.compact = lambda events: (write_log(log_root, events),  # type: ignore[attr-defined]
-                                     run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db)))
-    yield client
+    client.compact = warehouse.compact  # type: ignore[attr-defined]
+    return client
 
 
 def lineage(api: TestClient, path: str, **params: Any) -> dict[str, Any]:
@@ -111,12 +138,15 @@ def test_seed_001_purchase_history_gives_the_seeds_relations_with_runs_grouped(a
     assert lineage(api, "streams/purchaseStream")["relations"] == body["relations"]
 
 
-def test_levels_bound_the_walk(api: TestClient) -> None:
+def test_levels_bound_the_walk_from_data_to_programs_to_all_their_data(api: TestClient) -> None:
+    # Level 1: the programs that accessed purchases, then everything those programs accessed
+    # in the window (CDAP's walk is by program: the builder's runs that wrote history count).
     one = {(data, program) for data, program, *_ in triples(lineage(api, "datasets/purchases", levels=1))}
     assert one == {("dataset.default.frequentCustomers", FLOW), ("dataset.default.purchases", FLOW),
-                   ("dataset.default.purchases", BUILDER), ("stream.default.purchaseStream", FLOW)}
+                   ("dataset.default.purchases", BUILDER), ("stream.default.purchaseStream", FLOW),
+                   ("dataset.default.frequentCustomers", BUILDER), ("dataset.default.history", BUILDER)}
     two = {(data, program) for data, program, *_ in triples(lineage(api, "datasets/purchases", levels=2))}
-    assert two == one | {("dataset.default.frequentCustomers", BUILDER), ("dataset.default.history", BUILDER)}
+    assert two == one | {("dataset.default.history", SERVICE)}
 
 
 def test_collapse_access_merges_reads_and_writes(api: TestClient) -> None:
@@ -146,6 +176,24 @@ def test_a_known_access_shadows_unknown_for_the_same_run(api: TestClient) -> Non
     api.compact(run_events("spark", "P", "r1", T0 + timedelta(hours=2), T0 + timedelta(hours=3),  # type: ignore[attr-defined]
                            [("dataset.u", "unknown", ""), ("dataset.u", "read", "")], application="A"))
     assert [r["access"] for r in lineage(api, "datasets/u")["relations"]] == ["read"]
+
+
+def test_a_run_started_in_one_compaction_and_stopped_in_the_next_is_listed_once(api: TestClient) -> None:
+    long = "spark.default.A.Long"
+    started = T0 + timedelta(hours=2)
+    events = run_events("spark", "Long", "long-1", started, started + timedelta(days=2), [("dataset.l", "write", "")],
+                        application="A")
+    api.compact(events[:-1])  # type: ignore[attr-defined]  # start and access: still running
+    after_stop = {"start": str(int((started + timedelta(days=3)).timestamp())),
+                  "end": str(int((started + timedelta(days=4)).timestamp()))}
+    assert triples(lineage(api, "datasets/l")) == [("dataset.default.l", long, "write", ["long-1"], [])]
+    assert len(lineage(api, "datasets/l", **after_stop)["relations"]) == 1  # running: in every later window
+    api.compact(events[-1:])  # type: ignore[attr-defined]  # the stop, two days later
+    assert triples(lineage(api, "datasets/l")) == [("dataset.default.l", long, "write", ["long-1"], [])]
+    assert lineage(api, "datasets/l", **after_stop)["relations"] == []
+    stopping_day = {"start": str(int((started + timedelta(days=1, hours=23)).timestamp())),
+                    "end": str(int((started + timedelta(days=2, hours=1)).timestamp()))}
+    assert [r["runs"] for r in lineage(api, "datasets/l", **stopping_day)["relations"]] == [["long-1"]]
 
 
 def test_run_accesses_and_program_runs(api: TestClient) -> None:
@@ -193,9 +241,23 @@ def test_unknown_namespace_is_404_and_unknown_dataset_is_empty(api: TestClient) 
 def test_external_sources_appear_once_per_stream_source_and_day(api: TestClient) -> None:
     from lineage.external import external_stream_events
 
-    writes = [external_stream_events("default", "purchaseStream", "web-shop", T0 + timedelta(hours=hour))
+    writes = [external_stream_events("default", "clickStream", "web-shop", T0 + timedelta(hours=hour))
               for hour in (1, 5, 23)]
     api.compact([e for batch in writes for e in batch])  # type: ignore[attr-defined]
-    external = [r for r in lineage(api, "streams/purchaseStream")["relations"] if r["program"].startswith("external.")]
-    assert external == [{"data": "stream.default.purchaseStream", "program": "external.default._external.web-shop",
+    external = [r for r in lineage(api, "streams/clickStream")["relations"] if r["program"].startswith("external.")]
+    assert external == [{"data": "stream.default.clickStream", "program": "external.default._external.web-shop",
                          "access": "write", "runs": ["2026-11-20"], "components": []}]
+
+
+def test_lineage_before_the_marts_are_built_is_503_with_a_hint(
+    api: TestClient, warehouse_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    with psycopg.connect(libpq(warehouse_db), autocommit=True) as conn:  # compacted, but no dbt build yet
+        conn.execute("insert into lineage.datasets (namespace, dataset_type, dataset) "
+                     "values ('default', 'dataset', 'd')")
+    monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(warehouse_db))
+    response = api.get("/v3/namespaces/default/datasets/d/lineage")
+    assert response.status_code == 503
+    assert "lineage_marts.lineage_walk does not exist yet" in response.json()["message"]

@@ -85,6 +85,18 @@ def test_new_event_refuses_nul_characters() -> None:
         new_event("dataset_access", "default", RUN, {"dataset": {"name": "d"}, "access": "read", "component": "a\x00"})
 
 
+def test_lone_surrogates_are_refused_by_the_client_and_quarantined_by_the_reader() -> None:
+    payload = {"dataset": {"name": "d"}, "access": "read", "component": "bad\ud800"}
+    with pytest.raises(InvalidEventError, match="valid Unicode text"):
+        new_event("dataset_access", "default", RUN, payload)
+    line = json.dumps({"schema_version": 1, "event_id": "e", "kind": "dataset_access",
+                       "event_time": "2026-01-01T00:00:00Z", "namespace": "default", "run": RUN, "payload": payload},
+                      ensure_ascii=False)
+    rejected = parse_line(line)
+    assert isinstance(rejected, Rejection)
+    assert "malformed JSON" in rejected.reason
+
+
 def test_new_event_refuses_naive_times() -> None:
     with pytest.raises(InvalidEventError, match="time zone"):
         new_event("run_start", "default", RUN, {}, event_time=datetime(2026, 1, 1))
@@ -103,7 +115,8 @@ names = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,20}", fullmatch=True)
     namespace=st.from_regex(r"[A-Za-z0-9_]{1,20}", fullmatch=True),
     dataset=names,
     access_type=st.sampled_from(["read", "write", "read_write", "unknown"]),
-    component=st.text(alphabet=st.characters(exclude_characters="\x00"), max_size=40),  # NUL: rejected, tested above
+    # NUL and lone surrogates are refused (tested above); any other text survives.
+    component=st.text(alphabet=st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=40),
     micros=st.integers(min_value=0, max_value=4_000_000_000_000_000),
 )
 def test_built_events_survive_the_log_line_round_trip(

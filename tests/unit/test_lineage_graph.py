@@ -3,10 +3,10 @@ from __future__ import annotations
 import pytest
 
 from lineage.lineage_graph import (
-    Access,
     DataRef,
     InvalidLineageRequestError,
     ProgramRef,
+    Relation,
     build_relations,
     check_levels,
     lineage_response,
@@ -18,9 +18,9 @@ HISTORY = DataRef("default", "dataset", "history")
 BUILDER = ProgramRef("default", "PurchaseHistory", "mapreduce", "PurchaseHistoryBuilder")
 
 
-def test_relations_group_runs_and_components_per_data_program_access() -> None:
-    rows = [Access(PURCHASES, BUILDER, "r2", "read", "mapper"), Access(PURCHASES, BUILDER, "r1", "read"),
-            Access(HISTORY, BUILDER, "r1", "write", "reducer")]
+def test_relations_are_ordered_by_data_program_access_with_sorted_runs_and_components() -> None:
+    rows = [Relation(PURCHASES, BUILDER, "read", ("r2", "r1"), ("mapper",)),
+            Relation(HISTORY, BUILDER, "write", ("r1",), ("reducer",))]
     assert build_relations(rows) == [
         {"data": "dataset.default.history", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
          "access": "write", "runs": ["r1"], "components": ["reducer"]},
@@ -29,21 +29,20 @@ def test_relations_group_runs_and_components_per_data_program_access() -> None:
     ]
 
 
-def test_unknown_access_is_dropped_only_where_a_known_one_exists_for_the_same_run() -> None:
-    rows = [Access(PURCHASES, BUILDER, "r1", "unknown"), Access(PURCHASES, BUILDER, "r1", "read"),
-            Access(PURCHASES, BUILDER, "r2", "unknown")]
-    assert [(r["access"], r["runs"]) for r in build_relations(rows)] == [("read", ["r1"]), ("unknown", ["r2"])]
-
-
-def test_collapse_access_merges_access_types() -> None:
-    rows = [Access(PURCHASES, BUILDER, "r1", "read"), Access(PURCHASES, BUILDER, "r2", "write")]
+def test_collapse_access_merges_access_types_runs_and_components() -> None:
+    rows = [Relation(PURCHASES, BUILDER, "read", ("r1",), ("mapper",)), Relation(PURCHASES, BUILDER, "write", ("r2",))]
     assert build_relations(rows, frozenset({"access"})) == [
         {"data": "dataset.default.purchases", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
-         "access": "read,write", "runs": ["r1", "r2"], "components": []}]
+         "access": "read,write", "runs": ["r1", "r2"], "components": ["mapper"]}]
+
+
+def test_collapse_run_and_component_keep_the_default_grouping() -> None:
+    rows = [Relation(PURCHASES, BUILDER, "read", ("r1", "r2"), ("mapper",))]
+    assert build_relations(rows, frozenset({"run", "component"})) == build_relations(rows)
 
 
 def test_response_carries_id_maps_in_seed_001_shape() -> None:
-    response = lineage_response(1, 2, [Access(PURCHASES, BUILDER, "r1", "read")])
+    response = lineage_response(1, 2, [Relation(PURCHASES, BUILDER, "read", ("r1",))])
     assert response["programs"] == {"mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder": {"id": {
         "namespace": "default", "application": "PurchaseHistory", "type": "mapreduce", "id": "PurchaseHistoryBuilder"}}}
     assert response["data"] == {"dataset.default.purchases": {"id": {

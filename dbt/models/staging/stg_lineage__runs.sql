@@ -14,7 +14,9 @@ renamed as (
         started_at,
         stopped_at,
         status,
-        status = 'running' as is_running
+        status = 'running' as is_running,
+        first_batch_id as first_compaction_batch_id,
+        last_batch_id as last_compaction_batch_id
     from source
 
 )
