@@ -22,6 +22,7 @@ import fastjsonschema
 import orjson
 
 from lineage.errors import InvalidEventError
+from lineage.field_paths import InvalidFieldOperationsError, normalize
 
 SCHEMA_VERSION = 1
 KINDS = ("run_start", "run_end", "dataset_access", "field_operations", "metadata_change")
@@ -139,6 +140,11 @@ def validate_event(event: Any) -> None:
         message = exc.message.replace("data", "data.payload", 1)
         raise InvalidEventError(f"schema violation: {message}") from exc
     parse_time(event["event_time"])
+    if event["kind"] == "field_operations":
+        try:
+            normalize(event["payload"], event["namespace"])
+        except InvalidFieldOperationsError as exc:
+            raise InvalidEventError(f"field operations: {exc}") from exc
 
 
 def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> dict[str, Any] | Rejection:

@@ -21,7 +21,7 @@ End = Annotated[str, Query(description="epoch seconds, now, now-30m, now-6h, now
 
 
 @contextmanager
-def _namespace(namespace: str) -> Iterator[psycopg.Connection]:
+def namespace_connection(namespace: str) -> Iterator[psycopg.Connection]:
     """A warehouse connection, after checking the namespace exists (404 otherwise)."""
     with warehouse_queries.connection() as conn:
         if not lineage_store.namespace_exists(conn, namespace):
@@ -34,7 +34,7 @@ def _lineage(namespace: str, data_type: str, name: str, start: str, end: str, le
     window = parse_window(start, end)
     check_levels(levels)
     collapse_types = parse_collapse(part for value in collapse for part in value.split(","))
-    with _namespace(namespace) as conn:
+    with namespace_connection(namespace) as conn:
         accesses = lineage_store.walk_lineage(conn, DataRef(namespace, data_type, name), *window, levels)
     return lineage_response(int(window[0].timestamp()), int(window[1].timestamp()), accesses, collapse_types)
 
@@ -56,7 +56,7 @@ def stream_lineage(namespace: str, stream: str, start: Start = "now-7d", end: En
 @router.get("/apps/{application}/{program_type}/{program}/runs/{run_id}/accesses")
 def run_accesses(namespace: str, application: str, program_type: str, program: str, run_id: str) -> dict[str, Any]:
     """What one run read and wrote, with times (seed 001 interaction 3)."""
-    with _namespace(namespace) as conn:
+    with namespace_connection(namespace) as conn:
         found = lineage_store.run_accesses(conn, namespace, application, program_type, program, run_id)
     if found is None:
         raise HTTPException(404, f"run {run_id!r} of {program_type} {application}.{program} not found")
@@ -68,7 +68,7 @@ def program_runs(namespace: str, application: str, program_type: str, program: s
                  start: Start = "now-7d", end: End = "now") -> dict[str, Any]:
     """The program's runs in [start, end), newest first."""
     window = parse_window(start, end)
-    with _namespace(namespace) as conn:
+    with namespace_connection(namespace) as conn:
         runs = lineage_store.program_runs(conn, namespace, application, program_type, program, *window)
     if runs is None:
         raise HTTPException(404, f"{program_type} {application}.{program} not found in namespace {namespace!r}")

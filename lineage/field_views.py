@@ -1,0 +1,85 @@
+"""Seed 004's two drawings of a field's path, from a stored path (``FieldPath.to_dict()``).
+
+- simple: nodes are the source fields the path starts from and the field itself; one edge per
+  source field carrying the set of operations between them (reads excluded, as the seed draws
+  ``body --parse, concat, create--> id``).
+- detailed: every intermediate field is a node (``origin:field``, the operation that output it
+  and the field's name); each edge is one operation turning an input field into an output field.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+
+def _node_id(ref: tuple[str, str]) -> str:
+    return f"{ref[1]}:{ref[0]}"
+
+
+def detailed_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
+    """Nodes and edges of the detailed view; the field is the node ``dataset:field``."""
+    operations = {operation["id"]: operation for operation in path["operations"]}
+    target = (path["field"], path["origin"])
+    nodes: dict[str, dict[str, Any]] = {}
+    edges: set[tuple[str, str, str, str]] = set()
+    stack, seen = [target], set()
+
+    def node(ref: tuple[str, str]) -> str:
+        if ref == target:
+            key = f"{dataset}:{ref[0]}"
+            nodes.setdefault(key, {"id": key, "field": ref[0], "dataset": dataset, "kind": "field"})
+            return key
+        operation = operations[ref[1]]
+        key = _node_id(ref)
+        entry = {"id": key, "field": ref[0], "origin": ref[1], "kind": "intermediate"}
+        if operation["type"] == "read":
+            entry.update(kind="source", sources=operation["sources"])
+        nodes.setdefault(key, entry)
+        return key
+
+    while stack:
+        ref = stack.pop()
+        if ref in seen:
+            continue
+        seen.add(ref)
+        head = node(ref)
+        operation = operations[ref[1]]
+        for item in operation["inputs"]:
+            parent = (item["field"], item["origin"])
+            edges.add((node(parent), head, operation["id"], operation["name"]))
+            stack.append(parent)
+    return {
+        "nodes": sorted(nodes.values(), key=lambda n: n["id"]),
+        "edges": [{"from": a, "to": b, "operation": op_id, "name": name} for a, b, op_id, name in sorted(edges)],
+    }
+
+
+def simple_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
+    """Nodes and edges of the simple view: source fields -> the field, each edge with its operations."""
+    operations = {operation["id"]: operation for operation in path["operations"]}
+
+    @cache
+    def routes(field: str, origin: str) -> dict[tuple[str, str], frozenset[str]]:
+        """Source field (origin, field) -> the non-read operations between it and (field, origin)."""
+        operation = operations[origin]
+        if operation["type"] == "read":
+            return {(origin, field): frozenset()}
+        found: dict[tuple[str, str], frozenset[str]] = {}
+        for item in operation["inputs"]:
+            for source, ops in routes(item["field"], item["origin"]).items():
+                found[source] = found.get(source, frozenset()) | ops | {origin}
+        return found
+
+    rank = {operation["id"]: index for index, operation in enumerate(path["operations"])}
+    target = f"{dataset}:{path['field']}"
+    nodes = [{"id": target, "field": path["field"], "dataset": dataset, "kind": "field"}]
+    edges = []
+    for (origin, field), ops in sorted(routes(path["field"], path["origin"]).items()):
+        key = _node_id((field, origin))
+        nodes.append({"id": key, "field": field, "origin": origin, "kind": "source",
+                      "sources": operations[origin]["sources"]})
+        ordered = sorted(ops, key=rank.__getitem__)
+        edges.append({"from": key, "to": target, "operations": ordered,
+                      "names": [operations[op_id]["name"] for op_id in ordered]})
+    return {"nodes": sorted(nodes, key=lambda n: n["id"]), "edges": edges}

@@ -1,0 +1,74 @@
+"""DataFrame -> DataFrame steps of the field lineage job (no IO): both call the core.
+
+1. ``fingerprint_records``: every pending record -> its operation set's fingerprint (or the
+   reason it gives no lineage).
+2. ``paths_of_new_sets``: one record per fingerprint not stored yet -> its per-field paths, so
+   paths are computed once per distinct operation set, however many runs recorded it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from lineage.field_paths import InvalidFieldOperationsError, field_paths, normalize
+
+PENDING_SCHEMA = T.StructType([T.StructField(name, T.StringType()) for name in ("namespace", "event_id", "payload")])
+_FINGERPRINTED = pa.schema([pa.field(name, pa.string()) for name in (
+    "namespace", "event_id", "payload", "fingerprint", "destination_namespace", "destination_type", "destination",
+    "descriptions", "reason")])
+FINGERPRINTED_SCHEMA = T.StructType([T.StructField(f.name, T.StringType()) for f in _FINGERPRINTED])
+_PATHS = pa.schema([pa.field("fingerprint", pa.string()), pa.field("operations", pa.string()),
+                    pa.field("paths", pa.string())])
+PATHS_SCHEMA = T.StructType([T.StructField(f.name, T.StringType()) for f in _PATHS])
+
+
+def _fingerprint_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        rows: dict[str, list[Any]] = {name: [] for name in _FINGERPRINTED.names}
+        for namespace, event_id, payload in zip(*(batch.column(n).to_pylist() for n in PENDING_SCHEMA.names),
+                                                strict=True):
+            found: dict[str, Any] = {"namespace": namespace, "event_id": event_id, "payload": payload}
+            try:
+                record = normalize(orjson.loads(payload), namespace)
+            except (InvalidFieldOperationsError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
+                found["reason"] = f"field operations: {exc}"
+            else:
+                found.update(fingerprint=record.fingerprint, destination_namespace=record.destination.namespace,
+                             destination_type=record.destination.type, destination=record.destination.name,
+                             descriptions=orjson.dumps(record.descriptions()).decode())
+            for name in _FINGERPRINTED.names:
+                rows[name].append(found.get(name))
+        yield pa.RecordBatch.from_pydict(rows, schema=_FINGERPRINTED)
+
+
+def _path_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        rows: dict[str, list[Any]] = {name: [] for name in _PATHS.names}
+        for fingerprint, namespace, payload in zip(
+            *(batch.column(n).to_pylist() for n in ("fingerprint", "namespace", "payload")), strict=True
+        ):
+            record = normalize(orjson.loads(payload), namespace)
+            rows["fingerprint"].append(fingerprint)
+            rows["operations"].append(orjson.dumps([op.identity() for op in record.operations]).decode())
+            rows["paths"].append(orjson.dumps([path.to_dict() for path in field_paths(record)]).decode())
+        yield pa.RecordBatch.from_pydict(rows, schema=_PATHS)
+
+
+def fingerprint_records(pending: DataFrame) -> DataFrame:
+    """(namespace, event_id, payload) -> the same with the record's fingerprint, or ``reason``."""
+    return pending.mapInArrow(_fingerprint_batches, FINGERPRINTED_SCHEMA)
+
+
+def paths_of_new_sets(fingerprinted: DataFrame, known: DataFrame) -> DataFrame:
+    """One row per fingerprint not in ``known``: its operations and per-field paths (JSON)."""
+    fresh = (fingerprinted.where(F.col("reason").isNull())
+             .dropDuplicates(["fingerprint"])
+             .join(known, "fingerprint", "left_anti"))
+    return fresh.select("fingerprint", "namespace", "payload").mapInArrow(_path_batches, PATHS_SCHEMA)

@@ -1,0 +1,164 @@
+"""Field lineage end to end: raw events -> real compaction -> Spark field lineage job -> API."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+from lineage_api.app import create_app
+
+from lineage.settings import Settings
+from spark_jobs.compaction.job import run_compaction
+from spark_jobs.examples.user_profiles import DESTINATION_FIELDS, field_operations
+from spark_jobs.field_lineage.job import run_field_lineage
+from tests.airflow_support import ensure_airflow_db, libpq
+from tests.conftest import create_scratch_db, drop_scratch_db
+from tests.factories import event, write_log
+
+T0 = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
+END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+WINDOW = {"start": str(int(T0.timestamp())), "end": str(int((T0 + timedelta(days=1)).timestamp()))}
+SEED_OPERATIONS = [operation.to_dict() for operation in field_operations()]
+CHANGED_OPERATIONS = [*SEED_OPERATIONS[:-1], {"name": "create", "inputs": [{"field": "name"}, {"field": "age"}],
+                                              "outputs": ["id"], "description": "id from name and age"}]
+
+
+def run(program: str, run_id: str, hour: int, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A run's start, its field operation records, its end."""
+    ids = {"application": "UserProfiles", "program_type": "mapreduce", "program": program, "run_id": run_id}
+    at = T0 + timedelta(hours=hour)
+
+    def stamp(moment: datetime) -> str:
+        return moment.isoformat().replace("+00:00", "Z")
+
+    return [event("run_start", run=ids, event_time=stamp(at), namespace="myns"),
+            *[event("field_operations", record, run=ids, event_time=stamp(at + timedelta(seconds=1)),
+                    namespace="myns") for record in records],
+            event("run_end", {"status": "completed"}, run=ids, event_time=stamp(at + timedelta(minutes=5)),
+                  namespace="myns")]
+
+
+def profiles(operations: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"destination": {"name": "mytableds"}, "operations": operations,
+            "destination_fields": list(DESTINATION_FIELDS)}
+
+
+SCORES = {"destination": {"name": "scores"}, "operations": [
+    {"name": "read", "inputs": [{"source": {"name": "mytableds"}}], "outputs": ["id", "age"]},
+    {"name": "hash", "inputs": [{"field": "id"}], "outputs": ["uid"]},
+    {"type": "write", "name": "write", "inputs": [{"field": "uid"}]},
+]}
+NO_READ = {"destination": {"name": "broken"}, "destination_fields": ["x"],
+           "operations": [{"name": "invent", "inputs": [], "outputs": ["x"]}]}
+
+
+@pytest.fixture(scope="module")
+def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
+    from airflow.api_fastapi.app import init_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    url = create_scratch_db("field_lineage")
+    log_root = tmp_path_factory.mktemp("raw-events")
+    settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
+    write_log(log_root, [
+        *run("ETLMapReduce", "r1", 1, [profiles(SEED_OPERATIONS)]),
+        *run("ETLMapReduce", "r2", 2, [profiles(SEED_OPERATIONS)]),
+        *run("ETLMapReduce", "r3", 3, [profiles(SEED_OPERATIONS)]),
+        *run("ETLMapReduce", "r4", 4, [profiles(CHANGED_OPERATIONS)]),
+        *run("Scoring", "s1", 5, [SCORES, NO_READ]),
+    ])
+    run_compaction(spark, interval_end=END, settings=settings)
+    summary = run_field_lineage(spark, settings)
+    assert (summary.records, summary.sets_added, summary.runs_recorded) == (5, 3, 5)
+    again = run_field_lineage(spark, settings)
+    assert again.records == 0  # processed records are not read twice
+    ensure_airflow_db()
+    previous = os.environ.get("AIRFLOW_CONN_LINEAGE_WAREHOUSE")
+    os.environ["AIRFLOW_CONN_LINEAGE_WAREHOUSE"] = libpq(url)
+    token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
+    client = TestClient(create_app())
+    client.headers["Authorization"] = f"Bearer {token}"
+    client.url = url  # type: ignore[attr-defined]
+    yield client
+    if previous is None:
+        os.environ.pop("AIRFLOW_CONN_LINEAGE_WAREHOUSE", None)
+    else:
+        os.environ["AIRFLOW_CONN_LINEAGE_WAREHOUSE"] = previous
+    drop_scratch_db(url)
+
+
+def lineage(api: TestClient, dataset: str, field: str, **params: Any) -> dict[str, Any]:
+    response = api.get(f"/v3/namespaces/myns/datasets/{dataset}/fields/{field}/lineage", params={**WINDOW, **params})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_identical_runs_group_into_one_path_and_a_changed_pipeline_adds_a_second(api: TestClient) -> None:
+    body = lineage(api, "mytableds", "id")
+    assert (body["fieldName"], body["startTimeInSeconds"]) == ("id", int(T0.timestamp()))
+    assert [(p["runs"], p["runCount"]) for p in body["paths"]] == [(["r1", "r2", "r3"], 3), (["r4"], 1)]
+    assert [op["name"] for op in body["paths"][0]["operations"]] == ["read", "parse", "concat", "create"]
+    assert body["paths"][0]["operations"][3]["description"] == "creating unique id from the name field"
+    assert body["paths"][1]["operations"][-1]["inputs"] == [{"field": "name", "origin": "concat"},
+                                                           {"field": "age", "origin": "parse"}]
+    assert body["paths"][0]["firstSeenInSeconds"] == int((T0 + timedelta(hours=1)).timestamp())
+    # Unchanged fields keep one path across the change: city was produced the same way by all four runs.
+    assert [p["runs"] for p in lineage(api, "mytableds", "city")["paths"]] == [["r1", "r2", "r3", "r4"]]
+
+
+def test_seed_004_simple_and_detailed_views_of_id(api: TestClient) -> None:
+    simple = lineage(api, "mytableds", "id", view="simple")["paths"][0]["graph"]
+    assert [(e["from"], e["to"], e["names"]) for e in simple["edges"]] == [
+        ("read:body", "mytableds:id", ["parse", "concat", "create"])]
+    detailed = lineage(api, "mytableds", "id", view="detailed")["paths"][0]["graph"]
+    assert {(e["from"], e["to"], e["name"]) for e in detailed["edges"]} == {
+        ("read:body", "parse:first_name", "parse"), ("read:body", "parse:last_name", "parse"),
+        ("parse:first_name", "concat:name", "concat"), ("parse:last_name", "concat:name", "concat"),
+        ("concat:name", "mytableds:id", "create")}
+
+
+def test_provenance_and_impact_follow_fields_across_datasets(api: TestClient) -> None:
+    upstream = lineage(api, "scores", "uid", levels=2)["upstream"]
+    assert [(u["dataset"], u["field"], u["level"], len(u["paths"])) for u in upstream] == [("mytableds", "id", 1, 2)]
+    impacts = lineage(api, "user_data", "body", direction="outgoing", levels=2)["impacts"]
+    assert {(i["dataset"], i["field"], i["level"]) for i in impacts} == {
+        ("mytableds", f, 1) for f in DESTINATION_FIELDS} | {("scores", "uid", 2)}
+    uid = next(i for i in impacts if i["field"] == "uid")
+    assert uid["paths"][0]["runs"] == ["s1"]
+    one_level = lineage(api, "user_data", "body", direction="outgoing", levels=1)["impacts"]
+    assert {i["dataset"] for i in one_level} == {"mytableds"}
+
+
+def test_dataset_fields_say_which_have_lineage_in_the_window(api: TestClient) -> None:
+    response = api.get("/v3/namespaces/myns/datasets/mytableds/lineage/fields", params=WINDOW)
+    assert response.json()["fields"] == [{"name": f, "hasLineage": True} for f in sorted(DESTINATION_FIELDS)]
+    later = api.get("/v3/namespaces/myns/datasets/mytableds/lineage/fields",
+                    params={"start": str(int(END.timestamp())), "end": "now", "prefix": "na"}).json()
+    assert later["fields"] == [{"name": "name", "hasLineage": False}]
+
+
+def test_a_record_without_a_read_is_quarantined_and_the_runs_other_records_kept(api: TestClient) -> None:
+    with psycopg.connect(libpq(api.url)) as conn:  # type: ignore[attr-defined]
+        reasons = [row[0] for row in conn.execute("select reason from lineage.quarantine").fetchall()]
+    assert reasons == ["field operations: there is no read operation: a path must start at a source dataset"]
+    assert lineage(api, "scores", "uid")["paths"][0]["runs"] == ["s1"]
+
+
+@pytest.mark.parametrize(("path", "params", "status", "message"), [
+    ("datasets/mytableds/fields/nope/lineage", {}, 404, "field 'nope' of dataset 'mytableds' has no recorded lineage"),
+    ("datasets/ghost/fields/id/lineage", {}, 404, "dataset 'ghost' not found"),
+    ("datasets/mytableds/fields/id/lineage", {"view": "fancy"}, 400, "view"),
+    ("datasets/mytableds/fields/id/lineage", {"direction": "sideways"}, 400, "direction"),
+    ("datasets/mytableds/fields/id/lineage", {"start": "now", "end": "now-1h"}, 400, "is after end"),
+    ("datasets/mytableds/fields/id/lineage", {"levels": "0"}, 400, "levels must be between 1 and 100"),
+])
+def test_bad_field_lineage_requests_get_json_errors(api: TestClient, path: str, params: dict[str, str], status: int,
+                                                    message: str) -> None:
+    response = api.get(f"/v3/namespaces/myns/{path}", params=params)
+    assert response.status_code == status
+    assert message in response.json()["message"]

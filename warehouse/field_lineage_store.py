@@ -1,0 +1,174 @@
+"""Field lineage in the warehouse: what the field lineage job stores, and what the API reads.
+
+Writes (one transaction per job run): operation sets by fingerprint, their per-field paths,
+the source field -> destination field index for impact, and one row per run and destination.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from warehouse.lineage_store import in_window
+
+_FINGERPRINTED_COLUMNS = ("namespace", "event_id", "fingerprint", "destination_namespace", "destination_type",
+                          "destination", "descriptions", "reason")
+
+
+def fetch_pending(conn: psycopg.Connection, limit: int) -> list[tuple[str, str, str]]:
+    """Up to ``limit`` compacted field operation records not processed yet: (namespace, event_id, payload)."""
+    return conn.execute(
+        """select namespace, event_id, payload::text from lineage.pending_events
+           where kind = 'field_operations' and processed_at is null order by event_time limit %s""",
+        (limit,),
+    ).fetchall()
+
+
+def known_fingerprints(conn: psycopg.Connection) -> list[str]:
+    return [row[0] for row in conn.execute("select fingerprint from lineage.field_operation_sets").fetchall()]
+
+
+def store_results(conn: psycopg.Connection, fingerprinted: Sequence[dict[str, Any]],
+                  new_sets: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Store one job run's results in the open transaction; returns counts by kind."""
+    conn.execute(f"""create temp table field_records ({', '.join(f'{c} text' for c in _FINGERPRINTED_COLUMNS)})
+                     on commit drop""")  # type: ignore[arg-type]
+    with conn.cursor().copy(f"copy field_records ({', '.join(_FINGERPRINTED_COLUMNS)}) from stdin") as copy:  # type: ignore[arg-type]
+        for row in fingerprinted:
+            copy.write_row([row.get(column) for column in _FINGERPRINTED_COLUMNS])
+    conn.execute("create temp table new_sets (fingerprint text, operations jsonb, paths jsonb) on commit drop")
+    with conn.cursor().copy("copy new_sets from stdin") as copy:
+        for row in new_sets:
+            copy.write_row([row["fingerprint"], row["operations"], row["paths"]])
+    counts = {}
+    conn.execute("""insert into lineage.datasets (namespace, dataset_type, dataset)
+                    select distinct destination_namespace, destination_type, destination from field_records
+                    where reason is null on conflict do nothing""")
+    counts["sets_added"] = conn.execute("""
+        insert into lineage.field_operation_sets as s (fingerprint, destination_namespace, destination_type,
+            destination, operations, descriptions, described_at)
+        select distinct on (f.fingerprint) f.fingerprint, f.destination_namespace, f.destination_type, f.destination,
+               coalesce(n.operations, '[]'), f.descriptions::jsonb, e.event_time
+        from field_records f
+        join lineage.pending_events e on e.namespace = f.namespace and e.event_id = f.event_id
+        left join new_sets n on n.fingerprint = f.fingerprint
+        where f.reason is null
+        order by f.fingerprint, e.event_time desc
+        on conflict (fingerprint) do update set descriptions = excluded.descriptions,
+                                                described_at = excluded.described_at
+        where excluded.described_at > s.described_at""").rowcount
+    counts["paths_added"] = conn.execute("""
+        insert into lineage.field_paths (set_fingerprint, field, path_fingerprint, path)
+        select n.fingerprint, p.path->>'field', p.path->>'fingerprint', p.path
+        from new_sets n cross join lateral jsonb_array_elements(n.paths) as p(path)
+        on conflict do nothing""").rowcount
+    conn.execute("""
+        insert into lineage.field_path_sources (source_namespace, source_type, source, source_field,
+                                                set_fingerprint, field)
+        select distinct s.source->>'namespace', s.source->>'type', s.source->>'name', s.source->>'field',
+               n.fingerprint, p.path->>'field'
+        from new_sets n cross join lateral jsonb_array_elements(n.paths) as p(path)
+        cross join lateral jsonb_array_elements(p.path->'sources') as s(source)
+        on conflict do nothing""")
+    conn.execute("""insert into lineage.datasets (namespace, dataset_type, dataset)
+                    select distinct s.source->>'namespace', s.source->>'type', s.source->>'name'
+                    from new_sets n cross join lateral jsonb_array_elements(n.paths) as p(path)
+                    cross join lateral jsonb_array_elements(p.path->'sources') as s(source)
+                    on conflict do nothing""")
+    counts["runs_recorded"] = conn.execute("""
+        insert into lineage.field_lineage_runs (dataset_key, run_key, set_fingerprint, recorded_at)
+        select d.dataset_key, r.run_key, f.fingerprint, min(e.event_time)
+        from field_records f
+        join lineage.pending_events e on e.namespace = f.namespace and e.event_id = f.event_id
+        join lineage.programs p on p.namespace = e.namespace and p.application = e.application
+                               and p.program_type = e.program_type and p.program = e.program
+        join lineage.runs r on r.namespace = e.namespace and r.program_key = p.program_key and r.run_id = e.run_id
+        join lineage.datasets d on d.namespace = f.destination_namespace and d.dataset_type = f.destination_type
+                               and d.dataset = f.destination
+        where f.reason is null
+        group by d.dataset_key, r.run_key, f.fingerprint
+        on conflict do nothing""").rowcount
+    counts["quarantined"] = conn.execute("""
+        insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
+        select 'field-lineage', 'pending_events/' || f.namespace || '/' || f.event_id, 1, f.reason, e.payload::text
+        from field_records f
+        join lineage.pending_events e on e.namespace = f.namespace and e.event_id = f.event_id
+        where f.reason is not null
+        on conflict do nothing""").rowcount
+    conn.execute("""update lineage.pending_events e set processed_at = now() from field_records f
+                    where e.namespace = f.namespace and e.event_id = f.event_id""")
+    return counts
+
+
+def dataset_exists(conn: psycopg.Connection, namespace: str, dataset: str) -> bool:
+    return conn.execute("select 1 from lineage.datasets where namespace = %s and dataset = %s",
+                        (namespace, dataset)).fetchone() is not None
+
+
+def field_known(conn: psycopg.Connection, namespace: str, dataset: str, field: str) -> bool:
+    return conn.execute(
+        """select 1 from lineage.field_operation_sets s join lineage.field_paths p on p.set_fingerprint = s.fingerprint
+           where s.destination_namespace = %s and s.destination = %s and p.field = %s limit 1""",
+        (namespace, dataset, field)).fetchone() is not None
+
+
+_PATHS = f"""
+    with hits as (
+        select p.path_fingerprint, p.path, s.descriptions, s.described_at, r.run_id, r.started_at
+        from lineage.datasets d
+        join lineage.field_lineage_runs f on f.dataset_key = d.dataset_key
+        join lineage.runs r on r.run_key = f.run_key
+        join lineage.field_paths p on p.set_fingerprint = f.set_fingerprint and p.field = %(field)s
+        join lineage.field_operation_sets s on s.fingerprint = f.set_fingerprint
+        where d.namespace = %(namespace)s and d.dataset = %(dataset)s
+          and {in_window("r.started_at", "r.stopped_at")}
+    )
+    select path_fingerprint,
+           (array_agg(path order by described_at desc))[1] as path,
+           (array_agg(descriptions order by described_at desc))[1] as descriptions,
+           array_agg(distinct run_id) as runs,
+           min(started_at) as first_seen, max(started_at) as last_seen, count(distinct run_id) as run_count
+    from hits group by path_fingerprint order by min(started_at), path_fingerprint"""
+
+
+def field_paths_in_window(conn: psycopg.Connection, namespace: str, dataset: str, field: str,
+                          start: datetime, end: datetime) -> list[dict[str, Any]]:
+    """The distinct paths of ``dataset.field`` with every run that produced each in the window."""
+    with conn.cursor(row_factory=dict_row) as cursor:
+        return cursor.execute(_PATHS, {"namespace": namespace, "dataset": dataset, "field": field,  # type: ignore[arg-type]
+                                       "start": start, "end": end}).fetchall()
+
+
+def fields_fed_by(conn: psycopg.Connection, namespace: str, dataset: str, field: str,
+                  start: datetime, end: datetime) -> list[tuple[str, str, str]]:
+    """Destination (namespace, dataset, field) whose paths start at this source field, run in the window."""
+    return conn.execute(
+        f"""select distinct s.destination_namespace, s.destination, x.field
+            from lineage.field_path_sources x
+            join lineage.field_operation_sets s on s.fingerprint = x.set_fingerprint
+            join lineage.field_lineage_runs f on f.set_fingerprint = x.set_fingerprint
+            join lineage.runs r on r.run_key = f.run_key
+            where x.source_namespace = %(namespace)s and x.source = %(dataset)s and x.source_field = %(field)s
+              and {in_window("r.started_at", "r.stopped_at")}
+            order by 1, 2, 3""",  # type: ignore[arg-type]
+        {"namespace": namespace, "dataset": dataset, "field": field, "start": start, "end": end}).fetchall()
+
+
+def dataset_fields(conn: psycopg.Connection, namespace: str, dataset: str, start: datetime, end: datetime,
+                   prefix: str) -> list[dict[str, Any]]:
+    """Every field ever written with lineage to the dataset, and whether it has lineage in the window."""
+    with conn.cursor(row_factory=dict_row) as cursor:
+        return cursor.execute(
+            f"""select p.field as name, bool_or({in_window("r.started_at", "r.stopped_at")}) is true as has_lineage
+                from lineage.field_operation_sets s
+                join lineage.field_paths p on p.set_fingerprint = s.fingerprint
+                left join lineage.field_lineage_runs f on f.set_fingerprint = s.fingerprint
+                left join lineage.runs r on r.run_key = f.run_key
+                where s.destination_namespace = %(namespace)s and s.destination = %(dataset)s
+                  and starts_with(p.field, %(prefix)s)
+                group by p.field order by p.field""",  # type: ignore[arg-type]
+            {"namespace": namespace, "dataset": dataset, "prefix": prefix, "start": start, "end": end}).fetchall()
