@@ -7,7 +7,9 @@ Compacts the raw lineage event logs into the warehouse, every hour by default
 1. **compact**: a Spark job reads the raw log files not yet in the manifest (partitions up
    to the interval's end, plus `LINEAGE_LOOKBACK_HOURS` for late files), validates each line
    against the event schema (bad lines go to `lineage.quarantine` with the reason),
-   deduplicates by event id, COPYs into staging and merges in one transaction.
+   deduplicates by event id, COPYs into staging and merges in one transaction. Then, in the
+   same Spark session, the field lineage job turns the new field operation records into
+   operation sets, per-field paths and run rows (seed 004).
 2. **check**: Great Expectations over the rows this batch wrote; a failure stops the run
    before the marts are published.
 3. **build_marts**: `dbt build` of the marts (`lineage_marts.*`) and their tests.
@@ -20,6 +22,7 @@ Airflow connection `lineage_warehouse`.
 from __future__ import annotations
 
 import logging
+import os
 
 import pendulum
 from airflow.sdk import Asset, dag, get_current_context, task
@@ -47,6 +50,7 @@ def lineage_compaction() -> None:
     @task
     def compact() -> dict[str, int | str]:
         from spark_jobs.compaction.job import run_compaction
+        from spark_jobs.field_lineage.job import run_field_lineage
         from spark_jobs.session import build_session
         from warehouse.db import warehouse_url
 
@@ -57,7 +61,9 @@ def lineage_compaction() -> None:
             spark, interval_end=interval_end, database_url=warehouse_url(), dag_run_id=context["run_id"]
         )
         log.info("%s", summary.render())
-        return summary.as_dict()
+        fields = run_field_lineage(spark, Settings.from_env({**os.environ, "LINEAGE_DATABASE_URL": warehouse_url()}))
+        log.info("%s", fields.render())
+        return {**summary.as_dict(), "field_records": fields.records, "field_sets_added": fields.sets_added}
 
     @task
     def check(summary: dict[str, int | str]) -> list[str]:
@@ -87,10 +93,10 @@ def lineage_compaction() -> None:
 
         log.info(
             "SUMMARY batch=%s files=%s events_read=%s compacted=%s duplicates=%s quarantined=%s "
-            "runs_updated=%s accesses_added=%s dbt_nodes_passed=%s",
+            "runs_updated=%s accesses_added=%s field_records=%s dbt_nodes_passed=%s",
             summary["batch_id"], summary["files"], summary["events_read"], summary["events_compacted"],
             summary["duplicates"], summary["quarantined"], summary["runs_touched"], summary["accesses_added"],
-            marts["passed"],
+            summary["field_records"], marts["passed"],
         )
         if not summary["events_compacted"]:
             raise AirflowSkipException("nothing new was compacted; no asset events emitted")

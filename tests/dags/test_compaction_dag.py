@@ -36,13 +36,22 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
         event("run_start", run=run, event_time="2026-11-21T05:00:00Z"),
         access("purchaseStream", run=run),
         access("purchases", "write", run=run),
+        event("field_operations", {"destination": {"name": "purchases"}, "operations": [
+            {"name": "read", "inputs": [{"source": {"name": "purchaseStream", "type": "stream"}}], "outputs": ["body"]},
+            {"name": "parse", "inputs": [{"field": "body"}], "outputs": ["customer", "item"]}],
+            "destination_fields": ["customer", "item"]}, run=run),
         "not json at all",
         event("run_end", {"status": "completed"}, run=run, event_time="2026-11-21T05:05:00Z"),
     ])
     output = dags_test(log_root, warehouse_db, "2026-11-21T06:00:00+00:00")
 
     assert "SUMMARY" in output
-    assert "events_read=5 compacted=4 duplicates=0 quarantined=1" in output
+    assert "events_read=6 compacted=5 duplicates=0 quarantined=1" in output
+    assert "field_records=1" in output
+    assert query(warehouse_db, "select d.dataset, p.field, p.path->'sources'->0->>'field' from lineage.field_paths p "
+                               "join lineage.field_operation_sets s on s.fingerprint = p.set_fingerprint "
+                               "join lineage.datasets d on d.dataset = s.destination order by p.field") == [
+        ("purchases", "customer", "body"), ("purchases", "item", "body")]
     assert query(warehouse_db, "select program_run_id, status, datasets_read, datasets_written "
                                "from lineage_marts.program_runs") == [
         ("default.PurchaseHistory.flow.PurchaseFlow.r-1", "completed", 1, 1)]
