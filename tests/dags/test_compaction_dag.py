@@ -52,6 +52,12 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
                                "join lineage.field_operation_sets s on s.fingerprint = p.set_fingerprint "
                                "join lineage.datasets d on d.dataset = s.destination order by p.field") == [
         ("purchases", "customer", "body"), ("purchases", "item", "body")]
+    assert query(warehouse_db, "select dataset, field, run_count from lineage_marts.field_provenance "
+                               "order by field") == [
+        ("purchases", "customer", 1), ("purchases", "item", 1)]
+    assert query(warehouse_db, "select source_dataset, source_field, destination_field, run_count "
+                               "from lineage_marts.field_impact_edges order by destination_field") == [
+        ("purchaseStream", "body", "customer", 1), ("purchaseStream", "body", "item", 1)]
     assert query(warehouse_db, "select program_run_id, status, datasets_read, datasets_written "
                                "from lineage_marts.program_runs") == [
         ("default.PurchaseHistory.flow.PurchaseFlow.r-1", "completed", 1, 1)]
