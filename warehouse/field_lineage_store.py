@@ -13,7 +13,10 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from lineage.field_views import detailed_view, simple_view
 from warehouse.lineage_store import in_window
+
+_VIEWS = {"simple": simple_view, "detailed": detailed_view}
 
 _FINGERPRINTED_COLUMNS = ("namespace", "event_id", "fingerprint", "destination_namespace", "destination_type",
                           "destination", "descriptions", "reason")
@@ -172,3 +175,85 @@ def dataset_fields(conn: psycopg.Connection, namespace: str, dataset: str, start
                   and starts_with(p.field, %(prefix)s)
                 group by p.field order by p.field""",  # type: ignore[arg-type]
             {"namespace": namespace, "dataset": dataset, "prefix": prefix, "start": start, "end": end}).fetchall()
+
+
+def field_lineage(conn: psycopg.Connection, namespace: str, dataset: str, field: str,
+                  window: tuple[datetime, datetime], *, direction: str = "incoming", view: str | None = None,
+                  levels: int = 1) -> dict[str, Any]:
+    """Seed 004's answer for ``dataset.field``: its paths (incoming) with ``upstream`` fields up
+    to ``levels`` datasets, or the downstream fields generated from it (outgoing, ``impacts``)."""
+    body: dict[str, Any] = {
+        "fieldName": field, "startTimeInSeconds": int(window[0].timestamp()),
+        "endTimeInSeconds": int(window[1].timestamp()), "direction": direction,
+    }
+    if direction == "incoming":
+        body["paths"] = _paths(conn, namespace, dataset, field, window, view)
+        body["upstream"] = _walk(conn, body["paths"], window, view, levels, incoming=True)
+    else:
+        start = [{"sources": [{"namespace": namespace, "name": dataset, "field": field}]}]
+        body["impacts"] = _walk(conn, start, window, view, levels, incoming=False)
+    return body
+
+
+def _paths(conn: psycopg.Connection, namespace: str, dataset: str, field: str, window: tuple[datetime, datetime],
+           view: str | None) -> list[dict[str, Any]]:
+    paths = []
+    for row in field_paths_in_window(conn, namespace, dataset, field, *window):
+        path, descriptions = row["path"], row["descriptions"]
+        rendered: dict[str, Any] = {
+            "operations": [{**operation, "description": descriptions.get(operation["id"], "")}
+                           for operation in path["operations"]],
+            "sources": path["sources"],
+            "runs": sorted(row["runs"]),
+            "runCount": row["run_count"],
+            "firstSeenInSeconds": int(row["first_seen"].timestamp()),
+            "lastSeenInSeconds": int(row["last_seen"].timestamp()),
+            "fingerprint": row["path_fingerprint"],
+        }
+        if view:
+            rendered["graph"] = _VIEWS[view](path, dataset)
+        paths.append(rendered)
+    return paths
+
+
+def _walk(conn: psycopg.Connection, paths: list[dict[str, Any]], window: tuple[datetime, datetime],
+          view: str | None, levels: int, *, incoming: bool) -> list[dict[str, Any]]:
+    """Fields one dataset further, level by level: the source fields of ``paths`` (incoming)
+    or the fields generated from them (outgoing), each with its own paths."""
+    found: list[dict[str, Any]] = []
+    seen: set[tuple[str, str, str]] = set()
+    frontier = paths
+    for level in range(1, (levels - 1 if incoming else levels) + 1):
+        fields: list[tuple[str, str, str]] = []
+        for path in frontier:
+            for source in path["sources"]:
+                key = (source["namespace"], source["name"], source["field"])
+                if incoming:
+                    fields.append(key)
+                else:
+                    fields.extend(fields_fed_by(conn, *key, *window))
+        next_frontier = []
+        for namespace, dataset, field in dict.fromkeys(fields):
+            if (namespace, dataset, field) in seen:
+                continue
+            seen.add((namespace, dataset, field))
+            field_paths = _paths(conn, namespace, dataset, field, window, view)
+            if incoming and not field_paths:
+                continue  # a source with no lineage of its own: the walk ends there
+            if not incoming:
+                field_paths = [p for p in field_paths if _starts_at(p, frontier)]
+            found.append({"namespace": namespace, "dataset": dataset, "field": field, "level": level,
+                          "paths": field_paths})
+            next_frontier.extend(field_paths if incoming else
+                                 [{"sources": [{"namespace": namespace, "name": dataset, "field": field}]}])
+        frontier = next_frontier
+        if not frontier:
+            break
+    return found
+
+
+def _starts_at(path: dict[str, Any], frontier: list[dict[str, Any]]) -> bool:
+    starts = {(s["namespace"], s["name"], s["field"]) for p in frontier for s in p["sources"]}
+    return any((s["namespace"], s["name"], s["field"]) in starts for s in path["sources"])
+
+
