@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh
 
-.PHONY: help demo test up down setup venv pg migrate compact examples marts bench bench-lineage lint clean
+.PHONY: help demo test up down setup venv pg migrate compact examples marts bench bench-lineage bench-fields lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ marts: venv  ## dbt build of the marts, outside Airflow
 
 bench-lineage: venv pg  ## benchmark: dataset lineage walk at 1.44M runs, mart builds, compaction of that workload
 	@$(ENV) && .venv/bin/python -m bench.lineage_walk
+
+bench-fields: venv pg  ## benchmark: field lineage, 200 pipelines x 20 fields hourly for 30 days
+	@$(ENV) && .venv/bin/python -m bench.field_lineage
 
 bench: venv pg  ## benchmark: compaction of 1M synthetic events (EVENTS=1000000)
 	@$(ENV) && .venv/bin/python -m bench.compaction --events $${EVENTS:-1000000}

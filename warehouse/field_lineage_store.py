@@ -51,7 +51,8 @@ def store_results(conn: psycopg.Connection, fingerprinted: Sequence[dict[str, An
     conn.execute("""insert into lineage.datasets (namespace, dataset_type, dataset)
                     select distinct destination_namespace, destination_type, destination from field_records
                     where reason is null on conflict do nothing""")
-    counts["sets_added"] = conn.execute("""
+    counts["sets_added"] = len(new_sets)
+    conn.execute("""
         insert into lineage.field_operation_sets as s (fingerprint, destination_namespace, destination_type,
             destination, operations, descriptions, described_at)
         select distinct on (f.fingerprint) f.fingerprint, f.destination_namespace, f.destination_type, f.destination,
@@ -63,7 +64,7 @@ def store_results(conn: psycopg.Connection, fingerprinted: Sequence[dict[str, An
         order by f.fingerprint, e.event_time desc
         on conflict (fingerprint) do update set descriptions = excluded.descriptions,
                                                 described_at = excluded.described_at
-        where excluded.described_at > s.described_at""").rowcount
+        where excluded.described_at > s.described_at""")
     counts["paths_added"] = conn.execute("""
         insert into lineage.field_paths (set_fingerprint, field, path_fingerprint, path)
         select n.fingerprint, p.path->>'field', p.path->>'fingerprint', p.path

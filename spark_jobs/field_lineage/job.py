@@ -26,7 +26,7 @@ from warehouse.db import connect
 from warehouse.field_lineage_store import fetch_pending, known_fingerprints, store_results
 
 log = logging.getLogger(__name__)
-MAX_RECORDS_PER_RUN = 200_000
+CHUNK_RECORDS = 20_000
 
 
 @dataclass(frozen=True)
@@ -44,25 +44,28 @@ class FieldLineageSummary:
                 f"{self.quarantined} quarantined, in {self.seconds:.1f}s")
 
 
-def run_field_lineage(spark: SparkSession, settings: Settings | None = None) -> FieldLineageSummary:
+def run_field_lineage(spark: SparkSession, settings: Settings | None = None,
+                      chunk_records: int = CHUNK_RECORDS) -> FieldLineageSummary:
+    """Process every pending field operation record, ``chunk_records`` at a time (one
+    transaction per chunk: a chunk is stored and marked processed together)."""
     settings = settings or Settings.from_env()
     began = time.perf_counter()
+    totals = dict.fromkeys(("records", "sets_added", "paths_added", "runs_recorded", "quarantined"), 0)
     with connect(settings.database_url) as conn:
-        pending = fetch_pending(conn, MAX_RECORDS_PER_RUN)
-        if not pending:
-            log.info("field lineage: no new field operation records")
-            return FieldLineageSummary(0, 0, 0, 0, 0, time.perf_counter() - began)
-        log.info("field lineage: %d new field operation records", len(pending))
-        known = spark.createDataFrame([(f,) for f in known_fingerprints(conn)],
-                                      T.StructType([T.StructField("fingerprint", T.StringType())]))
-        fingerprinted = fingerprint_records(spark.createDataFrame(pending, PENDING_SCHEMA)).cache()
-        new_sets = [row.asDict() for row in paths_of_new_sets(fingerprinted, known).collect()]
-        records = [row.asDict() for row in fingerprinted.drop("payload").collect()]
-        fingerprinted.unpersist()
-        counts = store_results(conn, records, new_sets)
-        conn.commit()
-    summary = FieldLineageSummary(len(pending), counts["sets_added"], counts["paths_added"],
-                                  counts["runs_recorded"], counts["quarantined"], time.perf_counter() - began)
+        while pending := fetch_pending(conn, chunk_records):
+            log.info("field lineage: %d field operation records (%d so far)", len(pending), totals["records"])
+            known = spark.createDataFrame([(f,) for f in known_fingerprints(conn)],
+                                          T.StructType([T.StructField("fingerprint", T.StringType())]))
+            fingerprinted = fingerprint_records(spark.createDataFrame(pending, PENDING_SCHEMA)).cache()
+            new_sets = [row.asDict() for row in paths_of_new_sets(fingerprinted, known).collect()]
+            records = [row.asDict() for row in fingerprinted.drop("payload").collect()]
+            fingerprinted.unpersist()
+            counts = store_results(conn, records, new_sets)
+            conn.commit()
+            totals["records"] += len(pending)
+            for key, value in counts.items():
+                totals[key] += value
+    summary = FieldLineageSummary(**totals, seconds=time.perf_counter() - began)
     log.info(summary.render())
     return summary
 
