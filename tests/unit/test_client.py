@@ -60,6 +60,7 @@ def test_field_operations_are_recorded_in_seed_004_shape(tmp_path: Path) -> None
         run.record_field_operations(
             "mytableds",
             [FieldOperation("read", [Source("user_data", "myns")], ["offset", "body"]),
+             FieldOperation("parse", ["body"], ["first_name", "last_name"]),
              FieldOperation("concat", [FieldInput("first_name", origin="parse"), "last_name"], ["name"], "concat")],
             destination_fields=["name"],
         )
@@ -70,6 +71,7 @@ def test_field_operations_are_recorded_in_seed_004_shape(tmp_path: Path) -> None
         "operations": [
             {"name": "read", "inputs": [{"source": {"type": "dataset", "name": "user_data", "namespace": "myns"}}],
              "outputs": ["offset", "body"]},
+            {"name": "parse", "inputs": [{"field": "body"}], "outputs": ["first_name", "last_name"]},
             {"name": "concat", "inputs": [{"field": "first_name", "origin": "parse"}, {"field": "last_name"}],
              "outputs": ["name"], "description": "concat"},
         ],

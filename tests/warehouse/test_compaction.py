@@ -144,7 +144,7 @@ def test_a_compaction_that_fails_mid_merge_leaves_the_warehouse_as_it_was(
 def test_field_operations_and_metadata_events_are_kept_for_their_stages(
     spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
-    operations = {"destination": {"name": "mytableds"},
+    operations = {"destination": {"name": "mytableds"}, "destination_fields": ["body"],
                   "operations": [{"name": "read", "inputs": [{"source": {"name": "user_data"}}], "outputs": ["body"]}]}
     metadata = {"entity": [["namespace", "default"], ["dataset", "purchases"]], "operation": "add_tags",
                 "tags": ["PII"]}
