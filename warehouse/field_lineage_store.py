@@ -120,46 +120,63 @@ def field_known(conn: psycopg.Connection, namespace: str, dataset: str, field: s
         (namespace, dataset, field)).fetchone() is not None
 
 
+FieldKey = tuple[str, str, str]  # (namespace, dataset, field)
+
+# The distinct paths of a set of fields, each with every run that produced it in the window:
+# one query for the whole set (a field's own answer, or a whole level of a walk).
 _PATHS = f"""
-    with hits as (
-        select p.path_fingerprint, p.path, s.descriptions, s.described_at, r.run_id, r.started_at
-        from lineage.datasets d
+    with keys as (
+        select * from unnest(%(namespaces)s::text[], %(datasets)s::text[], %(fields)s::text[])
+            as k(namespace, dataset, field)
+    ),
+    hits as (
+        select k.namespace, k.dataset, k.field, p.path_fingerprint, p.path, s.descriptions, s.described_at,
+               r.run_id, r.started_at
+        from keys k
+        join lineage.datasets d on d.namespace = k.namespace and d.dataset = k.dataset
         join lineage.field_lineage_runs f on f.dataset_key = d.dataset_key
+        join lineage.field_paths p on p.set_fingerprint = f.set_fingerprint and p.field = k.field
         join lineage.runs r on r.run_key = f.run_key
-        join lineage.field_paths p on p.set_fingerprint = f.set_fingerprint and p.field = %(field)s
         join lineage.field_operation_sets s on s.fingerprint = f.set_fingerprint
-        where d.namespace = %(namespace)s and d.dataset = %(dataset)s
-          and {in_window("r.started_at", "r.stopped_at")}
+        where {in_window("r.started_at", "r.stopped_at")}
     )
-    select path_fingerprint,
+    select namespace, dataset, field, path_fingerprint,
            (array_agg(path order by described_at desc))[1] as path,
            (array_agg(descriptions order by described_at desc))[1] as descriptions,
            array_agg(distinct run_id) as runs,
            min(started_at) as first_seen, max(started_at) as last_seen, count(distinct run_id) as run_count
-    from hits group by path_fingerprint order by min(started_at), path_fingerprint"""
+    from hits group by namespace, dataset, field, path_fingerprint
+    order by namespace, dataset, field, min(started_at), path_fingerprint"""
+
+# Destination fields whose paths start at any of a set of source fields, run in the window.
+_FED_BY = f"""
+    select distinct s.destination_namespace, s.destination, x.field
+    from unnest(%(namespaces)s::text[], %(datasets)s::text[], %(fields)s::text[]) as k(namespace, dataset, field)
+    join lineage.field_path_sources x
+      on x.source_namespace = k.namespace and x.source = k.dataset and x.source_field = k.field
+    join lineage.field_operation_sets s on s.fingerprint = x.set_fingerprint
+    join lineage.field_lineage_runs f on f.set_fingerprint = x.set_fingerprint
+    join lineage.runs r on r.run_key = f.run_key
+    where {in_window("r.started_at", "r.stopped_at")}
+    order by 1, 2, 3"""
 
 
-def field_paths_in_window(conn: psycopg.Connection, namespace: str, dataset: str, field: str,
-                          start: datetime, end: datetime) -> list[dict[str, Any]]:
-    """The distinct paths of ``dataset.field`` with every run that produced each in the window."""
+def _key_arrays(keys: list[FieldKey], start: datetime, end: datetime) -> dict[str, Any]:
+    return {"namespaces": [k[0] for k in keys], "datasets": [k[1] for k in keys], "fields": [k[2] for k in keys],
+            "start": start, "end": end}
+
+
+def field_paths_in_window(conn: psycopg.Connection, keys: list[FieldKey], start: datetime, end: datetime
+                          ) -> list[dict[str, Any]]:
+    """The distinct paths of each field in ``keys`` with every run that produced each in the window."""
     with conn.cursor(row_factory=dict_row) as cursor:
-        return cursor.execute(_PATHS, {"namespace": namespace, "dataset": dataset, "field": field,  # type: ignore[arg-type]
-                                       "start": start, "end": end}).fetchall()
+        return cursor.execute(_PATHS, _key_arrays(keys, start, end)).fetchall()  # type: ignore[arg-type]
 
 
-def fields_fed_by(conn: psycopg.Connection, namespace: str, dataset: str, field: str,
-                  start: datetime, end: datetime) -> list[tuple[str, str, str]]:
-    """Destination (namespace, dataset, field) whose paths start at this source field, run in the window."""
-    return conn.execute(
-        f"""select distinct s.destination_namespace, s.destination, x.field
-            from lineage.field_path_sources x
-            join lineage.field_operation_sets s on s.fingerprint = x.set_fingerprint
-            join lineage.field_lineage_runs f on f.set_fingerprint = x.set_fingerprint
-            join lineage.runs r on r.run_key = f.run_key
-            where x.source_namespace = %(namespace)s and x.source = %(dataset)s and x.source_field = %(field)s
-              and {in_window("r.started_at", "r.stopped_at")}
-            order by 1, 2, 3""",  # type: ignore[arg-type]
-        {"namespace": namespace, "dataset": dataset, "field": field, "start": start, "end": end}).fetchall()
+def fields_fed_by(conn: psycopg.Connection, keys: list[FieldKey], start: datetime, end: datetime
+                  ) -> list[FieldKey]:
+    """Destination fields whose paths start at any source field in ``keys``, run in the window."""
+    return [tuple(row) for row in conn.execute(_FED_BY, _key_arrays(keys, start, end)).fetchall()]  # type: ignore[arg-type,misc]
 
 
 def dataset_fields(conn: psycopg.Connection, namespace: str, dataset: str, start: datetime, end: datetime,
@@ -187,19 +204,20 @@ def field_lineage(conn: psycopg.Connection, namespace: str, dataset: str, field:
         "fieldName": field, "startTimeInSeconds": int(window[0].timestamp()),
         "endTimeInSeconds": int(window[1].timestamp()), "direction": direction,
     }
+    key = (namespace, dataset, field)
     if direction == "incoming":
-        body["paths"] = _paths(conn, namespace, dataset, field, window, view)
-        body["upstream"] = _walk(conn, body["paths"], window, view, levels, incoming=True)
+        body["paths"] = _paths(conn, [key], window, view)[key]
+        body["upstream"] = _walk(conn, [key], window, view, levels - 1, incoming=True)
     else:
-        start = [{"sources": [{"namespace": namespace, "name": dataset, "field": field}]}]
-        body["impacts"] = _walk(conn, start, window, view, levels, incoming=False)
+        body["impacts"] = _walk(conn, [key], window, view, levels, incoming=False)
     return body
 
 
-def _paths(conn: psycopg.Connection, namespace: str, dataset: str, field: str, window: tuple[datetime, datetime],
-           view: str | None) -> list[dict[str, Any]]:
-    paths = []
-    for row in field_paths_in_window(conn, namespace, dataset, field, *window):
+def _paths(conn: psycopg.Connection, keys: list[FieldKey], window: tuple[datetime, datetime],
+           view: str | None) -> dict[FieldKey, list[dict[str, Any]]]:
+    """Each field's paths as the API renders them, for a whole set of fields at once."""
+    paths: dict[FieldKey, list[dict[str, Any]]] = {key: [] for key in keys}
+    for row in field_paths_in_window(conn, keys, *window):
         path, descriptions = row["path"], row["descriptions"]
         rendered: dict[str, Any] = {
             "operations": [{**operation, "description": descriptions.get(operation["id"], "")}
@@ -212,49 +230,43 @@ def _paths(conn: psycopg.Connection, namespace: str, dataset: str, field: str, w
             "fingerprint": row["path_fingerprint"],
         }
         if view:
-            rendered["graph"] = _VIEWS[view](path, dataset)
-        paths.append(rendered)
+            rendered["graph"] = _VIEWS[view](path, row["dataset"])
+        paths[(row["namespace"], row["dataset"], row["field"])].append(rendered)
     return paths
 
 
-def _walk(conn: psycopg.Connection, paths: list[dict[str, Any]], window: tuple[datetime, datetime],
+def _sources(paths: list[dict[str, Any]]) -> list[FieldKey]:
+    return list(dict.fromkeys((s["namespace"], s["name"], s["field"]) for p in paths for s in p["sources"]))
+
+
+def _walk(conn: psycopg.Connection, frontier: list[FieldKey], window: tuple[datetime, datetime],
           view: str | None, levels: int, *, incoming: bool) -> list[dict[str, Any]]:
-    """Fields one dataset further, level by level: the source fields of ``paths`` (incoming)
-    or the fields generated from them (outgoing), each with its own paths."""
+    """Fields one dataset further, level by level (two queries per level, whatever its size):
+    upstream, the source fields of the frontier's paths; downstream, the fields generated from
+    the frontier's fields (each with its paths that start there)."""
     found: list[dict[str, Any]] = []
-    seen: set[tuple[str, str, str]] = set()
-    frontier = paths
-    for level in range(1, (levels - 1 if incoming else levels) + 1):
-        fields: list[tuple[str, str, str]] = []
-        for path in frontier:
-            for source in path["sources"]:
-                key = (source["namespace"], source["name"], source["field"])
-                if incoming:
-                    fields.append(key)
-                else:
-                    fields.extend(fields_fed_by(conn, *key, *window))
-        next_frontier = []
-        for namespace, dataset, field in dict.fromkeys(fields):
-            if (namespace, dataset, field) in seen:
-                continue
-            seen.add((namespace, dataset, field))
-            field_paths = _paths(conn, namespace, dataset, field, window, view)
-            if incoming and not field_paths:
-                continue  # a source with no lineage of its own: the walk ends there
+    seen: set[FieldKey] = set(frontier)
+    for level in range(1, levels + 1):
+        if incoming:
+            below = _paths(conn, frontier, window, view)
+            keys = [key for key in _sources([p for ps in below.values() for p in ps]) if key not in seen]
+        else:
+            keys = [key for key in fields_fed_by(conn, frontier, *window) if key not in seen]
+        if not keys:
+            break
+        seen.update(keys)
+        paths = _paths(conn, keys, window, view)
+        starts = set(frontier)
+        level_found = []
+        for key in keys:
+            key_paths = paths[key]
             if not incoming:
-                field_paths = [p for p in field_paths if _starts_at(p, frontier)]
-            found.append({"namespace": namespace, "dataset": dataset, "field": field, "level": level,
-                          "paths": field_paths})
-            next_frontier.extend(field_paths if incoming else
-                                 [{"sources": [{"namespace": namespace, "name": dataset, "field": field}]}])
-        frontier = next_frontier
+                key_paths = [p for p in key_paths if starts & set(_sources([p]))]
+            if key_paths:  # upstream, a source without lineage of its own ends the walk there
+                level_found.append({"namespace": key[0], "dataset": key[1], "field": key[2], "level": level,
+                                    "paths": key_paths})
+        found.extend(level_found)
+        frontier = [(f["namespace"], f["dataset"], f["field"]) for f in level_found]
         if not frontier:
             break
     return found
-
-
-def _starts_at(path: dict[str, Any], frontier: list[dict[str, Any]]) -> bool:
-    starts = {(s["namespace"], s["name"], s["field"]) for p in frontier for s in p["sources"]}
-    return any((s["namespace"], s["name"], s["field"]) in starts for s in path["sources"])
-
-
