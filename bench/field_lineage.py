@@ -97,25 +97,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fields", type=int, default=20)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--samples", type=int, default=40)
+    parser.add_argument("--reuse", action="store_true", help="query the database a previous run loaded")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    end = datetime(2026, 11, 1, tzinfo=UTC)
+    hours = args.days * 24
+    base = Settings.from_env()
+    url = base.database_url.rsplit("/", 1)[0] + "/lineage_bench_fields"
+    if not args.reuse:
+        load(base, args.pipelines, args.fields, hours, end)
+    measure(url, args.pipelines, args.fields, args.days, args.samples, end)
+    return 0
+
+
+def load(base: Settings, pipelines: int, fields_per_pipeline: int, hours: int, end: datetime) -> None:
+    """Raw events -> compaction -> field lineage job, timed."""
     from spark_jobs.compaction.job import run_compaction
     from spark_jobs.field_lineage.job import run_field_lineage
     from spark_jobs.session import build_session
 
-    end = datetime(2026, 11, 1, tzinfo=UTC)
-    hours = args.days * 24
-    base = Settings.from_env()
     url = scratch_database(base.database_url, "lineage_bench_fields")
     apply_migrations(url)
     log_root = base.home / "bench" / "field-raw-events"
     shutil.rmtree(log_root, ignore_errors=True)
     settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url,
                                   "LINEAGE_LOOKBACK_HOURS": str(hours + 48)})
-    changing = set(random.Random(3).sample(range(args.pipelines), max(1, args.pipelines // 10)))
+    changing = set(random.Random(3).sample(range(pipelines), max(1, pipelines // 10)))
     began = time.perf_counter()
-    files, total = write_logs(log_root, raw_events(args.pipelines, args.fields, hours, end, changing), 10_000, end)
-    print(f"generated {total:,} events ({args.pipelines} pipelines x {hours} hourly runs, {args.fields} fields, "
+    files, total = write_logs(log_root, raw_events(pipelines, fields_per_pipeline, hours, end, changing), 10_000, end)
+    print(f"generated {total:,} events ({pipelines} pipelines x {hours} hourly runs, {fields_per_pipeline} fields, "
           f"{len(changing)} changing weekly) in {files} files in {time.perf_counter() - began:.0f}s")
     spark = build_session("lineage-bench-fields", settings)
     spark.sparkContext.setLogLevel("ERROR")
@@ -127,22 +137,26 @@ def main(argv: list[str] | None = None) -> int:
     print(f"field lineage job: {fields.render()} ({fields.records / (time.perf_counter() - began):,.0f} records/s)")
     spark.stop()
 
+
+def measure(url: str, pipelines: int, fields_per_pipeline: int, days: int, samples_wanted: int, end: datetime
+            ) -> None:
+    """Rows stored vs a per-run model; field lineage and impact timings."""
     with psycopg.connect(libpq_url(url), autocommit=True) as conn:
         conn.execute("vacuum analyze")
         counts = {table: conn.execute(f"select count(*) from lineage.{table}").fetchone()[0]  # type: ignore[index]
                   for table in ("field_operation_sets", "field_paths", "field_path_sources", "field_lineage_runs")}
         runs = counts["field_lineage_runs"]
         ours = sum(counts.values())
-        per_run = sum(per_run_edges(p, args.fields) for p in range(args.pipelines)) / args.pipelines
+        per_run = sum(per_run_edges(p, fields_per_pipeline) for p in range(pipelines)) / pipelines
         theirs = round(runs * per_run)
         print("rows stored: " + ", ".join(f"{table} {count:,}" for table, count in counts.items()))
         print(f"field lineage rows: {ours:,} here vs {theirs:,} in a per-run column-lineage model "
               f"({per_run:.1f} field edges per run x {runs:,} runs): {theirs / ours:.0f}x fewer")
         rng = random.Random(5)
-        samples = [(f"table_{rng.randrange(args.pipelines)}", f"f{rng.randrange(args.fields)}")
-                   for _ in range(args.samples)]
-        for label, days in (("1-day window", 1), (f"{args.days}-day window", args.days)):
-            window = (end - timedelta(days=days), end)
+        samples = [(f"table_{rng.randrange(pipelines)}", f"f{rng.randrange(fields_per_pipeline)}")
+                   for _ in range(samples_wanted)]
+        for label, window_days in (("1-day window", 1), (f"{days}-day window", days)):
+            window = (end - timedelta(days=window_days), end)
             timings, paths, run_ids = [], [], []
             for dataset, field in samples:
                 began = time.perf_counter()
@@ -163,7 +177,6 @@ def main(argv: list[str] | None = None) -> int:
                 reached.append(len(orjson.loads(body)["impacts"]))
             print(f"  outgoing impact levels=5, {label:<14} {percentiles(timings)}   "
                   f"median {statistics.median(reached):.0f} downstream fields")
-    return 0
 
 
 if __name__ == "__main__":

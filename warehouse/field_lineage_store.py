@@ -126,42 +126,46 @@ def field_known(conn: psycopg.Connection, namespace: str, dataset: str, field: s
 
 FieldKey = tuple[str, str, str]  # (namespace, dataset, field)
 
-# The distinct paths of a set of fields, each with every run that produced it in the window:
-# one query for the whole set (a field's own answer, or a whole level of a walk).
+# For a set of fields: per (field, operation set), the runs that recorded it in the window; then
+# the set's path for that field. Runs are aggregated before the (large) path documents join,
+# and the API merges the sets that share a path fingerprint.
 _PATHS = f"""
     with keys as (
         select * from unnest(%(namespaces)s::text[], %(datasets)s::text[], %(fields)s::text[])
             as k(namespace, dataset, field)
     ),
-    hits as (
-        select k.namespace, k.dataset, k.field, p.path_fingerprint, p.path, s.descriptions, s.described_at,
-               r.run_id, r.started_at
+    per_set as (
+        select k.namespace, k.dataset, k.field, f.set_fingerprint, array_agg(r.run_id) as runs,
+               min(r.started_at) as first_seen, max(r.started_at) as last_seen
         from keys k
         join lineage.datasets d on d.namespace = k.namespace and d.dataset = k.dataset
         join lineage.field_lineage_runs f on f.dataset_key = d.dataset_key
-        join lineage.field_paths p on p.set_fingerprint = f.set_fingerprint and p.field = k.field
         join lineage.runs r on r.run_key = f.run_key
-        join lineage.field_operation_sets s on s.fingerprint = f.set_fingerprint
         where {in_window("r.started_at", "r.stopped_at")}
+          and exists (select 1 from lineage.field_paths p
+                      where p.set_fingerprint = f.set_fingerprint and p.field = k.field)
+        group by k.namespace, k.dataset, k.field, f.set_fingerprint
     )
-    select namespace, dataset, field, path_fingerprint,
-           (array_agg(path order by described_at desc))[1] as path,
-           (array_agg(descriptions order by described_at desc))[1] as descriptions,
-           array_agg(distinct run_id) as runs,
-           min(started_at) as first_seen, max(started_at) as last_seen, count(distinct run_id) as run_count
-    from hits group by namespace, dataset, field, path_fingerprint
-    order by namespace, dataset, field, min(started_at), path_fingerprint"""
+    select ps.namespace, ps.dataset, ps.field, p.path_fingerprint, p.path, s.descriptions, s.described_at,
+           ps.runs, ps.first_seen, ps.last_seen
+    from per_set ps
+    join lineage.field_paths p on p.set_fingerprint = ps.set_fingerprint and p.field = ps.field
+    join lineage.field_operation_sets s on s.fingerprint = ps.set_fingerprint
+    order by ps.namespace, ps.dataset, ps.field, ps.first_seen, p.path_fingerprint"""
 
-# Destination fields whose paths start at any of a set of source fields, run in the window.
+# Destination fields whose paths start at any of a set of source fields, with a run in the
+# window (checked as an existence through the (dataset_key, set_fingerprint) key of the run rows).
 _FED_BY = f"""
     select distinct s.destination_namespace, s.destination, x.field
     from unnest(%(namespaces)s::text[], %(datasets)s::text[], %(fields)s::text[]) as k(namespace, dataset, field)
     join lineage.field_path_sources x
       on x.source_namespace = k.namespace and x.source = k.dataset and x.source_field = k.field
     join lineage.field_operation_sets s on s.fingerprint = x.set_fingerprint
-    join lineage.field_lineage_runs f on f.set_fingerprint = x.set_fingerprint
-    join lineage.runs r on r.run_key = f.run_key
-    where {in_window("r.started_at", "r.stopped_at")}
+    join lineage.datasets d on d.namespace = s.destination_namespace and d.dataset_type = s.destination_type
+                           and d.dataset = s.destination
+    where exists (select 1 from lineage.field_lineage_runs f join lineage.runs r on r.run_key = f.run_key
+                  where f.dataset_key = d.dataset_key and f.set_fingerprint = x.set_fingerprint
+                    and {in_window("r.started_at", "r.stopped_at")})
     order by 1, 2, 3"""
 
 
@@ -219,23 +223,37 @@ def field_lineage(conn: psycopg.Connection, namespace: str, dataset: str, field:
 
 def _paths(conn: psycopg.Connection, keys: list[FieldKey], window: tuple[datetime, datetime],
            view: str | None) -> dict[FieldKey, list[dict[str, Any]]]:
-    """Each field's paths as the API renders them, for a whole set of fields at once."""
-    paths: dict[FieldKey, list[dict[str, Any]]] = {key: [] for key in keys}
+    """Each field's distinct paths as the API renders them (all runs that produced each, the
+    latest descriptions), for a whole set of fields at once; paths in order of first run."""
+    merged: dict[tuple[FieldKey, str], dict[str, Any]] = {}
     for row in field_paths_in_window(conn, keys, *window):
-        path, descriptions = row["path"], row["descriptions"]
+        key = ((row["namespace"], row["dataset"], row["field"]), row["path_fingerprint"])
+        if key not in merged:
+            merged[key] = {**row, "runs": set(row["runs"])}
+            continue
+        entry = merged[key]
+        entry["runs"].update(row["runs"])
+        entry["first_seen"] = min(entry["first_seen"], row["first_seen"])
+        entry["last_seen"] = max(entry["last_seen"], row["last_seen"])
+        if row["described_at"] > entry["described_at"]:
+            entry.update(path=row["path"], descriptions=row["descriptions"], described_at=row["described_at"])
+    paths: dict[FieldKey, list[dict[str, Any]]] = {key: [] for key in keys}
+    for (field_key, fingerprint), entry in sorted(merged.items(), key=lambda item: (item[0][0], item[1]["first_seen"],
+                                                                                     item[0][1])):
+        path, descriptions = entry["path"], entry["descriptions"]
         rendered: dict[str, Any] = {
             "operations": [{**operation, "description": descriptions.get(operation["id"], "")}
                            for operation in path["operations"]],
             "sources": path["sources"],
-            "runs": sorted(row["runs"]),
-            "runCount": row["run_count"],
-            "firstSeenInSeconds": int(row["first_seen"].timestamp()),
-            "lastSeenInSeconds": int(row["last_seen"].timestamp()),
-            "fingerprint": row["path_fingerprint"],
+            "runs": sorted(entry["runs"]),
+            "runCount": len(entry["runs"]),
+            "firstSeenInSeconds": int(entry["first_seen"].timestamp()),
+            "lastSeenInSeconds": int(entry["last_seen"].timestamp()),
+            "fingerprint": fingerprint,
         }
         if view:
-            rendered["graph"] = _VIEWS[view](path, row["dataset"])
-        paths[(row["namespace"], row["dataset"], row["field"])].append(rendered)
+            rendered["graph"] = _VIEWS[view](path, field_key[1])
+        paths[field_key].append(rendered)
     return paths
 
 
