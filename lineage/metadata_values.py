@@ -1,0 +1,76 @@
+"""Tags and properties: what a value may be, and the diff between two states (seed 001)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from lineage.errors import LineageError
+
+MAX_TAG_LENGTH = 256
+MAX_PROPERTY_KEY_LENGTH = 256
+MAX_PROPERTY_VALUE_LENGTH = 10_000
+SCOPES = ("USER", "SYSTEM")
+
+
+class InvalidMetadataError(LineageError, ValueError):
+    """A tag, property or scope breaks the documented limits."""
+
+
+def _check_text(what: str, text: Any, limit: int) -> str:
+    if not isinstance(text, str):
+        raise InvalidMetadataError(f"{what} must be a string, got {type(text).__name__}")
+    if not text.strip():
+        raise InvalidMetadataError(f"{what} must not be empty")
+    if len(text) > limit:
+        raise InvalidMetadataError(f"{what} {text[:40]!r}... is {len(text)} characters, over the limit of {limit}")
+    if "\x00" in text:
+        raise InvalidMetadataError(f"{what} {text[:40]!r} contains a NUL character")
+    return text
+
+
+def check_tags(tags: Any) -> list[str]:
+    if not isinstance(tags, list):
+        raise InvalidMetadataError("tags must be a JSON list of strings")
+    return [_check_text("tag", tag, MAX_TAG_LENGTH) for tag in tags]
+
+
+def check_properties(properties: Any) -> dict[str, str]:
+    if not isinstance(properties, dict):
+        raise InvalidMetadataError("properties must be a JSON object of string values")
+    checked = {}
+    for key, value in properties.items():
+        _check_text("property key", key, MAX_PROPERTY_KEY_LENGTH)
+        if not isinstance(value, str):
+            raise InvalidMetadataError(f"property {key!r} must have a string value, got {type(value).__name__}")
+        if len(value) > MAX_PROPERTY_VALUE_LENGTH:
+            raise InvalidMetadataError(f"property {key!r}: the value is {len(value)} characters, "
+                                       f"over the limit of {MAX_PROPERTY_VALUE_LENGTH}")
+        if "\x00" in value:
+            raise InvalidMetadataError(f"property {key!r}: the value contains a NUL character")
+        checked[key] = value
+    return checked
+
+
+def check_scope(scope: str | None) -> str | None:
+    if scope is None:
+        return None
+    if scope.upper() not in SCOPES:
+        raise InvalidMetadataError(f"scope {scope!r} is not one of {', '.join(SCOPES)}")
+    return scope.upper()
+
+
+def state(tags: Iterable[str], properties: Mapping[str, str]) -> dict[str, Any]:
+    return {"tags": sorted(set(tags)), "properties": dict(sorted(properties.items()))}
+
+
+def diff(previous: Mapping[str, Any], updated: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(additions, deletions): tags added/removed; properties added or changed (new value) and
+    removed or changed (old value)."""
+    before_tags, after_tags = set(previous["tags"]), set(updated["tags"])
+    before, after = previous["properties"], updated["properties"]
+    additions = {"tags": sorted(after_tags - before_tags),
+                 "properties": {k: v for k, v in sorted(after.items()) if before.get(k) != v}}
+    deletions = {"tags": sorted(before_tags - after_tags),
+                 "properties": {k: v for k, v in sorted(before.items()) if after.get(k) != v}}
+    return additions, deletions

@@ -1,0 +1,113 @@
+"""Metadata in the warehouse: reads, changes with their change records, history.
+
+Every change runs in one transaction under a lock on (entity, scope), reads the state before,
+applies the change, reads the state after and records the diff: concurrent writers are
+serialized and lose nothing, and a write is visible to the next read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import orjson
+import psycopg
+from psycopg.rows import dict_row
+
+from lineage.metadata_entity import MetadataEntity
+from lineage.metadata_values import SCOPES, diff, state
+
+ALL = None  # remove every tag / property of the scope
+
+
+def _entities_read(entity: MetadataEntity) -> list[str]:
+    """The entity keys whose metadata shows on ``entity``: an application version also shows
+    what was added to the application without a version (seed 000)."""
+    keys = [entity.render()]
+    if entity.value("version") is not None:
+        keys.append(entity.without_version().render())
+    return keys
+
+
+def read(conn: psycopg.Connection, entity: MetadataEntity, scope: str | None = None) -> dict[str, Any]:
+    """{"USER": {"tags": [...], "properties": {...}}, "SYSTEM": {...}} (one scope when asked)."""
+    rows = conn.execute(
+        """select scope, kind, key, value from lineage.metadata where entity_key = any(%s)
+           order by scope, kind, key""", (_entities_read(entity),)).fetchall()
+    result = {}
+    for name in ([scope] if scope else SCOPES):
+        tags = [key for s, kind, key, _ in rows if s == name and kind == "tag"]
+        properties = {key: value for s, kind, key, value in rows if s == name and kind == "property"}
+        result[name] = state(tags, properties)
+    return result
+
+
+def _state(conn: psycopg.Connection, entity: MetadataEntity, scope: str) -> dict[str, Any]:
+    rows = conn.execute("select kind, key, value from lineage.metadata where entity_key = %s and scope = %s",
+                        (entity.render(), scope)).fetchall()
+    return state([k for kind, k, _ in rows if kind == "tag"], {k: v for kind, k, v in rows if kind == "property"})
+
+
+def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater: str, *,
+           add_properties: Mapping[str, str] | None = None, add_tags: Iterable[str] | None = None,
+           remove_properties: Iterable[str] | bool | None = False, remove_tags: Iterable[str] | bool | None = False,
+           ) -> dict[str, Any] | None:
+    """Apply one change in one transaction and record it; returns the change record, or None
+    when nothing changed. ``remove_*=ALL`` (None) removes every one of that kind."""
+    key = entity.render()
+    with conn.transaction():
+        conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{scope}|{key}",))
+        previous = _state(conn, entity, scope)
+        base = {"key": key, "type": entity.type, "ns": entity.namespace,
+                "entity": orjson.dumps(entity.to_dict()["details"]).decode(), "scope": scope, "by": updater}
+        for kind, removal in (("property", remove_properties), ("tag", remove_tags)):
+            if removal is False:
+                continue
+            if removal is ALL:
+                conn.execute("delete from lineage.metadata where entity_key = %s and scope = %s and kind = %s",
+                             (key, scope, kind))
+            else:
+                conn.execute("""delete from lineage.metadata where entity_key = %s and scope = %s and kind = %s
+                                and key = any(%s)""", (key, scope, kind, list(removal)))  # type: ignore[arg-type]
+        rows = [(name, value, "property") for name, value in (add_properties or {}).items()]
+        rows += [(tag, "", "tag") for tag in (add_tags or [])]
+        for name, value, kind in rows:
+            conn.execute(
+                """insert into lineage.metadata (entity_key, entity_type, namespace, entity, scope, kind, key, value,
+                                                 updated_by)
+                   values (%(key)s, %(type)s, %(ns)s, %(entity)s, %(scope)s, %(kind)s, %(name)s, %(value)s, %(by)s)
+                   on conflict (entity_key, scope, kind, key) do update
+                   set value = excluded.value, updated_at = now(), updated_by = excluded.updated_by
+                   where lineage.metadata.value is distinct from excluded.value""",
+                {**base, "kind": kind, "name": name, "value": value})
+        updated = _state(conn, entity, scope)
+        additions, deletions = diff(previous, updated)
+        if not any(additions.values()) and not any(deletions.values()):
+            return None
+        with conn.cursor(row_factory=dict_row) as cursor:
+            record = cursor.execute(
+                """insert into lineage.metadata_changes (entity_key, entity, scope, previous, updated, additions,
+                                                         deletions, updater)
+                   values (%s, %s, %s, %s, %s, %s, %s, %s)
+                   returning change_id, changed_at""",
+                (key, base["entity"], scope, *(orjson.dumps(v).decode()
+                                               for v in (previous, updated, additions, deletions)), updater),
+            ).fetchone()
+    assert record is not None
+    return {"changeId": record["change_id"], "entity": entity.to_dict(), "scope": scope, "previous": previous,
+            "updated": updated, "additions": additions, "deletions": deletions,
+            "time": int(record["changed_at"].timestamp()), "updater": updater}
+
+
+def history(conn: psycopg.Connection, entity: MetadataEntity, start: datetime, end: datetime) -> list[dict[str, Any]]:
+    """The entity's change records in [start, end), oldest first."""
+    with conn.cursor(row_factory=dict_row) as cursor:
+        rows = cursor.execute(
+            """select change_id, scope, previous, updated, additions, deletions, changed_at, updater
+               from lineage.metadata_changes
+               where entity_key = %s and changed_at >= %s and changed_at < %s order by change_id""",
+            (entity.render(), start, end)).fetchall()
+    return [{"changeId": r["change_id"], "scope": r["scope"], "previous": r["previous"], "updated": r["updated"],
+             "additions": r["additions"], "deletions": r["deletions"], "time": int(r["changed_at"].timestamp()),
+             "updater": r["updater"]} for r in rows]
