@@ -1,0 +1,125 @@
+"""Metadata (seeds 000, 001): tags and properties of any entity, per scope, and their history.
+
+Entity paths are CDAP's v3 paths under a namespace (``datasets/{ds}``, ``streams/{s}``,
+``apps/{app}`` with ``?version=``, ``apps/{app}/{type}/{program}``), optionally followed by
+custom ``/{type}/{name}`` pairs (``datasets/{ds}/field/{f}``); external resources outside any
+namespace use ``/v3/external/{type}/{name}/...`` (``database/myDatabase/table/myTable``).
+API writes are USER metadata; SYSTEM metadata comes from programs and the system.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from fastapi import APIRouter, Body, HTTPException, Response
+
+from lineage.metadata_entity import MetadataEntity, entity, from_path
+from lineage.metadata_values import check_properties, check_scope, check_tags
+from lineage.timespec import parse_window
+from lineage_api import warehouse_queries
+from lineage_api.auth import CurrentUser
+from lineage_api.routes.lineage import End, Start
+from warehouse import lineage_store, metadata_store
+
+router = APIRouter()
+_PREFIXES = ("/v3/namespaces/{namespace}/{target:path}", "/v3/external/{target:path}")
+
+
+def _entity(namespace: str | None, target: str, version: str | None) -> MetadataEntity:
+    segments = [part for part in target.split("/") if part]
+    if namespace is None:
+        if len(segments) % 2:
+            raise HTTPException(400, f"an external entity is /type/name pairs; '{segments[-1]}' has no name")
+        return entity(zip(segments[::2], segments[1::2], strict=True))
+    return from_path(namespace, segments, version)
+
+
+@contextmanager
+def _connection(namespace: str | None) -> Iterator[psycopg.Connection]:
+    with warehouse_queries.connection() as conn:
+        if namespace is not None and not lineage_store.namespace_exists(conn, namespace):
+            raise HTTPException(404, f"namespace {namespace!r} not found")
+        yield conn
+
+
+def _change(namespace: str | None, target: str, version: str | None, user: Any, **change: Any) -> Response:
+    subject = _entity(namespace, target, version)
+    with _connection(namespace) as conn:
+        metadata_store.change(conn, subject, "USER", user.get_name(), **change)
+    return Response(status_code=200)
+
+
+def _read(namespace: str | None, target: str, version: str | None, scope: str | None) -> dict[str, Any]:
+    subject = _entity(namespace, target, version)
+    with _connection(namespace) as conn:
+        found = metadata_store.read(conn, subject, check_scope(scope))
+    return {"entity": subject.to_dict(), "metadata": found}
+
+
+for prefix in _PREFIXES:
+    @router.get(prefix + "/metadata")
+    def get_metadata(target: str, namespace: str | None = None, version: str | None = None,
+                     scope: str | None = None) -> dict[str, Any]:
+        """Tags and properties of both scopes (or one, with ``?scope=``)."""
+        return _read(namespace, target, version, scope)
+
+    @router.get(prefix + "/metadata/properties")
+    def get_properties(target: str, namespace: str | None = None, version: str | None = None,
+                       scope: str | None = None) -> dict[str, Any]:
+        found = _read(namespace, target, version, scope)["metadata"]
+        return {name: value["properties"] for name, value in found.items()}
+
+    @router.get(prefix + "/metadata/tags")
+    def get_tags(target: str, namespace: str | None = None, version: str | None = None,
+                 scope: str | None = None) -> dict[str, Any]:
+        found = _read(namespace, target, version, scope)["metadata"]
+        return {name: value["tags"] for name, value in found.items()}
+
+    @router.post(prefix + "/metadata/properties")
+    def add_properties(target: str, user: CurrentUser, properties: Any = Body(...),  # noqa: B008
+                       namespace: str | None = None, version: str | None = None) -> Response:
+        """Add or replace USER properties: a JSON object of string values."""
+        return _change(namespace, target, version, user, add_properties=check_properties(properties))
+
+    @router.post(prefix + "/metadata/tags")
+    def add_tags(target: str, user: CurrentUser, tags: Any = Body(...),  # noqa: B008
+                 namespace: str | None = None, version: str | None = None) -> Response:
+        """Add USER tags: a JSON list of strings."""
+        return _change(namespace, target, version, user, add_tags=check_tags(tags))
+
+    @router.delete(prefix + "/metadata/properties/{key}")
+    def remove_property(target: str, key: str, user: CurrentUser, namespace: str | None = None,
+                        version: str | None = None) -> Response:
+        return _change(namespace, target, version, user, remove_properties=[key])
+
+    @router.delete(prefix + "/metadata/tags/{tag}")
+    def remove_tag(target: str, tag: str, user: CurrentUser, namespace: str | None = None,
+                   version: str | None = None) -> Response:
+        return _change(namespace, target, version, user, remove_tags=[tag])
+
+    @router.delete(prefix + "/metadata/properties")
+    def remove_properties(target: str, user: CurrentUser, namespace: str | None = None,
+                          version: str | None = None) -> Response:
+        return _change(namespace, target, version, user, remove_properties=None)
+
+    @router.delete(prefix + "/metadata/tags")
+    def remove_tags(target: str, user: CurrentUser, namespace: str | None = None,
+                    version: str | None = None) -> Response:
+        return _change(namespace, target, version, user, remove_tags=None)
+
+    @router.delete(prefix + "/metadata")
+    def remove_metadata(target: str, user: CurrentUser, namespace: str | None = None,
+                        version: str | None = None) -> Response:
+        return _change(namespace, target, version, user, remove_properties=None, remove_tags=None)
+
+    @router.get(prefix + "/metadata/history")
+    def metadata_history(target: str, namespace: str | None = None, version: str | None = None,
+                         start: Start = "0", end: End = "now") -> dict[str, Any]:
+        """The entity's change records in [start, end): previous and updated state, the diff."""
+        window = parse_window(start, end)
+        subject = _entity(namespace, target, version)
+        with _connection(namespace) as conn:
+            return {"entity": subject.to_dict(), "changes": metadata_store.history(conn, subject, *window)}
