@@ -22,7 +22,6 @@ import shutil
 import statistics
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -31,9 +30,9 @@ import orjson
 import psycopg
 
 from bench.compaction import scratch_database
-from bench.generate import write_logs
+from bench.generate import raw_event, write_logs
 from bench.lineage_walk import percentiles
-from lineage.events import format_time
+from bench.lineage_workload import run_id
 from lineage.field_paths import field_paths, normalize
 from lineage.settings import Settings, libpq_url
 from warehouse.field_lineage_store import field_lineage
@@ -71,18 +70,12 @@ def raw_events(pipelines: int, fields: int, hours: int, end: datetime, changing:
     for hour in range(hours):
         for pipeline in range(pipelines):
             run = {"application": f"chain_{pipeline // CHAIN}", "program_type": "spark",
-                   "program": f"pipeline_{pipeline}",
-                   "run_id": str(uuid.uuid5(uuid.NAMESPACE_OID, f"{pipeline}/{hour}"))}
+                   "program": f"pipeline_{pipeline}", "run_id": run_id(pipeline, hour)}
             began = start + timedelta(hours=hour, minutes=pipeline % 50)
-
-            def event(kind: str, at: datetime, payload: dict[str, Any], run: dict[str, str] = run) -> dict[str, Any]:
-                return {"schema_version": 1, "event_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
-                        "kind": kind, "event_time": format_time(at), "namespace": NAMESPACE, "run": run,
-                        "payload": payload}
-
-            yield event("run_start", began, {})
-            yield event("field_operations", began + timedelta(minutes=1), records[(pipeline, hour // 168)])
-            yield event("run_end", began + timedelta(minutes=10), {"status": "completed"})
+            yield raw_event(rng, "run_start", NAMESPACE, run, began, {})
+            yield raw_event(rng, "field_operations", NAMESPACE, run, began + timedelta(minutes=1),
+                            records[(pipeline, hour // 168)])
+            yield raw_event(rng, "run_end", NAMESPACE, run, began + timedelta(minutes=10), {"status": "completed"})
 
 
 def per_run_edges(pipeline: int, fields: int) -> int:

@@ -24,8 +24,9 @@ from lineage.log_writer import EventLogWriter
 PROGRAM_TYPES = ("spark", "mapreduce", "workflow")
 
 
-def _event(rng: random.Random, kind: str, namespace: str, run: dict[str, str], moment: datetime,
+def raw_event(rng: random.Random, kind: str, namespace: str, run: dict[str, str], moment: datetime,
            payload: dict[str, Any]) -> dict[str, Any]:
+    """One raw v1 event with a deterministic id drawn from ``rng``."""
     return {
         "schema_version": 1,
         "event_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
@@ -51,14 +52,14 @@ def generate_events(pipelines: int, runs: int, *, seed: int, end: datetime, data
             run = {"application": f"app_{pipeline // 10}", "program_type": program_type,
                    "program": f"pipeline_{pipeline}", "run_id": str(uuid.UUID(int=rng.getrandbits(128), version=4))}
             started = end - timedelta(hours=runs - index, minutes=rng.randint(1, 50))
-            yield _event(rng, "run_start", namespace, run, started, {})
+            yield raw_event(rng, "run_start", namespace, run, started, {})
             for name in reads:
-                yield _event(rng, "dataset_access", namespace, run, started + timedelta(seconds=1),
+                yield raw_event(rng, "dataset_access", namespace, run, started + timedelta(seconds=1),
                              {"dataset": {"type": "dataset", "name": name}, "access": "read"})
             for name in writes:
-                yield _event(rng, "dataset_access", namespace, run, started + timedelta(seconds=2),
+                yield raw_event(rng, "dataset_access", namespace, run, started + timedelta(seconds=2),
                              {"dataset": {"type": "dataset", "name": name}, "access": "write"})
-                yield _event(rng, "field_operations", namespace, run, started + timedelta(seconds=3), {
+                yield raw_event(rng, "field_operations", namespace, run, started + timedelta(seconds=3), {
                     "destination": {"name": name},
                     "operations": [
                         {"name": "read", "inputs": [{"source": {"name": reads[0]}}], "outputs": ["id", "value"]},
@@ -66,7 +67,7 @@ def generate_events(pipelines: int, runs: int, *, seed: int, end: datetime, data
                     ],
                     "destination_fields": ["id", "score"],
                 })
-            yield _event(rng, "run_end", namespace, run, started + timedelta(minutes=5), {"status": "completed"})
+            yield raw_event(rng, "run_end", namespace, run, started + timedelta(minutes=5), {"status": "completed"})
 
 
 def write_logs(root: Path, events: Iterator[dict[str, Any]], events_per_file: int, end: datetime) -> tuple[int, int]:

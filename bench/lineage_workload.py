@@ -22,7 +22,7 @@ from typing import Any
 
 import psycopg
 
-from lineage.events import format_time
+from bench.generate import raw_event
 from lineage.settings import libpq_url
 
 NAMESPACE = "bench"
@@ -129,13 +129,9 @@ def raw_events(topology: Topology, hours: int, end: datetime) -> Iterator[dict[s
                    "run_id": run_id(program, hour)}
             began = start + timedelta(hours=hour, minutes=program % 50)
 
-            def event(kind: str, at: datetime, payload: dict[str, Any], run: dict[str, str] = run) -> dict[str, Any]:
-                return {"schema_version": 1, "event_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
-                        "kind": kind, "event_time": format_time(at), "namespace": NAMESPACE, "run": run,
-                        "payload": payload}
-
-            yield event("run_start", began, {})
+            yield raw_event(rng, "run_start", NAMESPACE, run, began, {})
             for dataset, access in accesses:
-                yield event("dataset_access", began + timedelta(minutes=1),
-                            {"dataset": {"type": "dataset", "name": topology.dataset_name(dataset)}, "access": access})
-            yield event("run_end", began + timedelta(minutes=10), {"status": "completed"})
+                yield raw_event(rng, "dataset_access", NAMESPACE, run, began + timedelta(minutes=1),
+                                {"dataset": {"type": "dataset", "name": topology.dataset_name(dataset)},
+                                 "access": access})
+            yield raw_event(rng, "run_end", NAMESPACE, run, began + timedelta(minutes=10), {"status": "completed"})
