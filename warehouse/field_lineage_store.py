@@ -215,7 +215,8 @@ def field_lineage(conn: psycopg.Connection, namespace: str, dataset: str, field:
     key = (namespace, dataset, field)
     if direction == "incoming":
         body["paths"] = _paths(conn, [key], window, view)[key]
-        body["upstream"] = _walk(conn, [key], window, view, levels - 1, incoming=True)
+        body["upstream"] = _walk(conn, [key], window, view, levels - 1, incoming=True,
+                                 frontier_paths=body["paths"])
     else:
         body["impacts"] = _walk(conn, [key], window, view, levels, incoming=False)
     return body
@@ -262,16 +263,17 @@ def _sources(paths: list[dict[str, Any]]) -> list[FieldKey]:
 
 
 def _walk(conn: psycopg.Connection, frontier: list[FieldKey], window: tuple[datetime, datetime],
-          view: str | None, levels: int, *, incoming: bool) -> list[dict[str, Any]]:
-    """Fields one dataset further, level by level (two queries per level, whatever its size):
-    upstream, the source fields of the frontier's paths; downstream, the fields generated from
-    the frontier's fields (each with its paths that start there)."""
+          view: str | None, levels: int, *, incoming: bool,
+          frontier_paths: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Fields one dataset further, level by level (at most two queries per level, whatever its
+    size): upstream, the source fields of the frontier's paths (``frontier_paths``, already
+    fetched); downstream, the fields generated from the frontier's fields (each with its paths
+    that start there)."""
     found: list[dict[str, Any]] = []
     seen: set[FieldKey] = set(frontier)
     for level in range(1, levels + 1):
         if incoming:
-            below = _paths(conn, frontier, window, view)
-            keys = [key for key in _sources([p for ps in below.values() for p in ps]) if key not in seen]
+            keys = [key for key in _sources(frontier_paths or []) if key not in seen]
         else:
             keys = [key for key in fields_fed_by(conn, frontier, *window) if key not in seen]
         if not keys:
@@ -289,6 +291,7 @@ def _walk(conn: psycopg.Connection, frontier: list[FieldKey], window: tuple[date
                                     "paths": key_paths})
         found.extend(level_found)
         frontier = [(f["namespace"], f["dataset"], f["field"]) for f in level_found]
+        frontier_paths = [path for f in level_found for path in f["paths"]]
         if not frontier:
             break
     return found

@@ -37,8 +37,10 @@ def test_collapse_access_merges_access_types_runs_and_components() -> None:
 
 
 def test_collapse_run_and_component_keep_the_default_grouping() -> None:
-    rows = [Relation(PURCHASES, BUILDER, "read", ("r1", "r2"), ("mapper",))]
-    assert build_relations(rows, frozenset({"run", "component"})) == build_relations(rows)
+    rows = [Relation(PURCHASES, BUILDER, "read", ("r2", "r1"), ("mapper",))]
+    assert build_relations(rows, frozenset({"run", "component"})) == [
+        {"data": "dataset.default.purchases", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
+         "access": "read", "runs": ["r1", "r2"], "components": ["mapper"]}]
 
 
 def test_response_carries_id_maps_in_seed_001_shape() -> None:
