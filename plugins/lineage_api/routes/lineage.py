@@ -21,10 +21,11 @@ End = Annotated[str, Query(description="epoch seconds, now, now-30m, now-6h, now
 
 
 @contextmanager
-def namespace_connection(namespace: str) -> Iterator[psycopg.Connection]:
-    """A warehouse connection, after checking the namespace exists (404 otherwise)."""
+def namespace_connection(namespace: str | None) -> Iterator[psycopg.Connection]:
+    """A warehouse connection, after checking the namespace exists (404 otherwise); ``None``
+    (an external entity, outside any namespace) is not checked."""
     with warehouse_queries.connection() as conn:
-        if not lineage_store.namespace_exists(conn, namespace):
+        if namespace is not None and not lineage_store.namespace_exists(conn, namespace):
             raise HTTPException(404, f"namespace {namespace!r} not found")
         yield conn
 

@@ -9,20 +9,16 @@ API writes are USER metadata; SYSTEM metadata comes from programs and the system
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-import psycopg
 from fastapi import APIRouter, Body, HTTPException, Response
 
 from lineage.metadata_entity import MetadataEntity, entity, from_path
 from lineage.metadata_values import check_properties, check_scope, check_tags
 from lineage.timespec import parse_window
-from lineage_api import warehouse_queries
 from lineage_api.auth import CurrentUser
-from lineage_api.routes.lineage import End, Start
-from warehouse import lineage_store, metadata_store
+from lineage_api.routes.lineage import End, Start, namespace_connection
+from warehouse import metadata_store
 
 router = APIRouter()
 _PREFIXES = ("/v3/namespaces/{namespace}/{target:path}", "/v3/external/{target:path}")
@@ -37,24 +33,16 @@ def _entity(namespace: str | None, target: str, version: str | None) -> Metadata
     return from_path(namespace, segments, version)
 
 
-@contextmanager
-def _connection(namespace: str | None) -> Iterator[psycopg.Connection]:
-    with warehouse_queries.connection() as conn:
-        if namespace is not None and not lineage_store.namespace_exists(conn, namespace):
-            raise HTTPException(404, f"namespace {namespace!r} not found")
-        yield conn
-
-
 def _change(namespace: str | None, target: str, version: str | None, user: Any, **change: Any) -> Response:
     subject = _entity(namespace, target, version)
-    with _connection(namespace) as conn:
+    with namespace_connection(namespace) as conn:
         metadata_store.change(conn, subject, "USER", user.get_name(), **change)
     return Response(status_code=200)
 
 
 def _read(namespace: str | None, target: str, version: str | None, scope: str | None) -> dict[str, Any]:
     subject = _entity(namespace, target, version)
-    with _connection(namespace) as conn:
+    with namespace_connection(namespace) as conn:
         found = metadata_store.read(conn, subject, check_scope(scope))
     return {"entity": subject.to_dict(), "metadata": found}
 
@@ -121,5 +109,5 @@ for prefix in _PREFIXES:
         """The entity's change records in [start, end): previous and updated state, the diff."""
         window = parse_window(start, end)
         subject = _entity(namespace, target, version)
-        with _connection(namespace) as conn:
+        with namespace_connection(namespace) as conn:
             return {"entity": subject.to_dict(), "changes": metadata_store.history(conn, subject, *window)}
