@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import Any
 
 from lineage import __version__
+from lineage.dataset_schema import SchemaField, schema
 from lineage.errors import RunStateError
 from lineage.events import new_event
 from lineage.field_operations import FieldOperation
@@ -158,6 +159,21 @@ class RunContext:
             payload["tags"] = list(tags)
         if keys is not None:
             payload["keys"] = list(keys)
+        self._record("metadata_change", payload)
+
+    def record_schema(
+        self,
+        dataset: str,
+        fields: Iterable[SchemaField | tuple[str, str] | Mapping[str, Any]],
+        *,
+        dataset_type: str = "dataset",
+        namespace: str | None = None,
+    ) -> None:
+        """Report ``dataset``'s schema (``[("empName", "string"), ...]``): kept as its SYSTEM
+        property ``schema``, its field names searchable with ``field:`` terms."""
+        checked = schema(fields)
+        payload = {"entity": [["namespace", namespace or self.namespace], [dataset_type, dataset]],
+                   "operation": "set_schema", "schema": {"fields": [f.to_dict() for f in checked.fields]}}
         self._record("metadata_change", payload)
 
     def flush(self) -> None:

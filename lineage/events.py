@@ -23,6 +23,7 @@ import orjson
 
 from lineage.errors import InvalidEventError
 from lineage.field_paths import InvalidFieldOperationsError, normalize
+from lineage.program_metadata import InvalidMetadataChangeError, parse_change
 
 SCHEMA_VERSION = 1
 KINDS = ("run_start", "run_end", "dataset_access", "field_operations", "metadata_change")
@@ -145,6 +146,11 @@ def validate_event(event: Any) -> None:
             normalize(event["payload"], event["namespace"])
         except InvalidFieldOperationsError as exc:
             raise InvalidEventError(f"field operations: {exc}") from exc
+    elif event["kind"] == "metadata_change":
+        try:
+            parse_change(event["payload"])
+        except InvalidMetadataChangeError as exc:
+            raise InvalidEventError(f"metadata change: {exc}") from exc
 
 
 def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> dict[str, Any] | Rejection:

@@ -8,7 +8,7 @@ serialized and lose nothing, and a write is visible to the next read.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -16,7 +16,9 @@ import psycopg
 from psycopg.rows import dict_row
 
 from lineage.metadata_entity import MetadataEntity
+from lineage.metadata_entity import entity as build_entity
 from lineage.metadata_values import SCOPES, diff, state
+from warehouse import metadata_search
 
 ALL = None  # remove every tag / property of the scope
 
@@ -39,11 +41,55 @@ def read(conn: psycopg.Connection, entity: MetadataEntity, scope: str | None = N
     for name in ([scope] if scope else SCOPES):
         tags = [key for s, kind, key, _ in rows if s == name and kind == "tag"]
         properties = {key: value for s, kind, key, value in rows if s == name and kind == "property"}
+        if name == "SYSTEM":
+            properties.update(access_properties(conn, entity))
         result[name] = state(tags, properties)
     return result
 
 
-def _state(conn: psycopg.Connection, entity: MetadataEntity, scope: str) -> dict[str, Any]:
+def access_properties(conn: psycopg.Connection, entity: MetadataEntity) -> dict[str, str]:
+    """SYSTEM properties a dataset or stream gets from the access log (seed 001 R11-R13):
+    ``creation-time`` (first access), ``last-update-time`` and ``last-updated-by`` (the run of
+    the latest write), derived when read so they always agree with the lineage."""
+    if entity.type not in ("dataset", "stream") or len(entity.parts) != 2:
+        return {}
+    row = conn.execute(
+        """select min(a.accessed_at),
+                  (array_agg(a.accessed_at order by a.accessed_at desc)
+                     filter (where a.access in ('write', 'read_write')))[1],
+                  (array_agg(a.run_key order by a.accessed_at desc)
+                     filter (where a.access in ('write', 'read_write')))[1]
+           from lineage.datasets d
+           join lineage.dataset_accesses a on a.namespace = d.namespace and a.dataset_key = d.dataset_key
+           where d.namespace = %s and d.dataset_type = %s and d.dataset = %s""",
+        (entity.namespace, entity.type, entity.parts[1][1])).fetchone()
+    if row is None or row[0] is None:
+        return {}
+    found = {"creation-time": row[0].astimezone(UTC).isoformat()}
+    if row[1] is not None:
+        run = conn.execute(
+            """select p.namespace, p.application, p.program_type, p.program, r.run_id
+               from lineage.runs r join lineage.programs p on p.program_key = r.program_key where r.run_key = %s""",
+            (row[2],)).fetchone()
+        assert run is not None
+        found["last-update-time"] = row[1].astimezone(UTC).isoformat()
+        found["last-updated-by"] = program_run(*run).render()
+    return found
+
+
+def program_run(namespace: str, application: str, program_type: str, program: str, run_id: str) -> MetadataEntity:
+    """The program run entity: the updater of what a run changed."""
+    return build_entity([("namespace", namespace), ("application", application), ("type", program_type),
+                   ("program", program), ("run", run_id)])
+
+
+def lock(conn: psycopg.Connection, entity: MetadataEntity, scope: str) -> None:
+    """Serialize changes to (entity, scope) until the open transaction ends."""
+    conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{scope}|{entity.render()}",))
+
+
+def current_state(conn: psycopg.Connection, entity: MetadataEntity, scope: str) -> dict[str, Any]:
+    """The entity's own tags and properties in ``scope`` (not those inherited from a versionless app)."""
     rows = conn.execute("select kind, key, value from lineage.metadata where entity_key = %s and scope = %s",
                         (entity.render(), scope)).fetchall()
     return state([k for kind, k, _ in rows if kind == "tag"], {k: v for kind, k, v in rows if kind == "property"})
@@ -57,8 +103,8 @@ def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater
     when nothing changed. ``remove_*=ALL`` (None) removes every one of that kind."""
     key = entity.render()
     with conn.transaction():
-        conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{scope}|{key}",))
-        previous = _state(conn, entity, scope)
+        lock(conn, entity, scope)
+        previous = current_state(conn, entity, scope)
         base = {"key": key, "type": entity.type, "ns": entity.namespace,
                 "entity": orjson.dumps(entity.to_dict()["details"]).decode(), "scope": scope, "by": updater}
         for kind, removal in (("property", remove_properties), ("tag", remove_tags)):
@@ -81,7 +127,7 @@ def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater
                    set value = excluded.value, updated_at = now(), updated_by = excluded.updated_by
                    where lineage.metadata.value is distinct from excluded.value""",
                 {**base, "kind": kind, "name": name, "value": value})
-        updated = _state(conn, entity, scope)
+        updated = current_state(conn, entity, scope)
         additions, deletions = diff(previous, updated)
         if not any(additions.values()) and not any(deletions.values()):
             return None
@@ -94,6 +140,7 @@ def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater
                 (key, base["entity"], scope, *(orjson.dumps(v).decode()
                                                for v in (previous, updated, additions, deletions)), updater),
             ).fetchone()
+        metadata_search.refresh(conn, [key])
     assert record is not None
     return {"changeId": record["change_id"], "entity": entity.to_dict(), "scope": scope, "previous": previous,
             "updated": updated, "additions": additions, "deletions": deletions,

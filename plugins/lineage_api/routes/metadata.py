@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, HTTPException, Response
+from fastapi import APIRouter, Body, HTTPException
 
 from lineage.metadata_entity import MetadataEntity, entity, from_path
 from lineage.metadata_values import check_properties, check_scope, check_tags
 from lineage.timespec import parse_window
+from lineage_api.asset_events import emit_metadata_changes
 from lineage_api.auth import CurrentUser
 from lineage_api.routes.lineage import End, Start, namespace_connection
 from warehouse import metadata_store
@@ -33,11 +34,15 @@ def _entity(namespace: str | None, target: str, version: str | None) -> Metadata
     return from_path(namespace, segments, version)
 
 
-def _change(namespace: str | None, target: str, version: str | None, user: Any, **change: Any) -> Response:
+def _change(namespace: str | None, target: str, version: str | None, user: Any, **change: Any) -> dict[str, Any]:
+    """Apply a USER change; answer its change id (null when nothing changed) and whether the
+    ``lineage_metadata_changes`` asset event was emitted."""
     subject = _entity(namespace, target, version)
     with namespace_connection(namespace) as conn:
-        metadata_store.change(conn, subject, "USER", user.get_name(), **change)
-    return Response(status_code=200)
+        record = metadata_store.change(conn, subject, "USER", user.get_name(), **change)
+    if record is None:
+        return {"changeId": None, "assetEvent": False}
+    return {"changeId": record["changeId"], "assetEvent": emit_metadata_changes([record["changeId"]], user.get_name())}
 
 
 def _read(namespace: str | None, target: str, version: str | None, scope: str | None) -> dict[str, Any]:
@@ -68,39 +73,39 @@ for prefix in _PREFIXES:
 
     @router.post(prefix + "/metadata/properties")
     def add_properties(target: str, user: CurrentUser, properties: Any = Body(...),  # noqa: B008
-                       namespace: str | None = None, version: str | None = None) -> Response:
+                       namespace: str | None = None, version: str | None = None) -> dict[str, Any]:
         """Add or replace USER properties: a JSON object of string values."""
         return _change(namespace, target, version, user, add_properties=check_properties(properties))
 
     @router.post(prefix + "/metadata/tags")
     def add_tags(target: str, user: CurrentUser, tags: Any = Body(...),  # noqa: B008
-                 namespace: str | None = None, version: str | None = None) -> Response:
+                 namespace: str | None = None, version: str | None = None) -> dict[str, Any]:
         """Add USER tags: a JSON list of strings."""
         return _change(namespace, target, version, user, add_tags=check_tags(tags))
 
     @router.delete(prefix + "/metadata/properties/{key}")
     def remove_property(target: str, key: str, user: CurrentUser, namespace: str | None = None,
-                        version: str | None = None) -> Response:
+                        version: str | None = None) -> dict[str, Any]:
         return _change(namespace, target, version, user, remove_properties=[key])
 
     @router.delete(prefix + "/metadata/tags/{tag}")
     def remove_tag(target: str, tag: str, user: CurrentUser, namespace: str | None = None,
-                   version: str | None = None) -> Response:
+                   version: str | None = None) -> dict[str, Any]:
         return _change(namespace, target, version, user, remove_tags=[tag])
 
     @router.delete(prefix + "/metadata/properties")
     def remove_properties(target: str, user: CurrentUser, namespace: str | None = None,
-                          version: str | None = None) -> Response:
+                          version: str | None = None) -> dict[str, Any]:
         return _change(namespace, target, version, user, remove_properties=None)
 
     @router.delete(prefix + "/metadata/tags")
     def remove_tags(target: str, user: CurrentUser, namespace: str | None = None,
-                    version: str | None = None) -> Response:
+                    version: str | None = None) -> dict[str, Any]:
         return _change(namespace, target, version, user, remove_tags=None)
 
     @router.delete(prefix + "/metadata")
     def remove_metadata(target: str, user: CurrentUser, namespace: str | None = None,
-                        version: str | None = None) -> Response:
+                        version: str | None = None) -> dict[str, Any]:
         return _change(namespace, target, version, user, remove_properties=None, remove_tags=None)
 
     @router.get(prefix + "/metadata/history")

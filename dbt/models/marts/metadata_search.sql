@@ -1,0 +1,18 @@
+{{ config(
+    materialized='table',
+    indexes=[
+        {'columns': ['term text_pattern_ops']},
+        {'columns': ['key_term', 'term text_pattern_ops']},
+        {'columns': ['entity_key']},
+    ],
+    post_hook=[
+        "analyze {{ this }}",
+        "{{ refresh_changed_search_entities(this) }}",
+    ],
+) }}
+-- The search index (seed 001 "Search"): metadata_search_terms materialized with the indexes
+-- prefix search needs. Rebuilt by the compaction DAG; the API keeps it current between builds
+-- by refreshing the rows of each entity it changes (warehouse.metadata_search.refresh). The
+-- post-hook re-applies the changes made while this table was being rebuilt.
+-- depends_on: {{ source("lineage", "metadata_changes") }}
+select * from {{ ref("metadata_search_terms") }}

@@ -1,0 +1,134 @@
+{{ config(materialized='view') }}
+-- Every searchable term of every entity known to search (seed 001 R6, R7, R12, R13): an entity
+-- is known once it has metadata or lineage. One row per (entity, scope, kind, key, value):
+--   name      the entity's own name (its last part), SYSTEM scope
+--   tag       a tag (key 'tags')
+--   property  a property value under its key (the SYSTEM schema property shows as its fields)
+--   field     a field of the dataset's SYSTEM schema (key 'field')
+-- `term` is the lower-cased value (its first 200 characters, what a btree can index) and
+-- `key_term` the lower-cased key. The table `metadata_search` materializes this view; the API
+-- refreshes one entity's rows from it after each write.
+with metadata as (
+
+    select * from {{ ref('stg_lineage__metadata') }}
+
+),
+
+datasets as (
+
+    select * from {{ ref('stg_lineage__datasets') }}
+
+),
+
+programs as (
+
+    select * from {{ ref('stg_lineage__programs') }}
+
+),
+
+tags as (
+
+    select entity_key, namespace, entity_type, entity_details, scope, 'tag' as kind, 'tags' as key, key as value
+    from metadata
+    where kind = 'tag'
+
+),
+
+properties as (
+
+    select entity_key, namespace, entity_type, entity_details, scope, 'property' as kind, key, value
+    from metadata
+    where kind = 'property' and not (scope = 'SYSTEM' and key = 'schema')
+
+),
+
+schema_fields as (
+
+    select m.entity_key, m.namespace, m.entity_type, m.entity_details, m.scope, 'field' as kind, 'field' as key,
+           f.field ->> 'name' as value
+    from metadata as m
+    cross join lateral jsonb_array_elements(m.value::jsonb -> 'fields') as f (field)
+    where m.scope = 'SYSTEM' and m.kind = 'property' and m.key = 'schema'
+
+),
+
+lineage_entities as (
+
+    select
+        {{ entity_key_part("'namespace'", 'namespace') }} || ',' || {{ entity_key_part('dataset_type', 'dataset') }}
+            as entity_key,
+        namespace,
+        dataset_type as entity_type,
+        {{ entity_details([("'namespace'", 'namespace'), ('dataset_type', 'dataset')]) }} as entity_details
+    from datasets
+
+    union all
+
+    select
+        {{ entity_key_part("'namespace'", 'namespace') }} || ',' || {{ entity_key_part("'application'", 'application') }}
+            || ',' || {{ entity_key_part("'type'", 'program_type') }} || ',' || {{ entity_key_part("'program'", 'program') }},
+        namespace,
+        'program',
+        {{ entity_details([("'namespace'", 'namespace'), ("'application'", 'application'), ("'type'", 'program_type'),
+                           ("'program'", 'program')]) }}
+    from programs
+
+    union all
+
+    select distinct
+        {{ entity_key_part("'namespace'", 'namespace') }} || ',' || {{ entity_key_part("'application'", 'application') }},
+        namespace,
+        'application',
+        {{ entity_details([("'namespace'", 'namespace'), ("'application'", 'application')]) }}
+    from programs
+
+),
+
+named_entities as (
+
+    select entity_key, namespace, entity_type, entity_details from metadata
+    union all
+    select entity_key, namespace, entity_type, entity_details from lineage_entities
+
+),
+
+names as (
+
+    select distinct on (entity_key)
+        entity_key, namespace, entity_type, entity_details, 'SYSTEM' as scope, 'name' as kind, '' as key,
+        entity_details -> -1 ->> 'value' as value
+    from named_entities
+    order by entity_key
+
+),
+
+terms as (
+
+    select * from names
+    union all
+    select * from tags
+    union all
+    select * from properties
+    union all
+    select * from schema_fields
+
+),
+
+final as (
+
+    select
+        entity_key,
+        namespace,
+        entity_type,
+        entity_details,
+        scope,
+        kind,
+        key,
+        value,
+        lower(key) as key_term,
+        left(lower(value), 200) as term
+    from terms
+
+)
+
+select * from final

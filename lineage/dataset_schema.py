@@ -1,0 +1,87 @@
+"""A dataset's schema as programs report it: named, typed fields (seed 001 R13, seed 002).
+
+The schema is kept as the dataset's SYSTEM property ``schema`` (canonical JSON), and its field
+names are what ``field:`` search terms match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from lineage.errors import LineageError
+
+SCHEMA_PROPERTY = "schema"
+MAX_FIELDS = 10_000
+MAX_FIELD_NAME_LENGTH = 1024
+MAX_TYPE_LENGTH = 256
+
+
+class InvalidSchemaError(LineageError, ValueError):
+    """A reported schema is malformed; the message names the field."""
+
+
+@dataclass(frozen=True)
+class SchemaField:
+    name: str
+    type: str
+    nullable: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "nullable": self.nullable}
+
+
+@dataclass(frozen=True)
+class DatasetSchema:
+    fields: tuple[SchemaField, ...]
+
+    def to_json(self) -> str:
+        """The canonical text stored as the ``schema`` property."""
+        return orjson.dumps({"fields": [f.to_dict() for f in self.fields]}).decode("utf-8")
+
+
+def schema(fields: Iterable[SchemaField | tuple[str, str] | Mapping[str, Any]]) -> DatasetSchema:
+    """Build and validate a schema from fields, ``(name, type)`` pairs or ``{"name", "type", "nullable"}``."""
+    built = []
+    for item in fields:
+        if isinstance(item, SchemaField):
+            built.append(item)
+        elif isinstance(item, tuple):
+            built.append(SchemaField(*item))
+        elif isinstance(item, Mapping):
+            unknown = set(item) - {"name", "type", "nullable"}
+            if unknown:
+                raise InvalidSchemaError(f"schema field {item.get('name')!r} has unknown keys: {sorted(unknown)}")
+            built.append(SchemaField(item.get("name"), item.get("type"), item.get("nullable", True)))  # type: ignore[arg-type]
+        else:
+            raise InvalidSchemaError(f"a schema field is a name and a type, got {item!r}")
+    return _checked(built)
+
+
+def parse_schema(payload: Any) -> DatasetSchema:
+    """The schema of a ``{"fields": [...]}`` object (as events carry it)."""
+    if not isinstance(payload, Mapping) or not isinstance(payload.get("fields"), list):
+        raise InvalidSchemaError('a schema is an object {"fields": [{"name": ..., "type": ...}, ...]}')
+    return schema(payload["fields"])
+
+
+def _checked(fields: list[SchemaField]) -> DatasetSchema:
+    if not fields:
+        raise InvalidSchemaError("a schema needs at least one field")
+    if len(fields) > MAX_FIELDS:
+        raise InvalidSchemaError(f"a schema has at most {MAX_FIELDS} fields, got {len(fields)}")
+    seen: set[str] = set()
+    for field in fields:
+        if not isinstance(field.name, str) or not field.name.strip() or len(field.name) > MAX_FIELD_NAME_LENGTH:
+            raise InvalidSchemaError(f"schema field name {field.name!r} must be 1-{MAX_FIELD_NAME_LENGTH} characters")
+        if not isinstance(field.type, str) or not field.type.strip() or len(field.type) > MAX_TYPE_LENGTH:
+            raise InvalidSchemaError(f"schema field {field.name!r} needs a type name (1-{MAX_TYPE_LENGTH} characters)")
+        if not isinstance(field.nullable, bool):
+            raise InvalidSchemaError(f"schema field {field.name!r}: nullable must be true or false")
+        if field.name in seen:
+            raise InvalidSchemaError(f"schema field {field.name!r} appears twice")
+        seen.add(field.name)
+    return DatasetSchema(tuple(fields))

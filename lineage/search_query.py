@@ -1,0 +1,93 @@
+"""Metadata search queries (seed 001 "Search"): parsing and matching, without a database.
+
+A query is terms separated by spaces, OR'ed; ``+term`` is required. A term is
+- ``pur`` or ``pur*``: a value prefix, over names, tags, property values and schema fields;
+- ``key:value``: a property ``key`` whose value starts with ``value`` (``owner:`` alone: has the key);
+- ``tags:PII``: a tag; ``field:emp*``: a field of the dataset's schema.
+Matching ignores case; quotes keep spaces in a term (``"gold tier"``, ``note:"a b"``). Every
+other character (``'``, ``%``, ``_``, ``\\``, ``*`` inside a term) is matched literally.
+Ranking: more matched terms first, then more exact matches (a whole value rather than a prefix).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from lineage.errors import LineageError
+
+MAX_TERMS = 10
+MAX_TERM_LENGTH = 200  # the search index keeps the first 200 characters of each value
+TAGS_KEY = "tags"
+FIELD_KEY = "field"
+
+_TOKEN = re.compile(r'(\+?)(?:([^\s:"]+):)?(?:"([^"]*)"|(\S*))')
+
+
+class InvalidSearchError(LineageError, ValueError):
+    """A search query or parameter cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class Term:
+    """One query term: lower-cased ``text`` matched as a prefix of values (of ``key`` when given)."""
+
+    text: str
+    key: str | None = None
+    required: bool = False
+
+    @property
+    def kind(self) -> str | None:
+        """The index row kind the term is restricted to (None: any value)."""
+        if self.key is None:
+            return None
+        return {TAGS_KEY: "tag", FIELD_KEY: "field"}.get(self.key, "property")
+
+    @property
+    def like_pattern(self) -> str:
+        """A LIKE pattern (escape character ``\\``) matching values that start with the text."""
+        return like_escape(self.text) + "%"
+
+    def matches(self, kind: str, key_term: str, term: str) -> bool:
+        """Whether an index row (kind, lower-cased key, lower-cased value) matches this term."""
+        if self.kind is not None and (kind != self.kind or (self.kind == "property" and key_term != self.key)):
+            return False
+        return term.startswith(self.text)
+
+    def render(self) -> str:
+        text = f'"{self.text}"' if " " in self.text else self.text
+        return ("+" if self.required else "") + (f"{self.key}:" if self.key else "") + text
+
+
+def like_escape(text: str) -> str:
+    """``text`` with LIKE's metacharacters escaped, to match literally (escape character ``\\``)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def parse_query(query: str) -> list[Term]:
+    """The terms of ``query``; raises InvalidSearchError for an empty or oversized query."""
+    terms: list[Term] = []
+    position = 0
+    text = query.strip()
+    while position < len(text):
+        if text[position].isspace():
+            position += 1
+            continue
+        match = _TOKEN.match(text, position)
+        assert match is not None  # the pattern matches the empty string
+        required, key, quoted, bare = match.groups()
+        value = quoted if quoted is not None else bare
+        if value.endswith("*") and quoted is None:
+            value = value[:-1]
+        position = max(match.end(), position + 1)
+        if not value and key is None:
+            continue
+        if len(value) > MAX_TERM_LENGTH:
+            raise InvalidSearchError(
+                f"a search term has at most {MAX_TERM_LENGTH} characters; {value[:40]!r}... has {len(value)}")
+        terms.append(Term(value.lower(), key.lower() if key else None, bool(required)))
+    if not terms:
+        raise InvalidSearchError("the query is empty: give a value prefix (pur*), key:value, tags:NAME or field:NAME")
+    if len(terms) > MAX_TERMS:
+        raise InvalidSearchError(f"a query has at most {MAX_TERMS} terms, got {len(terms)}")
+    return terms

@@ -1,0 +1,165 @@
+"""Metadata search and suggest over the search index mart (``lineage_marts.metadata_search``).
+
+Every term is a prefix range scan on an index of lower-cased values (``term``, or
+``(key_term, term)`` for ``key:value``, ``tags:`` and ``field:``); entities are scored in one
+statement (matched terms, then exact matches) and only the page's entities are read in full.
+Suggest walks the same indexes as a skip scan (one index probe per distinct suggestion), so
+its cost does not grow with the number of entities sharing a prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from lineage.search_query import Term, like_escape
+from warehouse.lineage_store import MartNotBuiltError
+
+INDEX = "lineage_marts.metadata_search"
+TERMS_VIEW = "lineage_marts.metadata_search_terms"
+# ?target= names -> entity types in the index; "external" is every entity outside a namespace.
+TARGETS = {"dataset": "dataset", "stream": "stream", "app": "application", "application": "application",
+           "program": "program", "program_run": "program_run", "run": "program_run", "field": "field",
+           "partition": "partition", "file": "file", "namespace": "namespace", "external": None}
+
+
+def refresh(conn: psycopg.Connection, entity_keys: Sequence[str]) -> None:
+    """Re-derive the index rows of ``entity_keys`` in the open transaction (no-op before the
+    first mart build: the build indexes everything)."""
+    if conn.execute("select to_regclass(%s) is not null and to_regclass(%s) is not null",
+                    (INDEX, TERMS_VIEW)).fetchone() != (True,):
+        return
+    keys = list(entity_keys)
+    conn.execute(f"delete from {INDEX} where entity_key = any(%s)", (keys,))  # type: ignore[arg-type]
+    conn.execute(f"insert into {INDEX} select * from {TERMS_VIEW} where entity_key = any(%s)",  # type: ignore[arg-type]
+                 (keys,))
+
+
+def _filters(namespace: str | None, targets: Sequence[str], scope: str | None) -> tuple[sql.Composable, dict[str, Any]]:
+    """`` and ...`` conditions for the namespace, targets and scope, with named parameters."""
+    clauses: list[sql.Composable] = []
+    params: dict[str, Any] = {}
+    if namespace is not None:
+        clauses.append(sql.SQL("namespace = %(namespace)s"))
+        params["namespace"] = namespace
+    if targets:
+        parts = []
+        types = [TARGETS[t] for t in targets if TARGETS[t] is not None]
+        if types:
+            parts.append(sql.SQL("entity_type = any(%(types)s)"))
+            params["types"] = types
+        if "external" in targets:
+            parts.append(sql.SQL("namespace is null"))
+        clauses.append(sql.SQL("({})").format(sql.SQL(" or ").join(parts)))
+    if scope is not None:
+        clauses.append(sql.SQL("scope = %(scope)s"))
+        params["scope"] = scope
+    return sql.SQL("").join(sql.SQL(" and ") + c for c in clauses), params
+
+
+def _unbuilt(error: Exception) -> MartNotBuiltError:
+    return MartNotBuiltError(f"{INDEX} does not exist yet: run the lineage_compaction DAG (or `make marts`) once")
+
+
+def search(conn: psycopg.Connection, terms: Sequence[Term], *, namespace: str | None = None,
+           targets: Sequence[str] = (), scope: str | None = None, limit: int = 20, offset: int = 0) -> dict[str, Any]:
+    """One page of matching entities, best first, with the total and what matched each."""
+    filters, params = _filters(namespace, targets, scope)
+    hits = []
+    for number, term in enumerate(terms):
+        where = [sql.SQL("term like {} escape '\\'").format(sql.Placeholder(f"pattern{number}"))]
+        params[f"pattern{number}"] = term.like_pattern
+        params[f"text{number}"] = term.text
+        if term.kind is not None:
+            where.append(sql.SQL("key_term = {} and kind = {}").format(
+                sql.Placeholder(f"key{number}"), sql.Placeholder(f"kind{number}")))
+            params[f"key{number}"], params[f"kind{number}"] = term.key, term.kind
+        hits.append(sql.SQL("select entity_key, {number} as term_no, bool_or(term = {text}) as exact from {index} "
+                            "where {where}{filters} group by entity_key").format(
+            number=sql.Literal(number), text=sql.Placeholder(f"text{number}"), index=sql.SQL(INDEX),
+            where=sql.SQL(" and ").join(where), filters=filters))
+    params.update(required=[n for n, term in enumerate(terms) if term.required], limit=limit, offset=offset)
+    statement = sql.SQL("""
+        with hits as ({hits}),
+        scored as (
+            select entity_key, count(*) as matched, count(*) filter (where exact) as exact_matches
+            from hits group by entity_key
+            having count(*) filter (where term_no = any(%(required)s)) = cardinality(%(required)s)
+        )
+        select (select count(*) from scored),
+               (select coalesce(json_agg(json_build_array(entity_key, matched, exact_matches)), '[]')
+                from (select * from scored order by matched desc, exact_matches desc, entity_key
+                      limit %(limit)s offset %(offset)s) as page)""").format(hits=sql.SQL(" union all ").join(hits))
+    try:
+        row = conn.execute(statement, params).fetchone()
+    except psycopg.errors.UndefinedTable as error:
+        raise _unbuilt(error) from error
+    assert row is not None
+    total, page = row
+    details = _details(conn, [key for key, _, _ in page], terms)
+    results = [{**details[key], "score": {"matchedTerms": matched, "exactMatches": exact}}
+               for key, matched, exact in page]
+    return {"total": total, "limit": limit, "offset": offset, "results": results}
+
+
+def _details(conn: psycopg.Connection, keys: list[str], terms: Sequence[Term]) -> dict[str, dict[str, Any]]:
+    """Each page entity's type and parts, and the index rows that matched a term."""
+    if not keys:
+        return {}
+    rows = conn.execute(
+        f"""select entity_key, entity_type, entity_details, scope, kind, key, value, key_term, term from {INDEX}
+            where entity_key = any(%s) and term like any(%s)  -- backslash is LIKE's default escape
+            order by entity_key, scope, kind, key, value""",  # type: ignore[arg-type]
+        (keys, list({t.like_pattern for t in terms}))).fetchall()
+    found: dict[str, dict[str, Any]] = {}
+    for entity_key, entity_type, details, scope, kind, key, value, key_term, term in rows:
+        entry = found.setdefault(entity_key, {"entity": {"type": entity_type, "details": details}, "matches": []})
+        if any(t.matches(kind, key_term, term) for t in terms):
+            entry["matches"].append({"scope": scope, "kind": kind, "key": key or None, "value": value})
+    return found
+
+
+def suggest(conn: psycopg.Connection, prefix: str, *, namespace: str | None = None,
+            limit: int = 10) -> list[dict[str, Any]]:
+    """Autocomplete (seed 001 Interactions 1, 2): for ``own``, the keys then the values that
+    start with it (``owner:``, ``Owners team``); for ``owner:`` or ``owner:sa``, the values of
+    that key. Values show as stored (first spelling in case-insensitive order)."""
+    filters, params = _filters(namespace, (), None)
+    key, colon, rest = prefix.partition(":")
+    try:
+        if colon:
+            found = _skip_scan(conn, "term", "value", sql.SQL(" and key_term = %(key)s"), filters,
+                               {**params, "key": key.lower()}, rest, limit)
+            return [{"type": "value", "key": key.lower(), "text": f"{key.lower()}:{value}"} for value in found]
+        keys = _skip_scan(conn, "key_term", "key", sql.SQL(" and key_term <> ''"), filters, params, prefix, limit)
+        values = _skip_scan(conn, "term", "value", sql.SQL(""), filters, params, prefix, limit - len(keys))
+    except psycopg.errors.UndefinedTable as error:
+        raise _unbuilt(error) from error
+    return ([{"type": "key", "key": k.lower(), "text": f"{k.lower()}:"} for k in keys]
+            + [{"type": "value", "key": None, "text": v} for v in values])
+
+
+def _skip_scan(conn: psycopg.Connection, column: str, shown: str, fixed: sql.Composable, filters: sql.Composable,
+               params: dict[str, Any], prefix: str, limit: int) -> list[str]:
+    """The first ``limit`` distinct ``column`` values starting with ``prefix``, in order, one
+    index probe each; each shown as its first stored spelling (``shown``)."""
+    if limit <= 0:
+        return []
+    step = sql.SQL("select {col} from {index} where {col} like %(pattern)s escape '\\'{fixed}{filters}{after} "
+                   "order by {col} limit 1")
+    col = sql.Identifier(column)
+    first = step.format(col=col, index=sql.SQL(INDEX), fixed=fixed, filters=filters, after=sql.SQL(""))
+    following = step.format(col=col, index=sql.SQL(INDEX), fixed=fixed, filters=filters,
+                            after=sql.SQL(" and {} > found.value").format(col))
+    statement = sql.SQL("""
+        with recursive found(value) as (
+            ({first}) union all select ({following}) from found where found.value is not null)
+        select (select {shown} from {index} where {col} = found.value{fixed}{filters} limit 1)
+        from (select value from found where value is not null limit %(limit)s) as found""").format(
+        first=first, following=following, shown=sql.Identifier(shown), index=sql.SQL(INDEX), col=col,
+        fixed=fixed, filters=filters)
+    rows = conn.execute(statement, {**params, "pattern": like_escape(prefix.lower()) + "%", "limit": limit}).fetchall()
+    return [row[0] for row in rows]

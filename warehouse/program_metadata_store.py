@@ -1,0 +1,100 @@
+"""Applies the SYSTEM metadata programs recorded (compacted ``metadata_change`` events).
+
+Events are applied in event-time order, one transaction each: under the entity's lock, the
+watermarks decide what still applies (``lineage.program_metadata.resolve``: the later event
+wins by event time, whatever the order of arrival), the change goes through the one
+``metadata_store.change`` (state, change record, search index) and the watermarks move.
+A change that breaks the rules is quarantined with the reason; the others are kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+import psycopg
+
+from lineage.program_metadata import InvalidMetadataChangeError, MetadataChange, Watermarks, parse_change, resolve
+from warehouse import metadata_store
+
+log = logging.getLogger(__name__)
+SCOPE = "SYSTEM"
+
+
+@dataclass(frozen=True)
+class ProgramMetadataSummary:
+    events: int
+    change_ids: list[int] = field(default_factory=list)
+    quarantined: int = 0
+    seconds: float = 0.0
+
+    def render(self) -> str:
+        return (f"program metadata: {self.events} events -> {len(self.change_ids)} change records, "
+                f"{self.quarantined} quarantined, in {self.seconds:.1f}s")
+
+
+def apply_program_metadata(conn: psycopg.Connection, chunk: int = 1000) -> ProgramMetadataSummary:
+    """Apply every compacted metadata change not applied yet; returns the change ids written."""
+    began = time.perf_counter()
+    events = quarantined = 0
+    change_ids: list[int] = []
+    while pending := conn.execute(
+            """select namespace, event_id, event_time, application, program_type, program, run_id, payload
+               from lineage.pending_events where kind = 'metadata_change' and processed_at is null
+               order by event_time, event_id limit %s""", (chunk,)).fetchall():
+        for namespace, event_id, event_time, application, program_type, program, run_id, payload in pending:
+            with conn.transaction():
+                try:
+                    change = parse_change(payload)
+                except InvalidMetadataChangeError as exc:
+                    _quarantine(conn, namespace, event_id, str(exc), payload)
+                    quarantined += 1
+                else:
+                    updater = metadata_store.program_run(namespace, application, program_type, program, run_id)
+                    change_id = _apply(conn, change, event_time, updater.render())
+                    if change_id is not None:
+                        change_ids.append(change_id)
+                conn.execute("""update lineage.pending_events set processed_at = now()
+                                where namespace = %s and event_id = %s""", (namespace, event_id))
+            events += 1
+        conn.commit()
+        log.info("program metadata: %d events applied so far", events)
+    return ProgramMetadataSummary(events, change_ids, quarantined, time.perf_counter() - began)
+
+
+def _apply(conn: psycopg.Connection, change: MetadataChange, at: datetime, updater: str) -> int | None:
+    subject = change.entity
+    metadata_store.lock(conn, subject, SCOPE)
+    current = metadata_store.current_state(conn, subject, SCOPE)
+    resolved = resolve(change, at, current, _watermarks(conn, subject.render()))
+    record = None
+    if not resolved.is_empty:
+        record = metadata_store.change(
+            conn, subject, SCOPE, updater, add_properties=resolved.set_properties, add_tags=resolved.add_tags,
+            remove_properties=resolved.remove_properties, remove_tags=resolved.remove_tags)
+    with conn.cursor() as cursor:
+        cursor.executemany(
+            """insert into lineage.metadata_event_times (entity_key, scope, kind, key, event_time)
+               values (%s, %s, %s, %s, %s)
+               on conflict (entity_key, scope, kind, key) do update set event_time = excluded.event_time
+               where lineage.metadata_event_times.event_time < excluded.event_time""",
+            [(subject.render(), SCOPE, kind, key, moment) for (kind, key), moment in resolved.watermarks.items()])
+    return record["changeId"] if record else None
+
+
+def _watermarks(conn: psycopg.Connection, entity_key: str) -> Watermarks:
+    rows = conn.execute("""select kind, key, event_time from lineage.metadata_event_times
+                           where entity_key = %s and scope = %s""", (entity_key, SCOPE)).fetchall()
+    return {(kind, key): moment for kind, key, moment in rows}
+
+
+def _quarantine(conn: psycopg.Connection, namespace: str, event_id: str, reason: str, payload: Any) -> None:
+    conn.execute(
+        """insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
+           values ('program-metadata', %s, 1, %s, %s) on conflict do nothing""",
+        (f"pending_events/{namespace}/{event_id}", f"metadata change: {reason}",
+         orjson.dumps(payload).decode("utf-8")))
