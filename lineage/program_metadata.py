@@ -47,7 +47,11 @@ def parse_change(payload: Mapping[str, Any]) -> MetadataChange:
     operation = payload["operation"]
     try:
         if operation == "add_properties":
-            return MetadataChange(subject, set_properties=check_properties(payload.get("properties", {})))
+            properties = check_properties(payload.get("properties", {}))
+            if SCHEMA_PROPERTY in properties:
+                raise InvalidMetadataChangeError(f"the {SCHEMA_PROPERTY!r} property is set with the set_schema "
+                                                 "operation, which checks it")
+            return MetadataChange(subject, set_properties=properties)
         if operation == "add_tags":
             return MetadataChange(subject, add_tags=tuple(check_tags(payload.get("tags", []))))
         if operation == "remove_properties":

@@ -29,3 +29,17 @@ def ensure_airflow_db() -> None:
 
 
 libpq = libpq_url  # the project's own conversion; tests pass these URLs to psycopg and Airflow
+
+
+_serialized = False
+
+
+def ensure_dags_serialized() -> None:
+    """``airflow dags reserialize`` once per test session: registers the DAGs' assets (the API
+    emits ``lineage_metadata_changes`` events to the asset the compaction DAG declares)."""
+    global _serialized
+    if _serialized:
+        return
+    ensure_airflow_db()
+    subprocess.run([AIRFLOW, "dags", "reserialize"], env=airflow_env(), check=True, capture_output=True, timeout=300)
+    _serialized = True

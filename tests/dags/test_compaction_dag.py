@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -41,13 +42,15 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
             {"name": "parse", "inputs": [{"field": "body"}], "outputs": ["customer", "item"]}],
             "destination_fields": ["customer", "item"]}, run=run),
         "not json at all",
+        event("metadata_change", {"entity": [["namespace", "default"], ["dataset", "purchases"]],
+                                  "operation": "add_tags", "tags": ["from-a-program"]}, run=run),
         event("run_end", {"status": "completed"}, run=run, event_time="2026-11-21T05:05:00Z"),
     ])
     output = dags_test(log_root, warehouse_db, "2026-11-21T06:00:00+00:00")
 
     assert "SUMMARY" in output
-    assert "events_read=6 compacted=5 duplicates=0 quarantined=1" in output
-    assert "field_records=1" in output
+    assert "events_read=7 compacted=6 duplicates=0 quarantined=1" in output
+    assert "field_records=1 metadata_events=1 metadata_changes=1" in output
     assert query(warehouse_db, "select d.dataset, p.field, p.path->'sources'->0->>'field' from lineage.field_paths p "
                                "join lineage.field_operation_sets s on s.fingerprint = p.set_fingerprint "
                                "join lineage.datasets d on d.dataset = s.destination order by p.field") == [
@@ -70,7 +73,13 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
     events = query(airflow_db, "select a.name, e.extra::text from asset_event e join asset a on a.id = e.asset_id "
                                f"where e.extra::text like '%{batch_id}%' order by a.name")
     assert [name for name, _ in events] == [
-        "lineage_dataset_accesses", "lineage_marts", "lineage_pending_events", "lineage_runs"]
+        "lineage_dataset_accesses", "lineage_marts", "lineage_metadata_changes", "lineage_pending_events",
+        "lineage_runs"]
+    change_ids = [row[0] for row in query(warehouse_db, "select change_id from lineage.metadata_changes")]
+    assert json.loads(dict(events)["lineage_metadata_changes"])["change_ids"] == change_ids
+    assert query(warehouse_db, "select entity_key, scope from lineage_marts.metadata_search "
+                               "where kind = 'tag' and term = 'from-a-program'") == [
+        ("namespace=default,dataset=purchases", "SYSTEM")]
 
     # The same interval again: nothing new, nothing changed, no asset events.
     tables = "select * from lineage.runs, lineage.dataset_accesses, lineage.quarantine"

@@ -137,3 +137,22 @@ def test_malformed_requests_are_400_and_unknown_namespaces_404(
     assert response.status_code == status, response.text
     assert message in response.json()["message"]
     assert ok(api.get(DS))["metadata"]["USER"] == {"tags": [], "properties": {}}  # nothing stored
+
+
+def test_each_api_change_emits_an_asset_event_with_its_change_id(api: TestClient) -> None:
+    import sqlalchemy
+
+    from tests.airflow_support import airflow_env, ensure_dags_serialized
+
+    ensure_dags_serialized()
+    added = ok(api.post(f"{DS}/tags", json=["notify-me"]))
+    assert added["assetEvent"] is True
+    unchanged = ok(api.post(f"{DS}/tags", json=["notify-me"]))
+    assert unchanged == {"changeId": None, "assetEvent": False}  # nothing changed, nothing announced
+    engine = sqlalchemy.create_engine(airflow_env()["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"])
+    with engine.connect() as conn:
+        extras = conn.execute(sqlalchemy.text(
+            "select e.extra from asset_event e join asset a on a.id = e.asset_id "
+            "where a.name = 'lineage_metadata_changes' order by e.id desc limit 1")).scalar_one()
+    engine.dispose()
+    assert extras == {"change_ids": [added["changeId"]], "source": "api", "updater": "admin"}

@@ -1,0 +1,108 @@
+"""SYSTEM metadata recorded by programs, through the real compaction and the metadata stage,
+on real PostgreSQL: later event wins by event time across compactions, change records,
+schemas, access-derived properties, quarantine of bad changes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from lineage.client import RunContext
+from lineage.metadata_entity import entity
+from spark_jobs.compaction.job import run_compaction
+from tests.factories import access, event, write_log
+from warehouse import metadata_store
+from warehouse.db import connect
+from warehouse.program_metadata_store import apply_program_metadata
+
+END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+PURCHASES = entity([("namespace", "default"), ("dataset", "purchases")])
+ENTITY = [["namespace", "default"], ["dataset", "purchases"]]
+
+
+def change(operation: str, moment: str, **payload: Any) -> dict[str, Any]:
+    return event("metadata_change", {"entity": ENTITY, "operation": operation, **payload},
+                 event_time=f"2026-11-21T05:{moment}Z")
+
+
+def compact_and_apply(spark: Any, settings: Any, log_root: Path, lines: list[Any]) -> list[int]:
+    write_log(log_root, lines)
+    run_compaction(spark, interval_end=END, settings=settings)
+    with connect(settings.database_url) as conn:
+        return apply_program_metadata(conn).change_ids
+
+
+def system(url: str) -> dict[str, Any]:
+    with connect(url) as conn:
+        return metadata_store.read(conn, PURCHASES, "SYSTEM")["SYSTEM"]
+
+
+def test_the_later_event_wins_even_when_it_was_compacted_first(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db)
+    first = compact_and_apply(spark, settings, log_root, [
+        change("add_properties", "30:00", properties={"owner": "newer", "sla": "1h"}),
+        change("add_tags", "31:00", tags=["curated"]),
+    ])
+    assert len(first) == 2
+    late = compact_and_apply(spark, settings, log_root, [  # older events, compacted later
+        change("add_properties", "10:00", properties={"owner": "older", "format": "parquet"}),
+        change("remove_tags", "11:00"),  # all tags, but older than 'curated'
+        change("remove_properties", "40:00", keys=["sla"]),
+    ])
+    assert system(warehouse_db)["properties"] == {"format": "parquet", "owner": "newer"}
+    assert system(warehouse_db)["tags"] == ["curated"]
+    with connect(warehouse_db) as conn:
+        history = metadata_store.history(conn, PURCHASES, datetime(2026, 1, 1, tzinfo=UTC),
+                                         datetime(2100, 1, 1, tzinfo=UTC))
+    assert [c["changeId"] for c in history] == first + late
+    assert history[2]["additions"]["properties"] == {"format": "parquet"}  # owner=older lost to the newer event
+    assert history[-1]["deletions"]["properties"] == {"sla": "1h"}
+    assert {c["updater"] for c in history} == {
+        "namespace=default,application=PurchaseHistory,type=mapreduce,program=PurchaseHistoryBuilder,run=run-1"}
+    assert {c["scope"] for c in history} == {"SYSTEM"}
+
+
+def test_reapplying_does_nothing_and_bad_changes_are_quarantined_with_the_reason(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db)
+    bad = change("add_tags", "20:00", tags=["ok"])
+    bad["payload"]["entity"] = [["dataset", "x"], ["namespace", "default"]]
+    ids = compact_and_apply(spark, settings, log_root, [change("add_tags", "20:00", tags=["ok"]), bad])
+    assert len(ids) == 1
+    with connect(warehouse_db) as conn:
+        assert apply_program_metadata(conn).events == 0
+        reasons = conn.execute("select reason from lineage.quarantine").fetchall()
+    assert len(reasons) == 1 and "'namespace' must be the first key" in reasons[0][0]
+    assert system(warehouse_db)["tags"] == ["ok"]
+
+
+def test_a_reported_schema_and_the_access_log_give_system_metadata(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db)
+    run = {"application": "Etl", "program_type": "spark", "program": "Loader", "run_id": "load-7"}
+    with RunContext("default", "Etl", "spark", "Loader", run_id="load-8", log_root=str(log_root)) as ctx:
+        ctx.write("purchases", at=datetime(2026, 11, 21, 5, 20, tzinfo=UTC))
+        ctx.record_schema("purchases", [("customer", "string"), {"name": "amount", "type": "double",
+                                                                 "nullable": False}])
+    write_log(log_root, [event("run_start", run=run, event_time="2026-11-21T05:00:00Z"),
+                         access("purchases", "read", run=run, event_time="2026-11-21T05:01:00Z")])
+    for path in log_root.rglob("*.jsonl"):  # the client writes today's partition; move it into the window
+        target = log_root / "dt=2026-11-21" / "hour=05" / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        path.rename(target)
+    run_compaction(spark, interval_end=END, settings=settings)
+    with connect(warehouse_db) as conn:
+        apply_program_metadata(conn)
+    found = system(warehouse_db)["properties"]
+    assert orjson.loads(found.pop("schema")) == {"fields": [
+        {"name": "customer", "type": "string", "nullable": True},
+        {"name": "amount", "type": "double", "nullable": False}]}
+    assert found == {"creation-time": "2026-11-21T05:01:00+00:00", "last-update-time": "2026-11-21T05:20:00+00:00",
+                     "last-updated-by": "namespace=default,application=Etl,type=spark,program=Loader,run=load-8"}
