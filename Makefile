@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh
 
-.PHONY: help demo test up down setup venv pg migrate compact examples marts bench bench-lineage bench-fields lint clean
+.PHONY: help demo test up down setup venv pg migrate compact examples marts bench bench-lineage bench-fields bench-search lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -46,6 +46,9 @@ bench-lineage: venv pg  ## benchmark: dataset lineage walk at 1.44M runs, mart b
 
 bench-fields: venv pg  ## benchmark: field lineage, 200 pipelines x 20 fields hourly for 30 days
 	@$(ENV) && .venv/bin/python -m bench.field_lineage
+
+bench-search: venv pg  ## benchmark: metadata search and suggest over 100k entities, 1M tags and properties
+	@$(ENV) && .venv/bin/python -m bench.metadata_search
 
 bench: venv pg  ## benchmark: compaction of 1M synthetic events (EVENTS=1000000)
 	@$(ENV) && .venv/bin/python -m bench.compaction --events $${EVENTS:-1000000}

@@ -1,8 +1,8 @@
 {{ config(
     materialized='table',
     indexes=[
-        {'columns': ['term text_pattern_ops']},
-        {'columns': ['key_term', 'term text_pattern_ops']},
+        {'columns': ['term']},
+        {'columns': ['key_term', 'term']},
         {'columns': ['entity_key']},
     ],
     post_hook=[

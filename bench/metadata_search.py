@@ -1,0 +1,198 @@
+"""Benchmark: metadata search and suggest (``python -m bench.metadata_search``, ``make bench-search``).
+
+Workload (issue 5): 100,000 entities (datasets, streams, applications, programs, fields) with
+about 1,000,000 tags and properties: 4 tags each from a vocabulary of 2,000 (skewed: a few
+tags are on many entities), 6 properties each (owner from 500 teams, tier, format,
+retention, source system, a three-word description), and a 20-field schema on one dataset in
+five. Names, descriptions and field names are made of generated words. The search mart is
+built by the real dbt project. Then it prints p50/p95 of:
+
+- search by value prefix (a word's first 4-6 letters), by ``key:value`` prefix and by schema
+  field (``field:emp*``), each returning its total and the first page;
+- suggest for 2-4 letter prefixes, and after ``key:``;
+- a tag added through the store the API uses, with its search index refresh;
+- in the same run, the scan Marquez's search does (``name ILIKE '%q%'``, here over names and
+  values so it finds what ours finds), and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections.abc import Callable
+
+import psycopg
+
+from bench.compaction import scratch_database
+from bench.lineage_walk import percentiles
+from lineage.search_query import parse_query
+from lineage.settings import Settings, libpq_url
+from lineage.metadata_entity import entity
+from warehouse import metadata_search, metadata_store
+from warehouse.dbt_build import build_marts
+from warehouse.migrate import apply_migrations
+
+SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "do", "fi", "gu", "ha", "ja", "be",
+             "co", "da", "el", "or", "un", "is", "at", "em"]
+TYPES = ["dataset"] * 6 + ["stream", "application", "program", "field"]
+
+
+def words(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    found: set[str] = set()
+    while len(found) < count:
+        found.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return sorted(found)
+
+
+LOAD = """
+with entities as (
+    select i, (array['dataset','dataset','dataset','dataset','dataset','dataset','stream','application',
+                     'program','field'])[1 + i %% 10] as entity_type,
+           (%(words)s::text[])[1 + (i * 7919) %% cardinality(%(words)s::text[])] || '_' ||
+           (%(words)s::text[])[1 + (i * 104729) %% cardinality(%(words)s::text[])] || '_' || i as name
+    from generate_series(0::bigint, %(entities)s - 1) as i
+), keyed as (
+    select i, entity_type, name,
+           case entity_type
+             when 'dataset' then 'namespace=bench,dataset=' || name
+             when 'stream' then 'namespace=bench,stream=' || name
+             when 'application' then 'namespace=bench,application=' || name
+             when 'program' then 'namespace=bench,application=app_' || (i %% 100) || ',type=spark,program=' || name
+             else 'namespace=bench,dataset=ds_' || (i %% 1000) || ',field=' || name end as entity_key,
+           case entity_type
+             when 'program' then jsonb_build_array(jsonb_build_object('key','namespace','value','bench'),
+                 jsonb_build_object('key','application','value','app_' || (i %% 100)),
+                 jsonb_build_object('key','type','value','spark'), jsonb_build_object('key','program','value',name))
+             when 'field' then jsonb_build_array(jsonb_build_object('key','namespace','value','bench'),
+                 jsonb_build_object('key','dataset','value','ds_' || (i %% 1000)),
+                 jsonb_build_object('key','field','value',name))
+             else jsonb_build_array(jsonb_build_object('key','namespace','value','bench'),
+                 jsonb_build_object('key',entity_type,'value',name)) end as entity
+    from entities
+), rows as (
+    select k.*, 'tag' as kind, (%(tags)s::text[])[1 + floor(power(random(), 3) * cardinality(%(tags)s::text[]))::int] as key,
+           '' as value
+    from keyed k cross join generate_series(1, 4)
+    union all
+    select k.*, 'property', p.key, p.value
+    from keyed k cross join lateral (values
+        ('owner', 'team_' || (1 + floor(random() * 500))::int),
+        ('tier', (array['bronze','silver','gold','platinum','diamond'])[1 + (k.i %% 5)]),
+        ('format', (array['parquet','avro','orc','json','csv','delta'])[1 + (k.i %% 6)]),
+        ('retention', (1 + k.i %% 365) || 'd'),
+        ('source_system', (%(words)s::text[])[1 + (k.i * 31) %% cardinality(%(words)s::text[])] || '_system'),
+        ('description', (%(words)s::text[])[1 + (k.i * 13) %% cardinality(%(words)s::text[])] || ' ' ||
+                        (%(words)s::text[])[1 + (k.i * 17) %% cardinality(%(words)s::text[])] || ' ' ||
+                        (%(words)s::text[])[1 + (k.i * 23) %% cardinality(%(words)s::text[])])) as p(key, value)
+)
+insert into lineage.metadata (entity_key, entity_type, namespace, entity, scope, kind, key, value, updated_by)
+select entity_key, entity_type, 'bench', entity, 'USER', kind, key, value, 'bench' from rows
+on conflict do nothing
+"""
+
+SCHEMAS = """
+insert into lineage.metadata (entity_key, entity_type, namespace, entity, scope, kind, key, value, updated_by)
+select entity_key, entity_type, namespace, entity, 'SYSTEM', 'property', 'schema',
+       jsonb_build_object('fields', (
+           select jsonb_agg(jsonb_build_object('name', (%(fields)s::text[])[1 + (abs(hashtext(entity_key)) + f * 37)
+                                                                   %% cardinality(%(fields)s::text[])] || '_' || f,
+                                               'type', 'string', 'nullable', true))
+           from generate_series(1, 20) as f))::text,
+       'bench'
+from (select distinct entity_key, entity_type, namespace, entity from lineage.metadata
+      where entity_type = 'dataset' and abs(hashtext(entity_key)) %% 5 = 0) as datasets
+"""
+
+
+def timed(samples: list[str], run: Callable[[str], object]) -> list[float]:
+    spent = []
+    for sample in samples:
+        began = time.perf_counter()
+        run(sample)
+        spent.append(time.perf_counter() - began)
+    return spent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark metadata search and suggest.")
+    parser.add_argument("--entities", type=int, default=100_000)
+    parser.add_argument("--samples", type=int, default=60)
+    parser.add_argument("--reuse", action="store_true", help="query the database a previous run loaded")
+    args = parser.parse_args(argv)
+    base = Settings.from_env()
+    vocabulary, tags, field_words = words(3000, 1), words(2000, 2), words(1500, 3)
+    if args.reuse:
+        url = base.database_url.rsplit("/", 1)[0] + "/lineage_bench_search"
+    else:
+        url = scratch_database(base.database_url, "lineage_bench_search")
+        apply_migrations(url)
+        began = time.perf_counter()
+        with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+            conn.execute(LOAD, {"words": vocabulary, "tags": tags, "entities": args.entities})
+            conn.execute(SCHEMAS, {"fields": field_words})
+            conn.execute("vacuum analyze lineage.metadata")
+        print(f"loaded in {time.perf_counter() - began:.1f}s")
+        began = time.perf_counter()
+        build_marts(url, base, command="run", select="+metadata_search")
+        print(f"search mart (dbt, full build): {time.perf_counter() - began:.1f}s")
+
+    rng = random.Random(11)
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        entities, stored = conn.execute("select count(distinct entity_key), count(*) from lineage.metadata "
+                                        "where not (scope = 'SYSTEM' and key = 'schema')").fetchone()  # type: ignore[misc]
+        index_rows = conn.execute(f"select count(*) from {metadata_search.INDEX}").fetchone()[0]  # type: ignore[index]
+        print(f"workload: {entities:,} entities, {stored:,} tags and properties, "
+              f"{index_rows:,} search index rows (names, tags, properties, schema fields)")
+
+        def search(query: str) -> dict[str, object]:
+            return metadata_search.search(conn, parse_query(query), namespace="bench", limit=20)
+
+        def suggest(prefix: str) -> object:
+            return metadata_search.suggest(conn, prefix, namespace="bench", limit=10)
+
+        def ilike(query: str) -> object:
+            pattern = f"%{query}%"
+            return conn.execute(
+                """select entity_key, count(*) over () from (
+                       select distinct entity_key from lineage.metadata
+                       where namespace = 'bench' and (entity_key ilike %s or key ilike %s or value ilike %s)) as found
+                   order by entity_key limit 20""", (pattern, pattern, pattern)).fetchall()
+
+        value_terms = [w[:rng.randint(4, 6)] for w in rng.sample(vocabulary, args.samples)]
+        key_terms = [f"owner:team_{rng.randint(1, 500)}" for _ in range(args.samples // 2)] + [
+            f"source_system:{w[:4]}" for w in rng.sample(vocabulary, args.samples // 2)]
+        field_terms = [f"field:{w[:rng.randint(3, 5)]}*" for w in rng.sample(field_words, args.samples)]
+        suggest_terms = [w[:rng.randint(2, 4)] for w in rng.sample(vocabulary, args.samples)] + [
+            "owner:", "tier:", "format:p", "owner:team_4"]
+        for sample in value_terms[:3]:  # warm the caches once
+            search(sample)
+        print(f"sample totals: value prefix '{value_terms[0]}' -> {search(value_terms[0])['total']}, "
+              f"'{key_terms[0]}' -> {search(key_terms[0])['total']}, "
+              f"'{field_terms[0]}' -> {search(field_terms[0])['total']}")
+        ours = {}
+        for label, samples in (("search, value prefix", value_terms), ("search, key:value prefix", key_terms),
+                               ("search, schema field", field_terms)):
+            ours[label] = timed(samples, search)
+            print(f"{label:28s} {percentiles(ours[label])}")
+        print(f"{'suggest':28s} {percentiles(timed(suggest_terms, suggest))}")
+        conn.execute("set jit = off")  # as ours runs: a fair comparison of the scans themselves
+        theirs = timed(value_terms[: max(5, args.samples // 4)], ilike)
+        print(f"{'ILIKE %q% scan (Marquez)':28s} {percentiles(theirs)}")
+        mine = sorted(ours["search, value prefix"])
+        samples = [(f"{rng.choice(vocabulary)}_{number}", rng.choice(tags)) for number in range(args.samples)]
+
+        def tag(sample: str) -> None:
+            name, value = sample.split("|")
+            metadata_store.change(conn, entity([("namespace", "bench"), ("dataset", name)]), "USER", "bench",
+                                  add_tags=[value])
+
+        writes = timed([f"{name}|{value}" for name, value in samples], tag)
+        print(f"{'API write + index refresh':28s} {percentiles(writes)}")
+        print(f"ILIKE scan / prefix search, p50: {sorted(theirs)[len(theirs) // 2] / mine[len(mine) // 2]:.0f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
