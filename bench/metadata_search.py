@@ -26,9 +26,9 @@ import psycopg
 
 from bench.compaction import scratch_database
 from bench.lineage_walk import percentiles
+from lineage.metadata_entity import entity
 from lineage.search_query import parse_query
 from lineage.settings import Settings, libpq_url
-from lineage.metadata_entity import entity
 from warehouse import metadata_search, metadata_store
 from warehouse.dbt_build import build_marts
 from warehouse.migrate import apply_migrations
@@ -72,7 +72,8 @@ with entities as (
                  jsonb_build_object('key',entity_type,'value',name)) end as entity
     from entities
 ), rows as (
-    select k.*, 'tag' as kind, (%(tags)s::text[])[1 + floor(power(random(), 3) * cardinality(%(tags)s::text[]))::int] as key,
+    select k.*, 'tag' as kind,
+           (%(tags)s::text[])[1 + floor(power(random(), 3) * cardinality(%(tags)s::text[]))::int] as key,
            '' as value
     from keyed k cross join generate_series(1, 4)
     union all
