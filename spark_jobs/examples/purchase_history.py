@@ -45,6 +45,11 @@ def build_history(purchases: DataFrame) -> DataFrame:
     ).select("customer", "purchases", "total_spent")
 
 
+def schema_fields(frame: DataFrame) -> list[tuple[str, str, bool]]:
+    """A DataFrame's top-level fields as (name, type, nullable), as the client reports schemas."""
+    return [(field.name, field.dataType.simpleString(), field.nullable) for field in frame.schema.fields]
+
+
 def run_flow(spark: SparkSession, stream_path: Path, data_root: Path) -> RunContext:
     """PurchaseFlow: reads the stream (reader), writes purchases and frequentCustomers (collector)."""
     with RunContext(NAMESPACE, APPLICATION, "flow", "PurchaseFlow") as run:
@@ -53,6 +58,7 @@ def run_flow(spark: SparkSession, stream_path: Path, data_root: Path) -> RunCont
         purchases = parse_purchases(lines)
         purchases.write.mode("append").parquet(str(data_root / "purchases"))
         run.write("purchases", component="collector")
+        run.record_schema("purchases", schema_fields(purchases))
         stored = spark.read.parquet(str(data_root / "purchases"))
         run.read("purchases", component="collector")
         frequent_customers(stored).write.mode("overwrite").parquet(str(data_root / "frequentCustomers"))
@@ -65,8 +71,10 @@ def run_builder(spark: SparkSession, data_root: Path) -> RunContext:
     with RunContext(NAMESPACE, APPLICATION, "mapreduce", "PurchaseHistoryBuilder") as run:
         purchases = spark.read.parquet(str(data_root / "purchases"))
         run.read("purchases")
-        build_history(purchases).write.mode("overwrite").parquet(str(data_root / "history"))
+        history = build_history(purchases)
+        history.write.mode("overwrite").parquet(str(data_root / "history"))
         run.write("history")
+        run.record_schema("history", schema_fields(history))
         frequent_customers(purchases).write.mode("overwrite").parquet(str(data_root / "frequentCustomersByBuilder"))
         run.write("frequentCustomers")
         run.record_field_operations(
