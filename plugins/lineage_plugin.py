@@ -10,11 +10,11 @@ class LineageWarehousePlugin(AirflowPlugin):
     name = "lineage_warehouse"
     fastapi_apps = [{"app": create_app(), "url_prefix": URL_PREFIX, "name": "Lineage warehouse"}]
     external_views = [
-        {
-            "name": "Lineage",
-            "href": "lineage/",
-            "url_route": "lineage",
-            "destination": "nav",
-            "category": "browse",
-        }
+        {"name": name, "href": href, "url_route": route, "destination": "nav", "category": "browse"}
+        for name, href, route in (
+            ("Lineage", "lineage/", "lineage"),
+            ("Lineage search", "lineage/ui/search", "lineage-search"),
+            ("Dataset lineage", "lineage/ui/lineage", "lineage-graph"),
+            ("Field provenance", "lineage/ui/fields", "lineage-fields"),
+        )
     ]

@@ -31,3 +31,14 @@ ensure_venv() {
 ensure_venv .venv "$(stamp_of pyproject.toml requirements/constraints.txt)" \
   -c requirements/constraints.txt -e ".[dev]"
 ensure_venv .venv-dbt "$(stamp_of requirements/dbt.txt)" -r requirements/dbt.txt
+
+# The pages' graph libraries (cytoscape + its dagre layout), from the npm registry, pinned by
+# the lock file; the plugin serves them from node_modules.
+ui=plugins/lineage_api/ui
+ui_stamp=$(stamp_of "$ui/package-lock.json")
+if [ "$(cat "$ui/node_modules/.stamp" 2>/dev/null)" != "$ui_stamp" ]; then
+  command -v npm >/dev/null || { echo "bootstrap: npm is needed for the pages' graph library (apt-get install npm)" >&2; exit 1; }
+  echo "bootstrap: installing the pages' browser libraries (npm ci)"
+  (cd "$ui" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  echo "$ui_stamp" > "$ui/node_modules/.stamp"
+fi

@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
+scripts/browser.sh
 export DBT_SEND_ANONYMOUS_USAGE_STATS=False GX_ANALYTICS_ENABLED=false
 echo "==> ruff"; .venv/bin/ruff check .
 echo "==> mypy (core)"; .venv/bin/mypy

@@ -23,6 +23,7 @@ def create_app() -> FastAPI:
     app.include_router(field_lineage.router, dependencies=[Depends(get_user)])
     app.include_router(search.router, dependencies=[Depends(get_user)])  # before metadata's {target:path}
     app.include_router(metadata.router, dependencies=[Depends(get_user)])
+    app.include_router(pages.public_router)
     app.include_router(pages.router, dependencies=[Depends(get_user)])
 
     @app.exception_handler(HTTPException)

@@ -1,15 +1,70 @@
-"""The page shown inside the Airflow UI (nav: Browse > Lineage)."""
+"""The pages shown inside the Airflow UI (nav: Browse > Lineage ...).
+
+The home page is rendered here; the others (search, entity, run, dataset lineage, field
+provenance) are one HTML shell each, filled in the browser from the REST API by the scripts in
+``lineage_api/ui/static`` (values are always set as text, never as HTML). The graph library
+(cytoscape with its dagre layout) comes from the npm registry (``ui/package.json``, installed
+by ``scripts/bootstrap.sh``) and is served from its ``node_modules``.
+"""
 
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
-from fastapi import APIRouter
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, HTTPException
+from fastapi.responses import FileResponse, HTMLResponse
 
 from lineage_api import warehouse_queries
 
 router = APIRouter()
+public_router = APIRouter()  # scripts and styles: no data in them
+
+UI = Path(__file__).resolve().parents[1] / "ui"
+STATIC = UI / "static"
+VENDOR = {"cytoscape.min.js": "cytoscape/dist/cytoscape.min.js",
+          "cytoscape-dagre.min.js": "cytoscape-dagre/dist/cytoscape-dagre.min.js"}
+PAGES = {"search": ("Search", False), "entity": ("Entity", False), "run": ("Run", False),
+         "lineage": ("Dataset lineage", True), "fields": ("Field provenance", True)}
+
+_SHELL = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title} · Lineage warehouse</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="../static/style.css">
+{vendor}<script src="../static/common.js" defer></script>
+<script src="../static/{script}.js" defer></script>
+</head><body data-page="{page}"><main id="main"><p class="muted">Loading…</p></main></body></html>"""
+_SCRIPTS = {"search": "search", "entity": "entity", "run": "entity", "lineage": "lineage", "fields": "fields"}
+
+
+@router.get("/ui/{page}", response_class=HTMLResponse)
+def ui_page(page: str) -> str:
+    """One page's shell: search, entity, run, lineage or fields."""
+    if page not in PAGES:
+        raise HTTPException(404, f"no page {page!r}; pages: {', '.join(PAGES)}")
+    title, uses_graph = PAGES[page]
+    scripts = [f'<script src="../static/vendor/{name}" defer></script>\n' for name in VENDOR] if uses_graph else []
+    vendor = "".join(scripts)
+    return _SHELL.format(title=title, page=page, script=_SCRIPTS[page], vendor=vendor)
+
+
+@public_router.get("/static/vendor/{name}")
+def vendor_file(name: str) -> FileResponse:
+    if name not in VENDOR:
+        raise HTTPException(404, f"no vendor file {name!r}")
+    path = UI / "node_modules" / VENDOR[name]
+    if not path.is_file():
+        raise HTTPException(503, f"{name} is not installed: run scripts/bootstrap.sh (npm ci in {UI})")
+    return FileResponse(path, media_type="text/javascript")
+
+
+@public_router.get("/static/{name}")
+def static_file(name: str) -> FileResponse:
+    path = STATIC / name
+    if "/" in name or not path.is_file():
+        raise HTTPException(404, f"no static file {name!r}")
+    media = {"js": "text/javascript", "css": "text/css"}.get(path.suffix.lstrip("."), "application/octet-stream")
+    return FileResponse(path, media_type=media)
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Lineage warehouse</title>

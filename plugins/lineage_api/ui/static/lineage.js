@@ -1,0 +1,98 @@
+// Dataset lineage (seed 001 Interaction 3): a time range and levels; datasets and programs with
+// read/write edges, left to right; a program lists its runs in the interval; a run opens its page.
+"use strict";
+
+function lineageElements(body, groupByApplication) {
+  const nodes = new Map(), edges = new Map();
+  const programNode = (id) => {
+    const p = body.programs[id].id;
+    return groupByApplication
+      ? {id: `application.${p.namespace}.${p.application}`, label: p.application, classes: "application",
+         ns: p.namespace, app: p.application}
+      : {id, label: `${p.id} (${p.type})`, classes: "program", ns: p.namespace, app: p.application, type: p.type, program: p.id};
+  };
+  for (const relation of body.relations) {
+    const d = body.data[relation.data].id;
+    nodes.set(relation.data, {data: {id: relation.data, label: d.id, ns: d.namespace, type: d.type, name: d.id},
+                              classes: d.type === "stream" ? "stream" : "dataset"});
+    const p = programNode(relation.program);
+    nodes.set(p.id, {data: {...p}, classes: p.classes});
+    const [source, target] = relation.access === "write" ? [p.id, relation.data] : [relation.data, p.id];
+    const id = `${source}|${target}|${relation.access}`;
+    const known = edges.get(id);
+    const runs = (known ? known.data.runs : 0) + relation.runs.length;
+    edges.set(id, {data: {id, source, target, access: relation.access, runs, label: relation.access === "unknown" ? "?" : ""},
+                   classes: relation.access});
+  }
+  return [...nodes.values(), ...edges.values()];
+}
+
+window.PAGES.lineage = async function (main) {
+  const initial = {ns: param("ns", "default"), type: param("type", "dataset"), name: param("name"),
+                   range: param("range", "7d"), start: param("start"), end: param("end"), levels: param("levels", "10")};
+  const name = el("input", {id: "dataset", value: initial.name, placeholder: "dataset or stream", required: true, "aria-label": "dataset"});
+  const type = el("select", {id: "data-type", "aria-label": "type"},
+    ...["dataset", "stream"].map((t) => el("option", {value: t, selected: t === initial.type}, t)));
+  const ns = el("input", {id: "namespace", value: initial.ns, size: 10, "aria-label": "namespace"});
+  const levels = el("input", {id: "levels", type: "number", min: 1, max: 100, value: initial.levels, "aria-label": "levels"});
+  const range = rangeControls(initial);
+  const group = el("input", {id: "group", type: "checkbox"});
+  const form = el("form", {class: "controls", id: "lineage-form"}, ns, type, name, range.node,
+    el("label", {}, "levels ", levels), el("label", {}, group, " group programs by application"),
+    el("button", {type: "submit"}, "Show"));
+  const summary = el("p", {id: "summary", class: "muted"});
+  const canvas = el("div", {id: "graph", class: "graph"});
+  const panel = el("aside", {id: "panel"}, el("p", {class: "muted"}, "Click a program to list its runs, a dataset to open it."));
+  main.replaceChildren(el("h1", {}, "Dataset lineage"), form, summary, el("div", {class: "graph-layout"}, canvas, panel));
+  let body = null, window_ = null;
+
+  function draw() {
+    const elements = lineageElements(body, group.checked);
+    if (window.cy) window.cy.destroy();
+    const cy = window.cy = graph(canvas, elements);
+    const focus = `${type.value}.${ns.value}.${name.value}`;
+    cy.$id(focus).addClass("focus");
+    cy.fit(undefined, 20);
+    const count = (selector) => cy.elements(selector).length;
+    summary.textContent = `${count("node.dataset") + count("node.stream")} datasets, ${count("node.program") + count("node.application")} ` +
+      `programs, ${count("edge")} edges, ${when(window_.start)} to ${when(window_.end)}`;
+    cy.on("tap", "node", (event) => select(event.target.data()));
+  }
+  async function select(data) {
+    if (!data.program) {
+      if (data.app && !data.type) {
+        panel.replaceChildren(el("h2", {}, data.label), el("p", {class: "muted"}, "Ungroup to list the runs of each program."));
+        return;
+      }
+      panel.replaceChildren(el("h2", {}, data.name),
+        el("p", {}, entityLink([{key: "namespace", value: data.ns}, {key: data.type, value: data.name}], "Open the entity page")),
+        el("p", {}, el("a", {href: pageUrl("lineage", {ns: data.ns, type: data.type, name: data.name, range: range.select.value,
+                                                         levels: levels.value})}, "Center the lineage here")));
+      return;
+    }
+    const base = `v3/namespaces/${encodeURIComponent(data.ns)}/apps/${encodeURIComponent(data.app)}/` +
+                 `${encodeURIComponent(data.type)}/${encodeURIComponent(data.program)}`;
+    const found = await api(`${base}/runs`, window_);
+    panel.replaceChildren(el("h2", {}, `${data.program}`), el("p", {class: "muted"}, `${data.type} in ${data.app}: ${found.runs.length} runs`),
+      el("ul", {id: "runs"}, ...found.runs.map((r) => el("li", {},
+        el("a", {href: pageUrl("run", {ns: data.ns, app: data.app, type: data.type, program: data.program, run: r.run_id})}, r.run_id),
+        ` ${r.status}, ${when(r.started_at)}`))));
+  }
+  async function load() {
+    window_ = windowOf(range.select.value, range.start.value, range.end.value);
+    history.replaceState(null, "", pageUrl("lineage", {ns: ns.value, type: type.value, name: name.value, range: range.select.value,
+      start: range.start.value, end: range.end.value, levels: levels.value}));
+    const collection = type.value === "stream" ? "streams" : "datasets";
+    body = await api(`v3/namespaces/${encodeURIComponent(ns.value)}/${collection}/${encodeURIComponent(name.value)}/lineage`,
+                     {...window_, levels: levels.value});
+    if (!body.relations.length) {
+      if (window.cy) { window.cy.destroy(); window.cy = null; }
+      summary.textContent = "No lineage in this time range.";
+      return;
+    }
+    draw();
+  }
+  group.addEventListener("change", () => body && body.relations.length && draw());
+  form.addEventListener("submit", (event) => { event.preventDefault(); load().catch((error) => showError(summary, error)); });
+  if (initial.name) await load();
+};
