@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -13,7 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 from lineage_api.app import create_app
 
-from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq
+from tests.airflow_support import api_server as run_api_server
+from tests.airflow_support import token as get_token
 
 
 @pytest.fixture(scope="module")
@@ -43,43 +41,11 @@ def test_a_forged_token_is_refused_with_403(client: TestClient) -> None:
     assert response.json()["message"] == "Invalid JWT token"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def api_server(warehouse_module_db: str) -> Iterator[str]:
     """A real ``airflow api-server`` with the plugin, on loopback."""
-    ensure_airflow_db()
-    port = _free_port()
-    process = subprocess.Popen(
-        [AIRFLOW, "api-server", "--port", str(port), "--host", "127.0.0.1"],
-        env=airflow_env(AIRFLOW_CONN_LINEAGE_WAREHOUSE=libpq(warehouse_module_db)),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError("api-server exited: " + (process.stdout.read() or b"").decode()[-3000:])  # type: ignore[union-attr]
-            try:
-                if httpx.get(f"{base}/api/v2/monitor/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        else:
-            raise RuntimeError("api-server did not become healthy in 180 s")
+    with run_api_server(warehouse_module_db) as base:
         yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.fixture(scope="module")
@@ -91,16 +57,12 @@ def warehouse_module_db() -> Iterator[str]:
     drop_scratch_db(url)
 
 
-def _token(base: str, username: str, password: str) -> httpx.Response:
-    return httpx.post(f"{base}/auth/token", json={"username": username, "password": password}, timeout=10)
-
-
 def test_real_api_server_requires_login_for_the_plugin(api_server: str) -> None:
     assert httpx.get(f"{api_server}/lineage/health", timeout=10).json() == {"status": "ok", "warehouse": "ok"}
     assert httpx.get(f"{api_server}/lineage/api/v1/summary", timeout=10).status_code == 401
-    assert _token(api_server, "admin", "wrong").status_code == 401
+    assert get_token(api_server, "admin", "wrong").status_code == 401
 
-    token = _token(api_server, "admin", "admin").json()["access_token"]
+    token = get_token(api_server, "admin", "admin").json()["access_token"]
     response = httpx.get(f"{api_server}/lineage/api/v1/summary", headers={"Authorization": f"Bearer {token}"},
                          timeout=10)
     assert response.status_code == 200
@@ -112,7 +74,7 @@ def test_real_api_server_requires_login_for_the_plugin(api_server: str) -> None:
 
 
 def test_real_api_server_lists_the_plugin_and_its_nav_entry(api_server: str) -> None:
-    token = _token(api_server, "admin", "admin").json()["access_token"]
+    token = get_token(api_server, "admin", "admin").json()["access_token"]
     plugins = httpx.get(f"{api_server}/api/v2/plugins", headers={"Authorization": f"Bearer {token}"}, timeout=10)
     assert plugins.status_code == 200
     ours = [p for p in plugins.json()["plugins"] if p["name"] == "lineage_warehouse"]

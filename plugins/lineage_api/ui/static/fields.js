@@ -29,11 +29,13 @@ window.PAGES.fields = async function (main) {
                    start: param("start"), end: param("end"), view: param("view", "simple"), direction: param("direction", "incoming")};
   const ns = el("input", {id: "namespace", value: initial.ns, size: 10, "aria-label": "namespace"});
   const dataset = el("input", {id: "dataset", value: initial.dataset, placeholder: "dataset", required: true, "aria-label": "dataset"});
-  const field = el("select", {id: "field", "aria-label": "field"});
+  const field = el("input", {id: "field", list: "field-options", value: initial.field, placeholder: "field",
+                             required: true, "aria-label": "field"});
+  const options = el("datalist", {id: "field-options"});
   const range = rangeControls(initial);
   const radios = (name, values, chosen) => values.map(([value, label]) => el("label", {},
     el("input", {type: "radio", name, value, id: `${name}-${value}`, checked: value === chosen}), ` ${label} `));
-  const form = el("form", {class: "controls", id: "fields-form"}, ns, dataset, el("label", {}, "field ", field), range.node,
+  const form = el("form", {class: "controls", id: "fields-form"}, ns, dataset, el("label", {}, "field ", field, options), range.node,
     el("span", {class: "switch"}, ...radios("direction", [["incoming", "provenance"], ["outgoing", "impact"]], initial.direction)),
     el("span", {class: "switch"}, ...radios("view", [["simple", "simple view"], ["detailed", "detailed view"]], initial.view)),
     el("button", {type: "submit"}, "Show"));
@@ -45,10 +47,11 @@ window.PAGES.fields = async function (main) {
 
   async function loadFields() {
     if (!dataset.value) return;
+    // The fields written with lineage; any other field (a source's, for impact) can be typed.
     const found = await api(`v3/namespaces/${encodeURIComponent(ns.value)}/datasets/${encodeURIComponent(dataset.value)}/lineage/fields`,
-                            windowOf(range.select.value, range.start.value, range.end.value));
-    const names = found.fields.map((f) => f.field ?? f.name ?? f);
-    field.replaceChildren(...names.map((n) => el("option", {value: n, selected: n === (field.value || initial.field)}, n)));
+                            windowOf(range.select.value, range.start.value, range.end.value)).catch(() => ({fields: []}));
+    options.replaceChildren(...found.fields.map((f) => el("option", {value: f.name})));
+    if (!field.value && found.fields.length) field.value = found.fields[0].name;
   }
   async function load() {
     const window_ = windowOf(range.select.value, range.start.value, range.end.value);

@@ -1,0 +1,226 @@
+"""The plugin's pages in a real browser (Playwright + Debian's headless Chromium) against a real
+``airflow api-server`` running the plugin, logged in with a token from Airflow's own auth, over
+data compacted by the real job and marts built by dbt. Screenshots go to test-artifacts/pages."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+from playwright import sync_api as playwright_api
+
+from lineage.metadata_entity import entity
+from lineage.settings import Settings
+from spark_jobs.compaction.job import run_compaction
+from spark_jobs.field_lineage.job import run_field_lineage
+from tests.airflow_support import api_server, token
+from tests.conftest import ROOT, create_scratch_db, drop_scratch_db
+from tests.factories import event, write_log
+from warehouse import metadata_store
+from warehouse.db import connect
+from warehouse.dbt_build import build_marts
+
+ARTIFACTS = ROOT / "test-artifacts" / "pages"
+CHROMIUM = "/usr/bin/chromium"
+HOSTILE = "<script>alert(1)</script> & <b>bold</b>"
+NOW = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+AT = NOW - timedelta(hours=20)
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def run(program_type: str, program: str, run_id: str, accesses: list[tuple[str, str, str]],
+        field_operations: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    ids = {"application": "PurchaseHistory", "program_type": program_type, "program": program, "run_id": run_id}
+    events = [event("run_start", run=ids, event_time=iso(AT))]
+    for data_type, name, access in accesses:
+        events.append(event("dataset_access", {"dataset": {"type": data_type, "name": name}, "access": access},
+                            run=ids, event_time=iso(AT + timedelta(minutes=1))))
+    if field_operations:
+        events.append(event("field_operations", field_operations, run=ids, event_time=iso(AT + timedelta(minutes=2))))
+    events.append(event("run_end", {"status": "completed"}, run=ids, event_time=iso(AT + timedelta(minutes=10))))
+    return events
+
+
+HISTORY_OPERATIONS = {"destination": {"name": "history"}, "operations": [
+    {"id": "read", "type": "read", "name": "read", "inputs": [{"source": {"name": "purchases"}}],
+     "outputs": ["customer", "quantity", "price"], "description": "read purchases"},
+    {"id": "spend", "type": "transform", "name": "spend", "inputs": [{"field": "quantity", "origin": "read"},
+                                                                     {"field": "price", "origin": "read"}],
+     "outputs": ["total_spent"], "description": "sum of quantity * price"},
+    {"id": "write", "type": "write", "name": "write", "inputs": [{"field": "customer", "origin": "read"},
+                                                                 {"field": "total_spent", "origin": "spend"}],
+     "outputs": ["customer", "total_spent"]}]}
+
+
+@pytest.fixture(scope="module")
+def site(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:  # type: ignore[no-untyped-def]
+    url = create_scratch_db("pages")
+    log_root = tmp_path_factory.mktemp("raw-events")
+    settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
+    write_log(log_root, [
+        *run("flow", "PurchaseFlow", "flow-1", [("stream", "purchaseStream", "read"),
+                                                ("dataset", "purchases", "write")]),
+        *run("mapreduce", "PurchaseHistoryBuilder", "builder-1", [("dataset", "purchases", "read"),
+                                                                  ("dataset", "history", "write")], HISTORY_OPERATIONS),
+        *run("mapreduce", "PurchaseHistoryBuilder", "builder-2", [("dataset", "purchases", "read"),
+                                                                  ("dataset", "history", "write")], HISTORY_OPERATIONS),
+        *run("service", "PurchaseHistoryService", "service-1", [("dataset", "history", "unknown")]),
+    ], hour=NOW.strftime("dt=%Y-%m-%d/hour=%H"))
+    run_compaction(spark, interval_end=NOW + timedelta(hours=1), settings=settings)
+    run_field_lineage(spark, settings)
+    build_marts(url, settings, command="run", select="+lineage_walk +metadata_search")
+    with api_server(url) as base:
+        bearer = token(base, "admin", "admin").json()["access_token"]
+        headers = {"Authorization": f"Bearer {bearer}"}
+        purchases = f"{base}/lineage/v3/namespaces/default/datasets/purchases/metadata"
+        for body, kind in (({"owner": "sales", "note": HOSTILE}, "properties"), (["PII", "finance"], "tags")):
+            assert httpx.post(f"{purchases}/{kind}", json=body, headers=headers, timeout=10).status_code == 200
+        schema = ('{"fields":[{"name":"customer","type":"string","nullable":false},'
+                  '{"name":"price","type":"double","nullable":true}]}')
+        with connect(url) as conn:
+            metadata_store.change(conn, entity([("namespace", "default"), ("dataset", "purchases")]), "SYSTEM",
+                                  "test", add_properties={"schema": schema})
+        yield {"base": base, "token": bearer}
+    drop_scratch_db(url)
+
+
+@pytest.fixture(scope="module")
+def browser(site: dict[str, str]) -> Iterator[Any]:
+    with playwright_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, site: dict[str, str], request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A logged-in page (Airflow's ``_token`` cookie, as the UI sets it) that records console
+    errors, failed requests and dialogs; each must stay empty."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, base_url=site["base"])
+    context.add_cookies([{"name": "_token", "value": site["token"], "url": site["base"]}])
+    opened = context.new_page()
+    problems: list[str] = []
+    opened.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
+              if message.type == "error" else None)
+    opened.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    opened.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    yield opened
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    opened.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+    context.close()
+    assert problems == []
+
+
+def api(site: dict[str, str], path: str, **params: Any) -> Any:
+    response = httpx.get(f"{site['base']}/lineage/{path}", params=params,
+                         headers={"Authorization": f"Bearer {site['token']}"}, timeout=10)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_search_autocompletes_keys_then_values_and_opens_the_entity(page: Any) -> None:
+    page.goto("/lineage/ui/search")
+    assert "owner:" in page.locator("#keys").inner_text()  # an empty query lists the keys in use
+    page.locator("#query").fill("own")
+    page.locator("#suggestions li", has_text="owner:").click()
+    assert page.locator("#query").input_value() == "owner:"
+    page.locator("#suggestions li", has_text="owner:sales").click()
+    assert page.locator("#query").input_value() == "owner:sales"
+    page.locator("#search-form button[type=submit]").click()
+    page.locator("#total").wait_for()
+    assert page.locator("#total").inner_text() == "1\u20131 of 1 entities"
+    assert "owner: sales" in page.locator("#result-list").inner_text()
+    page.locator("#result-list a.entity-link", has_text="purchases").click()
+    page.wait_for_url("**/ui/entity?**")
+    assert page.locator("h1").inner_text().endswith("purchases")
+
+
+def test_entity_page_shows_scopes_apart_and_adds_and_removes_a_tag(page: Any, site: dict[str, str]) -> None:
+    page.goto("/lineage/ui/entity?ns=default&target=datasets/purchases")
+    user, system = page.locator("#scope-user"), page.locator("#scope-system")
+    user.locator(".tags").wait_for()
+    assert user.locator(".tags .value").all_inner_texts() == ["PII", "finance"]
+    assert "creation-time" in system.inner_text() and "last-updated-by" in system.inner_text()
+    assert page.locator("#schema tbody tr").count() == 2
+    page.locator("#new-tag").fill("from-the-browser")
+    page.locator("#add-tag button").click()
+    user.locator(".tags .value", has_text="from-the-browser").wait_for()
+    assert "from-the-browser" in api(site, "v3/namespaces/default/datasets/purchases/metadata/tags")["USER"]
+    page.get_by_label("remove tags from-the-browser").click()
+    user.locator(".tags .value", has_text="from-the-browser").wait_for(state="detached")
+    assert "from-the-browser" not in api(site, "v3/namespaces/default/datasets/purchases/metadata/tags")["USER"]
+
+
+def test_a_hostile_metadata_value_is_shown_as_text(page: Any) -> None:
+    page.goto("/lineage/ui/entity?ns=default&target=datasets/purchases")
+    cell = page.locator("#scope-user table.properties td.value", has_text="alert(1)")
+    cell.wait_for()
+    assert cell.inner_text() == HOSTILE
+    assert page.locator("main script, main b").count() == 0  # no element was made from the value
+
+
+def test_lineage_graph_has_the_apis_nodes_and_edges_and_leads_to_a_run(page: Any, site: dict[str, str]) -> None:
+    page.goto("/lineage/ui/lineage?ns=default&type=dataset&name=purchases&range=7d&levels=10")
+    page.wait_for_function("window.cy && window.cy.nodes().length > 0")
+    body = api(site, "v3/namespaces/default/datasets/purchases/lineage", start="now-7d", end="now", levels=10)
+    expected_nodes = sorted({r["data"] for r in body["relations"]} | {r["program"] for r in body["relations"]})
+    expected_edges = sorted((r["program"], r["data"], r["access"]) if r["access"] == "write"
+                            else (r["data"], r["program"], r["access"]) for r in body["relations"])
+    assert sorted(page.evaluate("cy.nodes().map(n => n.id())")) == expected_nodes
+    assert sorted(tuple(e) for e in page.evaluate(
+        "cy.edges().map(e => [e.data('source'), e.data('target'), e.data('access')])")) == expected_edges
+    assert len(expected_nodes) == 6  # purchaseStream, purchases, history and the three programs
+    xs = page.evaluate("Object.fromEntries(cy.nodes().map(n => [n.id(), n.position('x')]))")
+    assert xs["stream.default.purchaseStream"] < xs["dataset.default.purchases"] < xs["dataset.default.history"]
+    page.evaluate("cy.$id('mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder').emit('tap')")
+    page.locator("#runs li").first.wait_for()
+    assert sorted(page.locator("#runs a").all_inner_texts()) == ["builder-1", "builder-2"]
+    page.locator("#runs a", has_text="builder-1").click()
+    page.wait_for_url("**/ui/run?**")
+    page.locator("#accesses tbody tr").first.wait_for()
+    assert page.locator("#run-status").inner_text() == "completed"
+    assert [row.split("\t")[:3] for row in page.locator("#accesses tbody tr").all_inner_texts()] == [
+        ["history", "dataset", "write"], ["purchases", "dataset", "read"]]
+
+
+def test_field_provenance_switches_views_and_direction(page: Any) -> None:
+    page.goto("/lineage/ui/fields?ns=default&dataset=history&field=total_spent&view=simple")
+    page.wait_for_function("window.cy && window.cy.nodes().length > 0")
+    simple = sorted(page.evaluate("cy.nodes().map(n => n.data('label'))"))
+    assert simple == ["history.total_spent", "purchases.price", "purchases.quantity"]
+    assert "2 runs" in page.locator("#path-list").inner_text()
+    page.locator("#view-detailed").check()
+    page.wait_for_function("window.cy && window.cy.nodes('.intermediate').length > 0")
+    detailed = page.evaluate("cy.edges().map(e => e.data('label'))")
+    assert sorted(detailed) == ["spend", "spend", "write"]
+    page.goto("/lineage/ui/fields?ns=default&dataset=purchases&field=price&direction=outgoing")
+    page.locator("#impact-list li").first.wait_for()
+    assert page.locator("#impact-list").inner_text() == "level 1: history.total_spent"
+
+
+@pytest.mark.parametrize("path", ["/lineage/ui/search", "/lineage/ui/lineage", "/lineage/ui/fields"])
+def test_pages_need_an_airflow_login(site: dict[str, str], path: str) -> None:
+    assert httpx.get(f"{site['base']}{path}", timeout=10).status_code == 401
+    assert httpx.get(f"{site['base']}{path}", cookies={"_token": site["token"]}, timeout=10).status_code == 200
+
+
+def test_search_results_page_through_with_filters(page: Any) -> None:
+    page.goto("/lineage/ui/search?query=purchase*")
+    page.locator("#total").wait_for()
+    assert page.locator("#total").inner_text() == "1\u20136 of 6 entities"
+    assert sorted(page.locator("#result-list a.entity-link").all_inner_texts()) == [
+        "PurchaseFlow", "PurchaseHistory", "PurchaseHistoryBuilder", "PurchaseHistoryService", "purchaseStream",
+        "purchases"]
+    page.locator("#target").select_option("stream")
+    page.locator("#search-form button[type=submit]").click()
+    page.locator("#total", has_text="1\u20131 of 1").wait_for()
+    assert page.locator("#result-list a.entity-link").all_inner_texts() == ["purchaseStream"]
