@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh
 
-.PHONY: help demo test up down setup venv pg migrate compact examples marts bench bench-lineage bench-fields bench-search lint clean
+.PHONY: help demo test up down setup venv pg migrate compact examples marts bench bench-lineage bench-fields bench-search bench-pages lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -49,6 +49,9 @@ bench-fields: venv pg  ## benchmark: field lineage, 200 pipelines x 20 fields ho
 
 bench-search: venv pg  ## benchmark: metadata search and suggest over 100k entities, 1M tags and properties
 	@$(ENV) && .venv/bin/python -m bench.metadata_search
+
+bench-pages: venv pg  ## benchmark: pages in headless Chromium (after make demo and make bench-lineage)
+	@scripts/browser.sh && $(ENV) && .venv/bin/python -m bench.pages
 
 bench: venv pg  ## benchmark: compaction of 1M synthetic events (EVENTS=1000000)
 	@$(ENV) && .venv/bin/python -m bench.compaction --events $${EVENTS:-1000000}

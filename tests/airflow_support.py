@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from contextlib import AbstractContextManager
 
-import httpx
-
+from bench.api_server import AIRFLOW
+from bench.api_server import api_server as run_api_server
+from bench.api_server import token as token
 from lineage.settings import libpq_url
 
-AIRFLOW = str(Path(sys.executable).parent / "airflow")
 _migrated = False
 
 
@@ -51,46 +46,7 @@ def ensure_dags_serialized() -> None:
     _serialized = True
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def api_server(warehouse_url: str) -> Iterator[str]:
-    """A real ``airflow api-server`` with the plugin on loopback, reading ``warehouse_url``;
-    yields its base URL."""
+def api_server(warehouse_url: str) -> AbstractContextManager[str]:
+    """A real ``airflow api-server`` with the plugin on loopback, reading ``warehouse_url``."""
     ensure_airflow_db()
-    port = free_port()
-    process = subprocess.Popen(
-        [AIRFLOW, "api-server", "--port", str(port), "--host", "127.0.0.1"],
-        env=airflow_env(AIRFLOW_CONN_LINEAGE_WAREHOUSE=libpq(warehouse_url)),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError("api-server exited: " + (process.stdout.read() or b"").decode()[-3000:])  # type: ignore[union-attr]
-            try:
-                if httpx.get(f"{base}/api/v2/monitor/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        else:
-            raise RuntimeError("api-server did not become healthy in 180 s")
-        yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-def token(base: str, username: str, password: str) -> httpx.Response:
-    """``POST /auth/token`` of a running api-server."""
-    return httpx.post(f"{base}/auth/token", json={"username": username, "password": password}, timeout=10)
+    return run_api_server(airflow_env(AIRFLOW_CONN_LINEAGE_WAREHOUSE=libpq(warehouse_url)))

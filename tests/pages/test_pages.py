@@ -120,6 +120,12 @@ def page(browser: Any, site: dict[str, str], request: pytest.FixtureRequest) -> 
     assert problems == []
 
 
+def shoot(page: Any, name: str) -> None:
+    """A named screenshot of the page as it is now (the README shows these)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
 def api(site: dict[str, str], path: str, **params: Any) -> Any:
     response = httpx.get(f"{site['base']}/lineage/{path}", params=params,
                          headers={"Authorization": f"Bearer {site['token']}"}, timeout=10)
@@ -139,6 +145,7 @@ def test_search_autocompletes_keys_then_values_and_opens_the_entity(page: Any) -
     page.locator("#total").wait_for()
     assert page.locator("#total").inner_text() == "1\u20131 of 1 entities"
     assert "owner: sales" in page.locator("#result-list").inner_text()
+    shoot(page, "search")
     page.locator("#result-list a.entity-link", has_text="purchases").click()
     page.wait_for_url("**/ui/entity?**")
     assert page.locator("h1").inner_text().endswith("purchases")
@@ -151,6 +158,7 @@ def test_entity_page_shows_scopes_apart_and_adds_and_removes_a_tag(page: Any, si
     assert user.locator(".tags .value").all_inner_texts() == ["PII", "finance"]
     assert "creation-time" in system.inner_text() and "last-updated-by" in system.inner_text()
     assert page.locator("#schema tbody tr").count() == 2
+    shoot(page, "entity")
     page.locator("#new-tag").fill("from-the-browser")
     page.locator("#add-tag button").click()
     user.locator(".tags .value", has_text="from-the-browser").wait_for()
@@ -184,10 +192,12 @@ def test_lineage_graph_has_the_apis_nodes_and_edges_and_leads_to_a_run(page: Any
     page.evaluate("cy.$id('mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder').emit('tap')")
     page.locator("#runs li").first.wait_for()
     assert sorted(page.locator("#runs a").all_inner_texts()) == ["builder-1", "builder-2"]
+    shoot(page, "lineage")
     page.locator("#runs a", has_text="builder-1").click()
     page.wait_for_url("**/ui/run?**")
     page.locator("#accesses tbody tr").first.wait_for()
     assert page.locator("#run-status").inner_text() == "completed"
+    shoot(page, "run")
     assert [row.split("\t")[:3] for row in page.locator("#accesses tbody tr").all_inner_texts()] == [
         ["history", "dataset", "write"], ["purchases", "dataset", "read"]]
 
@@ -198,10 +208,12 @@ def test_field_provenance_switches_views_and_direction(page: Any) -> None:
     simple = sorted(page.evaluate("cy.nodes().map(n => n.data('label'))"))
     assert simple == ["history.total_spent", "purchases.price", "purchases.quantity"]
     assert "2 runs" in page.locator("#path-list").inner_text()
+    shoot(page, "fields-simple")
     page.locator("#view-detailed").check()
     page.wait_for_function("window.cy && window.cy.nodes('.intermediate').length > 0")
     detailed = page.evaluate("cy.edges().map(e => e.data('label'))")
     assert sorted(detailed) == ["spend", "spend", "write"]
+    shoot(page, "fields-detailed")
     page.goto("/lineage/ui/fields?ns=default&dataset=purchases&field=price&direction=outgoing")
     page.locator("#impact-list li").first.wait_for()
     assert page.locator("#impact-list").inner_text() == "level 1: history.total_spent"

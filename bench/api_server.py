@@ -1,0 +1,57 @@
+"""A real ``airflow api-server`` with the plugin on loopback, for the browser tests and the
+pages benchmark: started, awaited until healthy, stopped."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+AIRFLOW = str(Path(sys.executable).parent / "airflow")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def api_server(env: Mapping[str, str], timeout: float = 180) -> Iterator[str]:
+    """Run ``airflow api-server`` with ``env`` (its Airflow home, DB and the warehouse connection);
+    yields its base URL."""
+    port = free_port()
+    process = subprocess.Popen([AIRFLOW, "api-server", "--port", str(port), "--host", "127.0.0.1"], env=dict(env),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError("api-server exited: " + (process.stdout.read() or b"").decode()[-3000:])  # type: ignore[union-attr]
+            try:
+                if httpx.get(f"{base}/api/v2/monitor/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(1)
+        else:
+            raise RuntimeError(f"api-server did not become healthy in {timeout:.0f} s")
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def token(base: str, username: str, password: str) -> httpx.Response:
+    """``POST /auth/token`` of a running api-server."""
+    return httpx.post(f"{base}/auth/token", json={"username": username, "password": password}, timeout=10)
