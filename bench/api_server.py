@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -27,14 +28,17 @@ def api_server(env: Mapping[str, str], timeout: float = 180) -> Iterator[str]:
     """Run ``airflow api-server`` with ``env`` (its Airflow home, DB and the warehouse connection);
     yields its base URL."""
     port = free_port()
+    # The server's log goes to a file: a pipe nobody reads fills up (64 KiB of access lines)
+    # and then blocks the server mid-request.
+    log = tempfile.NamedTemporaryFile(prefix="api-server-", suffix=".log", delete=False)
     process = subprocess.Popen([AIRFLOW, "api-server", "--port", str(port), "--host", "127.0.0.1"], env=dict(env),
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                raise RuntimeError("api-server exited: " + (process.stdout.read() or b"").decode()[-3000:])  # type: ignore[union-attr]
+                raise RuntimeError("api-server exited: " + Path(log.name).read_text(errors="replace")[-3000:])
             try:
                 if httpx.get(f"{base}/api/v2/monitor/health", timeout=2).status_code == 200:
                     break
@@ -50,6 +54,8 @@ def api_server(env: Mapping[str, str], timeout: float = 180) -> Iterator[str]:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
+        log.close()
+        Path(log.name).unlink(missing_ok=True)
 
 
 def token(base: str, username: str, password: str) -> httpx.Response:

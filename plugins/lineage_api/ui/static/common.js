@@ -123,7 +123,7 @@ function nav() {
 function graph(container, elements, extraStyle = []) {
   if (window.cytoscapeDagre && !graph.registered) { cytoscape.use(cytoscapeDagre); graph.registered = true; }
   return cytoscape({
-    container, elements, wheelSensitivity: 0.3, minZoom: 0.05, maxZoom: 3,
+    container, elements, minZoom: 0.05, maxZoom: 3,
     layout: {name: "dagre", rankDir: "LR", nodeSep: 18, rankSep: 70, edgeSep: 8, animate: false},
     style: [
       {selector: "node", style: {"label": "data(label)", "font-size": 11, "text-valign": "center", "text-halign": "center",
