@@ -119,7 +119,7 @@ def largest_lineage(url: str, candidates: int) -> tuple[str, datetime, datetime,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark the pages in a real browser.")
     parser.add_argument("--loads", type=int, default=10, help="loads per page")
-    parser.add_argument("--candidates", type=int, default=200, help="datasets tried for the largest lineage")
+    parser.add_argument("--candidates", type=int, default=2000, help="datasets tried for the largest lineage")
     parser.add_argument("--skip-large", action="store_true", help="only the demo pages")
     args = parser.parse_args(argv)
     settings = Settings.from_env()
