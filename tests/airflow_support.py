@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 from contextlib import AbstractContextManager
+from typing import Any
 
 from bench.api_server import AIRFLOW
 from bench.api_server import api_server as run_api_server
@@ -50,3 +51,18 @@ def api_server(warehouse_url: str) -> AbstractContextManager[str]:
     """A real ``airflow api-server`` with the plugin on loopback, reading ``warehouse_url``."""
     ensure_airflow_db()
     return run_api_server(airflow_env(AIRFLOW_CONN_LINEAGE_WAREHOUSE=libpq(warehouse_url)))
+
+
+def logged_in_client(warehouse_url: str, monkeypatch: Any, username: str = "admin", role: str = "admin") -> Any:
+    """A FastAPI TestClient of the plugin's app reading ``warehouse_url``, with a real Airflow JWT."""
+    from airflow.api_fastapi.app import init_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+    from fastapi.testclient import TestClient
+    from lineage_api.app import create_app
+
+    ensure_airflow_db()  # token checks read Airflow's revoked-token table
+    monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(warehouse_url))
+    jwt = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username=username, role=role))
+    client = TestClient(create_app())
+    client.headers["Authorization"] = f"Bearer {jwt}"
+    return client

@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from lineage_api.app import create_app
 
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
-from tests.airflow_support import ensure_airflow_db, libpq
+from tests.airflow_support import libpq, logged_in_client
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import event, write_log
 from warehouse.dbt_build import build_marts
@@ -96,14 +95,7 @@ def warehouse(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wareh
 @pytest.fixture
 def api(warehouse: Warehouse, monkeypatch: pytest.MonkeyPatch) -> TestClient:
     """A client of the plugin app, logged in with a real Airflow JWT, over the seed 001 data."""
-    from airflow.api_fastapi.app import init_auth_manager
-    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
-
-    ensure_airflow_db()  # token checks read Airflow's revoked-token table
-    monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(warehouse.url))
-    token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
-    client = TestClient(create_app())
-    client.headers["Authorization"] = f"Bearer {token}"
+    client = logged_in_client(warehouse.url, monkeypatch)
     client.compact = warehouse.compact  # type: ignore[attr-defined]
     return client
 

@@ -4,29 +4,19 @@ characters, change records, read-your-writes, concurrent writers, errors."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from lineage_api.app import create_app
 
-from tests.airflow_support import ensure_airflow_db, libpq
+from tests.airflow_support import logged_in_client
 
 DS = "/v3/namespaces/default/datasets/purchases/metadata"
 
 
 @pytest.fixture
-def api(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
-    from airflow.api_fastapi.app import init_auth_manager
-    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
-
-    ensure_airflow_db()
-    monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(warehouse_db))
-    token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
-    client = TestClient(create_app())
-    client.headers["Authorization"] = f"Bearer {token}"
-    yield client
+def api(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> TestClient:
+    return logged_in_client(warehouse_db, monkeypatch)
 
 
 def ok(response: Any) -> Any:

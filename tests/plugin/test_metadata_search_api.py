@@ -9,12 +9,11 @@ from typing import Any
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
-from lineage_api.app import create_app
 
 from lineage.dataset_schema import schema
 from lineage.metadata_entity import entity
 from lineage.settings import Settings
-from tests.airflow_support import ensure_airflow_db, libpq
+from tests.airflow_support import libpq, logged_in_client
 from tests.conftest import create_scratch_db, drop_scratch_db
 from warehouse import metadata_store
 from warehouse.dbt_build import build_marts
@@ -54,15 +53,7 @@ def marts_built(search_db: str) -> str:
 
 @pytest.fixture
 def api(marts_built: str, monkeypatch: pytest.MonkeyPatch) -> TestClient:
-    from airflow.api_fastapi.app import init_auth_manager
-    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
-
-    ensure_airflow_db()
-    monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(marts_built))
-    token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
-    client = TestClient(create_app())
-    client.headers["Authorization"] = f"Bearer {token}"
-    return client
+    return logged_in_client(marts_built, monkeypatch)
 
 
 def ok(response: Any) -> Any:
@@ -213,14 +204,7 @@ def test_bad_search_requests_get_clear_errors(api: TestClient, path: str, params
 
 def test_search_before_the_mart_is_built_is_503_and_writes_still_work(warehouse_db: str,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from airflow.api_fastapi.app import init_auth_manager
-    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
-
-    ensure_airflow_db()
-    monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(warehouse_db))
-    client = TestClient(create_app())
-    client.headers["Authorization"] = "Bearer " + init_auth_manager().generate_jwt(
-        SimpleAuthManagerUser(username="admin", role="admin"))
+    client = logged_in_client(warehouse_db, monkeypatch)
     ok(client.post(f"{dataset('early')}/tags", json=["early"]))
     response = client.get(f"{NS}/metadata/search", params={"query": "early"})
     assert response.status_code == 503
