@@ -18,11 +18,13 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from contextvars import Token
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
 from lineage import __version__
+from lineage.access_types import current_run
 from lineage.dataset_schema import SchemaField, schema
 from lineage.errors import RunStateError
 from lineage.events import new_event
@@ -62,6 +64,8 @@ class RunContext:
         self.ended_at: datetime | None = None
         self.status: str | None = None
         self.files: list[str] = []
+        self._current: Token[Any] | None = None
+        self._recorded_accesses: set[tuple[str, str, str]] = set()
 
     @property
     def run_id(self) -> str:
@@ -75,6 +79,7 @@ class RunContext:
         self.started_at = at or datetime.now(UTC)
         self._record("run_start", {}, at=self.started_at)
         self.flush()
+        self._current = current_run.set(self)  # dataset methods (lineage.access_types) record here
         return self
 
     def end(self, status: str = "completed", at: datetime | None = None) -> None:
@@ -84,6 +89,12 @@ class RunContext:
         self.ended_at = at or datetime.now(UTC)
         self.status = status
         self.flush()
+        if self._current is not None:
+            try:
+                current_run.reset(self._current)
+            except ValueError:  # ended in another context than it started in
+                current_run.set(None)
+            self._current = None
 
     def __enter__(self) -> RunContext:
         return self.start()
@@ -113,6 +124,14 @@ class RunContext:
         if component:
             payload["component"] = component
         self._record("dataset_access", payload, at=at)
+
+    def record_dataset_call(self, dataset: str, access: str, dataset_type: str = "dataset") -> None:
+        """An access made by a dataset method (``lineage.access_types``): recorded once per run
+        for each (dataset, access), however many calls make it."""
+        key = (dataset_type, dataset, access)
+        if key not in self._recorded_accesses:
+            self._recorded_accesses.add(key)
+            self.record_access(dataset, access, dataset_type=dataset_type)
 
     def read(self, dataset: str, **options: Any) -> None:
         """Record a read of ``dataset``."""
