@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 
 from lineage.errors import LineageError
 from lineage_api.auth import get_user
-from lineage_api.routes import field_lineage, lineage, metadata, pages, search, status
+from lineage_api.routes import field_lineage, lineage, metadata, namespaces, pages, search, status
 from warehouse.lineage_store import MartNotBuiltError
 
 URL_PREFIX = "/lineage"
@@ -21,6 +21,7 @@ def create_app() -> FastAPI:
     app.include_router(status.router, dependencies=[Depends(get_user)])
     app.include_router(lineage.router, dependencies=[Depends(get_user)])
     app.include_router(field_lineage.router, dependencies=[Depends(get_user)])
+    app.include_router(namespaces.router, dependencies=[Depends(get_user)])
     app.include_router(search.router, dependencies=[Depends(get_user)])  # before metadata's {target:path}
     app.include_router(metadata.router, dependencies=[Depends(get_user)])
     app.include_router(pages.public_router)
