@@ -19,7 +19,6 @@ from lineage.metadata_entity import InvalidEntityError, MetadataEntity, entity
 from lineage.metadata_values import InvalidMetadataError, check_properties, check_tags
 
 ALL_KEYS = "*"  # the watermark key of "remove all of this kind"
-KINDS = ("property", "tag")
 
 
 class InvalidMetadataChangeError(InvalidMetadataError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +39,12 @@ def write_log(root: Path, lines: list[dict[str, Any] | str], *, hour: str = "dt=
     path = folder / (name or f"test-{uuid.uuid4().hex}.jsonl")
     path.write_text("".join((json.dumps(line) if isinstance(line, dict) else line) + "\n" for line in lines))
     return path
+
+
+def move_into_hour(root: Path, files: Iterable[str | Path], hour: str = "dt=2026-11-21/hour=05") -> None:
+    """Move log files a RunContext wrote (today's partition) into ``root/hour``, the window the
+    tests compact."""
+    folder = root / hour
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in map(Path, files):
+        path.rename(folder / path.name)

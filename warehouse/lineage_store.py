@@ -23,6 +23,10 @@ WALK_MART = "lineage_marts.lineage_walk"
 class MartNotBuiltError(LineageError):
     """The lineage marts have not been built in this warehouse yet."""
 
+    @classmethod
+    def of(cls, mart: str) -> MartNotBuiltError:
+        return cls(f"{mart} does not exist yet: run the lineage_compaction DAG (or `make marts`) once")
+
 
 def in_window(started: str, stopped: str) -> str:
     """SQL for seed 001's scan condition: a run belongs to [%(start)s, %(end)s) when it started
@@ -103,8 +107,7 @@ def walk_lineage(
     try:
         return _walk(conn, found[0], window, levels)
     except psycopg.errors.UndefinedTable as error:
-        raise MartNotBuiltError(
-            f"{WALK_MART} does not exist yet: run the lineage_compaction DAG (or `make marts`) once") from error
+        raise MartNotBuiltError.of(WALK_MART) from error
 
 
 def _walk(conn: psycopg.Connection, dataset_key: int, window: dict[str, Any], levels: int) -> list[Relation]:

@@ -66,10 +66,6 @@ def _filters(namespace: str | None, targets: Sequence[str], scope: str | None) -
     return sql.SQL("").join(sql.SQL(" and ") + c for c in clauses), params
 
 
-def _unbuilt(error: Exception) -> MartNotBuiltError:
-    return MartNotBuiltError(f"{INDEX} does not exist yet: run the lineage_compaction DAG (or `make marts`) once")
-
-
 def search(conn: psycopg.Connection, terms: Sequence[Term], *, namespace: str | None = None,
            targets: Sequence[str] = (), scope: str | None = None, limit: int = 20, offset: int = 0) -> dict[str, Any]:
     """One page of matching entities, best first, with the total and what matched each."""
@@ -106,7 +102,7 @@ def search(conn: psycopg.Connection, terms: Sequence[Term], *, namespace: str | 
             total, page = row
             details = _details(conn, [key for key, _, _ in page], terms)
     except psycopg.errors.UndefinedTable as error:
-        raise _unbuilt(error) from error
+        raise MartNotBuiltError.of(INDEX) from error
     results = [{**details[key], "score": {"matchedTerms": matched, "exactMatches": exact}}
                for key, matched, exact in page]
     return {"total": total, "limit": limit, "offset": offset, "results": results}
@@ -145,7 +141,7 @@ def suggest(conn: psycopg.Connection, prefix: str, *, namespace: str | None = No
             keys = _skip_scan(conn, "key_term", "key", sql.SQL(" and key_term <> ''"), filters, params, prefix, limit)
             values = _skip_scan(conn, "term", "value", sql.SQL(""), filters, params, prefix, limit - len(keys))
     except psycopg.errors.UndefinedTable as error:
-        raise _unbuilt(error) from error
+        raise MartNotBuiltError.of(INDEX) from error
     return ([{"type": "key", "key": k.lower(), "text": f"{k.lower()}:"} for k in keys]
             + [{"type": "value", "key": None, "text": v} for v in values])
 

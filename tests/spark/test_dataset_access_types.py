@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame
 from lineage.access_types import lineage_dataset, read_only, write_only
 from lineage.client import RunContext
 from spark_jobs.compaction.job import run_compaction
+from tests.factories import move_into_hour
 from warehouse.db import connect
 
 
@@ -41,10 +42,7 @@ def test_a_spark_job_using_annotated_datasets_records_reads_and_writes(
         raw, clean = ParquetTable(spark, tmp_path, "raw"), ParquetTable(spark, tmp_path, "clean")
         clean.save(raw.load().where("id > 1"))
         assert clean.count() == 1
-    for path in map(Path, run.files):  # into the compaction's window
-        target = log_root / "dt=2026-11-21" / "hour=05" / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        path.rename(target)
+    move_into_hour(log_root, run.files)
     run_compaction(spark, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings_for(warehouse_db))
     with connect(warehouse_db) as conn:
         rows = conn.execute("select dataset, access from lineage.access_details where run_id = 'copy-1' "

@@ -13,7 +13,7 @@ import orjson
 from lineage.client import RunContext
 from lineage.metadata_entity import entity
 from spark_jobs.compaction.job import run_compaction
-from tests.factories import access, event, write_log
+from tests.factories import access, event, move_into_hour, write_log
 from warehouse import metadata_store
 from warehouse.db import connect
 from warehouse.program_metadata_store import apply_program_metadata
@@ -93,10 +93,7 @@ def test_a_reported_schema_and_the_access_log_give_system_metadata(
                                                                  "nullable": False}])
     write_log(log_root, [event("run_start", run=run, event_time="2026-11-21T05:00:00Z"),
                          access("purchases", "read", run=run, event_time="2026-11-21T05:01:00Z")])
-    for path in log_root.rglob("*.jsonl"):  # the client writes today's partition; move it into the window
-        target = log_root / "dt=2026-11-21" / "hour=05" / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        path.rename(target)
+    move_into_hour(log_root, ctx.files)
     run_compaction(spark, interval_end=END, settings=settings)
     with connect(warehouse_db) as conn:
         apply_program_metadata(conn)

@@ -3,12 +3,12 @@
 // (Interaction 3): what a run read and wrote, with times and its metadata.
 "use strict";
 
-function metadataTables(body, path, editable, reload) {
+function metadataTables(body, path, reload) {
   const sections = [];
   for (const scope of ["USER", "SYSTEM"]) {
     const {tags, properties} = body.metadata[scope];
     const shown = Object.entries(properties).filter(([key]) => !(scope === "SYSTEM" && key === "schema"));
-    const userScope = scope === "USER" && editable;
+    const userScope = scope === "USER";
     const remove = (kind, key) => el("button", {class: "remove", title: `remove ${key}`, "aria-label": `remove ${kind} ${key}`,
       onclick: () => send("DELETE", `${path}/${kind}/${encodeURIComponent(key)}`).then(reload)}, "×");
     sections.push(el("section", {class: "scope", id: `scope-${scope.toLowerCase()}`},
@@ -79,7 +79,7 @@ window.PAGES.entity = async function (main) {
       el("h1", {}, el("span", {class: "badge"}, body.entity.type), " ", details[details.length - 1].value),
       el("p", {class: "muted", id: "entity-parts"}, details.map(({key, value}) => `${key}=${value}`).join(", ")),
       el("p", {}, lineageLink),
-      el("div", {class: "scopes"}, ...metadataTables(body, path, true, load)),
+      el("div", {class: "scopes"}, ...metadataTables(body, path, load)),
       await schemaSection(body, ref) || "",
       el("section", {id: "history"}, el("h2", {}, "Recent changes"),
         el("ul", {}, ...changes.changes.slice(-10).reverse().map((c) => el("li", {},
@@ -95,7 +95,7 @@ window.PAGES.run = async function (main) {
   const path = `${base}/runs/${encodeURIComponent(run)}/metadata`;
   const reload = async () => {
     const metadata = await api(path);
-    document.getElementById("run-metadata").replaceChildren(...metadataTables(metadata, path, true, reload));
+    document.getElementById("run-metadata").replaceChildren(...metadataTables(metadata, path, reload));
   };
   main.replaceChildren(
     el("h1", {}, "Run ", el("span", {class: "value"}, run)),
