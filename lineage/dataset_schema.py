@@ -1,7 +1,11 @@
-"""A dataset's schema as programs report it: named, typed fields (seed 001 R13, seed 002).
+"""A dataset's schema as programs report it: named, typed fields (seed 001 R13, seed 002), and
+the rule an update must follow (seed 002 "Updatable Datasets").
 
 The schema is kept as the dataset's SYSTEM property ``schema`` (canonical JSON), and its field
-names are what ``field:`` search terms match.
+names are what ``field:`` search terms match. An update is compatible when every reader of the
+old schema can read data written with the new one: fields may be added when optional, types
+may widen (int -> long, float -> double), a required field may become optional. Removing a
+field, narrowing or changing a type and making an optional field required are not.
 """
 
 from __future__ import annotations
@@ -85,3 +89,44 @@ def _checked(fields: list[SchemaField]) -> DatasetSchema:
             raise InvalidSchemaError(f"schema field {field.name!r} appears twice")
         seen.add(field.name)
     return DatasetSchema(tuple(fields))
+
+
+# Type names as Spark, Avro and SQL spell them, folded to one name per type.
+_TYPE_ALIASES = {"integer": "int", "int32": "int", "bigint": "long", "int64": "long", "real": "float",
+                 "float32": "float", "float64": "double", "double precision": "double"}
+_WIDENINGS = {("int", "long"), ("float", "double")}
+
+
+def _type_name(type_name: str) -> str:
+    folded = type_name.strip().lower()
+    return _TYPE_ALIASES.get(folded, folded)
+
+
+def incompatibilities(current: DatasetSchema, proposed: DatasetSchema) -> list[str]:
+    """Why ``proposed`` cannot replace ``current`` (empty when it can), one reason per field
+    and rule, in the order of the fields."""
+    reasons = []
+    offered = {f.name: f for f in proposed.fields}
+    for old in current.fields:
+        new = offered.get(old.name)
+        if new is None:
+            reasons.append(f"field {old.name!r} is removed")
+            continue
+        before, after = _type_name(old.type), _type_name(new.type)
+        if before != after and (before, after) not in _WIDENINGS:
+            change = "narrows" if (after, before) in _WIDENINGS else "changes"
+            reasons.append(f"field {old.name!r} {change} its type from {old.type} to {new.type}")
+        if old.nullable and not new.nullable:
+            reasons.append(f"field {old.name!r} becomes required (it was optional)")
+    known = {f.name for f in current.fields}
+    reasons += [f"new field {f.name!r} is required (a new field must be optional)"
+                for f in proposed.fields if f.name not in known and not f.nullable]
+    return reasons
+
+
+class IncompatibleSchemaError(LineageError):
+    """A schema update breaks the compatibility rule; ``reasons`` lists each incompatibility."""
+
+    def __init__(self, dataset: str, reasons: list[str]) -> None:
+        self.reasons = reasons
+        super().__init__(f"the new schema of {dataset} is incompatible with its current one: " + "; ".join(reasons))

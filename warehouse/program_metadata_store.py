@@ -4,7 +4,8 @@ Events are applied in event-time order, one transaction each: under the entity's
 watermarks decide what still applies (``lineage.program_metadata.resolve``: the later event
 wins by event time, whatever the order of arrival), the change goes through the one
 ``metadata_store.change`` (state, change record, search index) and the watermarks move.
-A change that breaks the rules is quarantined with the reason; the others are kept.
+A change that breaks the rules is quarantined with the reason, and so is a reported schema
+incompatible with the dataset's current one (``schema_store.check_update``); the others are kept.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Any
 import orjson
 import psycopg
 
+from lineage.dataset_schema import SCHEMA_PROPERTY, IncompatibleSchemaError, parse_schema
 from lineage.program_metadata import InvalidMetadataChangeError, MetadataChange, Watermarks, parse_change, resolve
-from warehouse import metadata_store
+from warehouse import metadata_store, schema_store
 
 log = logging.getLogger(__name__)
 SCOPE = "SYSTEM"
@@ -48,14 +50,14 @@ def apply_program_metadata(conn: psycopg.Connection, chunk: int = 1000) -> Progr
                order by event_time, event_id limit %s""", (chunk,)).fetchall():
         for namespace, event_id, event_time, application, program_type, program, run_id, payload in pending:
             with conn.transaction():
+                updater = metadata_store.program_run(namespace, application, program_type, program, run_id)
                 try:
-                    change = parse_change(payload)
-                except InvalidMetadataChangeError as exc:
+                    with conn.transaction():
+                        change_id = _apply(conn, parse_change(payload), event_time, updater.render())
+                except (InvalidMetadataChangeError, IncompatibleSchemaError) as exc:
                     _quarantine(conn, namespace, event_id, str(exc), payload)
                     quarantined += 1
                 else:
-                    updater = metadata_store.program_run(namespace, application, program_type, program, run_id)
-                    change_id = _apply(conn, change, event_time, updater.render())
                     if change_id is not None:
                         change_ids.append(change_id)
                 conn.execute("""update lineage.pending_events set processed_at = now()
@@ -71,11 +73,17 @@ def _apply(conn: psycopg.Connection, change: MetadataChange, at: datetime, updat
     metadata_store.lock(conn, subject, SCOPE)
     current = metadata_store.current_state(conn, subject, SCOPE)
     resolved = resolve(change, at, current, _watermarks(conn, subject.render()))
+    reported = resolved.set_properties.get(SCHEMA_PROPERTY)
+    new_schema = parse_schema(orjson.loads(reported)) if reported is not None else None
+    if new_schema is not None and not schema_store.check_update(conn, subject, new_schema):
+        new_schema = None  # the same schema again: no new version
     record = None
     if not resolved.is_empty:
         record = metadata_store.change(
             conn, subject, SCOPE, updater, add_properties=resolved.set_properties, add_tags=resolved.add_tags,
             remove_properties=resolved.remove_properties, remove_tags=resolved.remove_tags)
+    if new_schema is not None:
+        schema_store.record_version(conn, subject, new_schema, updater)
     with conn.cursor() as cursor:
         cursor.executemany(
             """insert into lineage.metadata_event_times (entity_key, scope, kind, key, event_time)

@@ -136,10 +136,11 @@ def test_provenance_and_impact_follow_fields_across_datasets(api: TestClient) ->
 
 def test_dataset_fields_say_which_have_lineage_in_the_window(api: TestClient) -> None:
     response = api.get("/v3/namespaces/myns/datasets/mytableds/lineage/fields", params=WINDOW)
-    assert response.json()["fields"] == [{"name": f, "hasLineage": True} for f in sorted(DESTINATION_FIELDS)]
+    assert response.json()["fields"] == [{"name": f, "hasLineage": True, "inSchema": False}
+                                         for f in sorted(DESTINATION_FIELDS)]
     later = api.get("/v3/namespaces/myns/datasets/mytableds/lineage/fields",
                     params={"start": str(int(END.timestamp())), "end": "now", "prefix": "na"}).json()
-    assert later["fields"] == [{"name": "name", "hasLineage": False}]
+    assert later["fields"] == [{"name": "name", "hasLineage": False, "inSchema": False}]
 
 
 def test_a_record_without_a_read_is_quarantined_and_the_runs_other_records_kept(api: TestClient) -> None:

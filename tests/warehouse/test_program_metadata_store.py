@@ -14,7 +14,7 @@ from lineage.client import RunContext
 from lineage.metadata_entity import entity
 from spark_jobs.compaction.job import run_compaction
 from tests.factories import access, event, move_into_hour, write_log
-from warehouse import metadata_store
+from warehouse import metadata_store, schema_store
 from warehouse.db import connect
 from warehouse.program_metadata_store import apply_program_metadata
 
@@ -103,3 +103,34 @@ def test_a_reported_schema_and_the_access_log_give_system_metadata(
         {"name": "amount", "type": "double", "nullable": False}]}
     assert found == {"creation-time": "2026-11-21T05:01:00+00:00", "last-update-time": "2026-11-21T05:20:00+00:00",
                      "last-updated-by": "namespace=default,application=Etl,type=spark,program=Loader,run=load-8"}
+
+
+def test_an_incompatible_reported_schema_is_quarantined_with_the_reasons_and_a_compatible_one_versioned(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db)
+
+    def reported(moment: str, *fields: tuple[str, str, bool]) -> dict[str, Any]:
+        return change("set_schema", moment, schema={"fields": [
+            {"name": name, "type": kind, "nullable": nullable} for name, kind, nullable in fields]})
+
+    compact_and_apply(spark, settings, log_root, [
+        reported("10:00", ("id", "int", False), ("amount", "float", True)),
+        reported("20:00", ("id", "long", False), ("amount", "float", True), ("note", "string", True)),
+        reported("30:00", ("id", "int", False), ("note", "string", False)),  # narrows, removes, requires
+        reported("40:00", ("id", "long", False), ("amount", "float", True), ("note", "string", True)),  # same
+    ])
+    with connect(warehouse_db) as conn:
+        versions = schema_store.versions(conn, PURCHASES)
+        quarantined = conn.execute("select reason, raw_text from lineage.quarantine").fetchall()
+    assert [(v["version"], [f["name"] for f in v["schema"]["fields"]]) for v in versions] == [
+        (2, ["id", "amount", "note"]), (1, ["id", "amount"])]
+    assert versions[0]["updater"].endswith("run=run-1")
+    assert len(quarantined) == 1
+    assert quarantined[0][0] == (
+        "metadata change: the new schema of namespace=default,dataset=purchases is incompatible with its current "
+        "one: field 'id' narrows its type from long to int; field 'amount' is removed; "
+        "field 'note' becomes required (it was optional)")
+    assert orjson.loads(quarantined[0][1])["operation"] == "set_schema"
+    assert [f["name"] for f in orjson.loads(system(warehouse_db)["properties"]["schema"])["fields"]] == [
+        "id", "amount", "note"]

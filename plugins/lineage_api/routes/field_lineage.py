@@ -8,9 +8,11 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query
 
 from lineage.lineage_graph import check_levels
+from lineage.metadata_entity import from_path
 from lineage.timespec import parse_window
 from lineage_api.routes.lineage import End, Start, namespace_connection
 from warehouse import field_lineage_store as store
+from warehouse import schema_store
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset}")
 
@@ -36,12 +38,17 @@ def field_lineage(namespace: str, dataset: str, field: str, start: Start = "now-
 @router.get("/lineage/fields")
 def dataset_fields(namespace: str, dataset: str, start: Start = "now-7d", end: End = "now",
                    prefix: str = "") -> dict[str, Any]:
-    """The dataset's fields with lineage, each saying whether it has lineage in [start, end)."""
+    """The dataset's fields: those with lineage and those of its schema, each saying whether it
+    has lineage in [start, end) and whether the current schema has it."""
     window = parse_window(start, end)
     with namespace_connection(namespace) as conn:
-        if not store.dataset_exists(conn, namespace, dataset):
+        described = schema_store.current(conn, from_path(namespace, ["datasets", dataset]))
+        if described is None and not store.dataset_exists(conn, namespace, dataset):
             raise HTTPException(404, f"dataset {dataset!r} not found in namespace {namespace!r}")
-        fields = store.dataset_fields(conn, namespace, dataset, *window, prefix)
+        with_lineage = {f["name"]: f["has_lineage"] for f in store.dataset_fields(conn, namespace, dataset, *window,
+                                                                                   prefix)}
+    in_schema = {f.name for f in described.fields if f.name.startswith(prefix)} if described else set()
     return {"dataset": dataset, "startTimeInSeconds": int(window[0].timestamp()),
             "endTimeInSeconds": int(window[1].timestamp()),
-            "fields": [{"name": f["name"], "hasLineage": f["has_lineage"]} for f in fields]}
+            "fields": [{"name": name, "hasLineage": with_lineage.get(name, False), "inSchema": name in in_schema}
+                       for name in sorted(with_lineage.keys() | in_schema)]}

@@ -1,0 +1,70 @@
+"""Seed 002's schema update rule: each rule both ways, and properties over generated schemas."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lineage.dataset_schema import DatasetSchema, SchemaField, incompatibilities, schema
+
+BASE = schema([SchemaField("id", "int", False), SchemaField("amount", "float"), SchemaField("name", "string")])
+
+
+def changed(*fields: SchemaField) -> DatasetSchema:
+    return schema(fields)
+
+
+@pytest.mark.parametrize(("proposed", "expected"), [
+    # compatible: add an optional field, widen, relax required -> optional, reorder, same
+    (changed(*BASE.fields, SchemaField("email", "string", True)), []),
+    (changed(SchemaField("id", "long", False), SchemaField("amount", "double"), SchemaField("name", "string")), []),
+    (changed(SchemaField("id", "bigint", False), SchemaField("amount", "float64"), SchemaField("name", "STRING")), []),
+    (changed(SchemaField("id", "int", True), SchemaField("amount", "float"), SchemaField("name", "string")), []),
+    (changed(*reversed(BASE.fields)), []),
+    (BASE, []),
+    # incompatible: the other way of each rule
+    (changed(*BASE.fields, SchemaField("email", "string", False)),
+     ["new field 'email' is required (a new field must be optional)"]),
+    (changed(SchemaField("id", "int", False), SchemaField("amount", "float")), ["field 'name' is removed"]),
+    (changed(SchemaField("id", "short", False), SchemaField("amount", "float"), SchemaField("name", "string")),
+     ["field 'id' changes its type from int to short"]),
+    (changed(SchemaField("id", "int", False), SchemaField("amount", "float"), SchemaField("name", "long")),
+     ["field 'name' changes its type from string to long"]),
+    (changed(SchemaField("id", "int", False), SchemaField("amount", "float", False), SchemaField("name", "string")),
+     ["field 'amount' becomes required (it was optional)"]),
+])
+def test_each_rule_both_ways(proposed: DatasetSchema, expected: list[str]) -> None:
+    assert incompatibilities(BASE, proposed) == expected
+
+
+def test_narrowing_is_named_as_such_and_every_problem_is_listed() -> None:
+    wide = changed(SchemaField("id", "long", False), SchemaField("amount", "double"), SchemaField("name", "string"))
+    assert incompatibilities(wide, BASE) == ["field 'id' narrows its type from long to int",
+                                             "field 'amount' narrows its type from double to float"]
+    worst = changed(SchemaField("id", "string", True), SchemaField("amount", "float", False),
+                    SchemaField("extra", "int", False))
+    assert incompatibilities(BASE, worst) == [
+        "field 'id' changes its type from int to string", "field 'amount' becomes required (it was optional)",
+        "field 'name' is removed", "new field 'extra' is required (a new field must be optional)"]
+
+
+names = st.text(alphabet="abcdefghij", min_size=1, max_size=4)
+types = st.sampled_from(["int", "long", "float", "double", "string", "boolean"])
+schemas = st.lists(st.tuples(names, types, st.booleans()), min_size=1, max_size=6,
+                   unique_by=lambda f: f[0]).map(lambda fs: schema([SchemaField(*f) for f in fs]))
+
+
+@given(schemas)
+def test_a_schema_is_compatible_with_itself(current: DatasetSchema) -> None:
+    assert incompatibilities(current, current) == []
+
+
+@given(schemas, st.lists(st.tuples(names, types), max_size=3))
+def test_adding_optional_fields_is_compatible_and_removing_them_again_is_not(
+        current: DatasetSchema, added: list[tuple[str, str]]) -> None:
+    known = {f.name for f in current.fields}
+    new = {name: t for name, t in added if name not in known}
+    grown = schema([*current.fields, *(SchemaField(name, t, True) for name, t in new.items())])
+    assert incompatibilities(current, grown) == []
+    assert incompatibilities(grown, current) == [f"field {name!r} is removed" for name in new]

@@ -1,0 +1,86 @@
+"""Dataset schemas in the warehouse (seed 002 "Updatable Datasets"): the current schema, the
+compatibility check every update passes, and the versions kept.
+
+The current schema is the dataset's SYSTEM property ``schema``, written through the one
+``metadata_store.change`` (change record, search index); each compatible update that changes
+it adds a row to ``lineage.dataset_schema_versions``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import psycopg
+from psycopg.rows import dict_row
+
+from lineage.dataset_schema import (
+    SCHEMA_PROPERTY,
+    DatasetSchema,
+    IncompatibleSchemaError,
+    incompatibilities,
+    parse_schema,
+)
+from lineage.metadata_entity import MetadataEntity
+from warehouse import metadata_store
+
+SCOPE = "SYSTEM"
+
+
+def current(conn: psycopg.Connection, dataset: MetadataEntity) -> DatasetSchema | None:
+    row = conn.execute("""select value from lineage.metadata where entity_key = %s and scope = %s
+                          and kind = 'property' and key = %s""", (dataset.render(), SCOPE, SCHEMA_PROPERTY)).fetchone()
+    return parse_schema(orjson.loads(row[0])) if row else None
+
+
+def check_update(conn: psycopg.Connection, dataset: MetadataEntity, proposed: DatasetSchema) -> bool:
+    """True when ``proposed`` changes the schema; raises ``IncompatibleSchemaError`` listing
+    each incompatibility. Call under the dataset's SYSTEM lock."""
+    existing = current(conn, dataset)
+    if existing is None:
+        return True
+    reasons = incompatibilities(existing, proposed)
+    if reasons:
+        raise IncompatibleSchemaError(dataset.render(), reasons)
+    return existing != proposed
+
+
+def record_version(conn: psycopg.Connection, dataset: MetadataEntity, proposed: DatasetSchema, updater: str) -> int:
+    """Keep ``proposed`` as the dataset's next schema version; returns its number."""
+    row = conn.execute(
+        """insert into lineage.dataset_schema_versions (entity_key, namespace, version, schema, created_by)
+           select %(key)s, %(ns)s, coalesce(max(version), 0) + 1, %(schema)s, %(by)s
+           from lineage.dataset_schema_versions where entity_key = %(key)s
+           returning version""",
+        {"key": dataset.render(), "ns": dataset.namespace, "schema": proposed.to_json(), "by": updater}).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def set_schema(conn: psycopg.Connection, dataset: MetadataEntity, proposed: DatasetSchema,
+               updater: str) -> dict[str, Any]:
+    """Check and store ``proposed`` in one transaction: ``{"version", "changeId"}`` (``changeId``
+    null when the schema was already this one); raises ``IncompatibleSchemaError``, storing nothing."""
+    with conn.transaction():
+        metadata_store.lock(conn, dataset, SCOPE)
+        if not check_update(conn, dataset, proposed):
+            return {"version": latest_version(conn, dataset), "changeId": None}
+        record = metadata_store.change(conn, dataset, SCOPE, updater,
+                                       add_properties={SCHEMA_PROPERTY: proposed.to_json()})
+        version = record_version(conn, dataset, proposed, updater)
+    return {"version": version, "changeId": record["changeId"] if record else None}
+
+
+def latest_version(conn: psycopg.Connection, dataset: MetadataEntity) -> int | None:
+    row = conn.execute("select max(version) from lineage.dataset_schema_versions where entity_key = %s",
+                       (dataset.render(),)).fetchone()
+    return row[0] if row else None
+
+
+def versions(conn: psycopg.Connection, dataset: MetadataEntity) -> list[dict[str, Any]]:
+    """Every kept version, newest first."""
+    with conn.cursor(row_factory=dict_row) as cursor:
+        rows = cursor.execute("""select version, schema, created_at, created_by from lineage.dataset_schema_versions
+                                 where entity_key = %s order by version desc""", (dataset.render(),)).fetchall()
+    return [{"version": r["version"], "schema": r["schema"], "time": int(r["created_at"].timestamp()),
+             "updater": r["created_by"]} for r in rows]
