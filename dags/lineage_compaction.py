@@ -70,7 +70,7 @@ def lineage_compaction() -> None:
         fields = run_field_lineage(spark, Settings.from_env({**os.environ, "LINEAGE_DATABASE_URL": warehouse_url()}))
         log.info("%s", fields.render())
         with connect(warehouse_url()) as conn:
-            metadata = apply_program_metadata(conn)
+            metadata = apply_program_metadata(conn, auto_create_namespaces=Settings.from_env().auto_create_namespaces)
         log.info("%s", metadata.render())
         return {**summary.as_dict(), "field_records": fields.records, "field_sets_added": fields.sets_added,
                 "metadata_events": metadata.events, "metadata_change_ids": metadata.change_ids}

@@ -24,3 +24,4 @@ DATASET_ACCESSES = AssetName("lineage_dataset_accesses", "lineage://warehouse/li
 PENDING_EVENTS = AssetName("lineage_pending_events", "lineage://warehouse/lineage/pending_events")
 MARTS = AssetName("lineage_marts", "lineage://warehouse/lineage_marts")
 METADATA_CHANGES = AssetName("lineage_metadata_changes", "lineage://warehouse/lineage/metadata_changes")
+NAMESPACE_DELETIONS = AssetName("lineage_namespace_deletions", "lineage://warehouse/lineage/namespace_deletions")

@@ -9,7 +9,7 @@ of the same run); this module shapes the relations it found into the response an
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,3 +115,25 @@ def lineage_response(
             key: {"id": {"namespace": d.namespace, "type": d.type, "id": d.name}} for key, d in sorted(data.items())
         },
     }
+
+
+HIDDEN = "hidden"
+
+
+def hide_unreadable(relations: Iterable[Relation], readable_data: Callable[[DataRef], bool],
+                    readable_program: Callable[[ProgramRef], bool]) -> list[Relation]:
+    """The relations with each node the caller cannot read replaced by an anonymous ``hidden``
+    node (``hidden.1``, ``hidden.2``, ... in a stable order), its runs and components dropped:
+    the graph keeps its shape and names nothing the caller may not see."""
+    rows = list(relations)
+    hidden_data = sorted({r.data.id: r.data for r in rows if not readable_data(r.data)}.items())
+    hidden_programs = sorted({r.program.id: r.program for r in rows if not readable_program(r.program)}.items())
+    data_alias = {key: DataRef("", HIDDEN, str(n)) for n, (key, _) in enumerate(hidden_data, start=1)}
+    program_alias = {key: ProgramRef("", "", HIDDEN, str(n)) for n, (key, _) in enumerate(hidden_programs, start=1)}
+    shown = []
+    for relation in rows:
+        program = program_alias.get(relation.program.id)
+        shown.append(Relation(
+            data_alias.get(relation.data.id, relation.data), program or relation.program, relation.access,
+            () if program else relation.runs, () if program or relation.data.id in data_alias else relation.components))
+    return shown

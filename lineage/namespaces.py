@@ -10,6 +10,7 @@ from lineage.errors import InvalidEntityError
 from lineage.events import schema
 
 MAX_DESCRIPTION_LENGTH = 1024
+DEFAULT_NAMESPACE = "default"  # exists from the start (migration 0001) and cannot be deleted
 
 
 @cache

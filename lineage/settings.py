@@ -61,6 +61,7 @@ class Settings:
     embedded_postgres: bool = True
     dbt_bin: str = "dbt"
     dbt_project_dir: Path = CHECKOUT / "dbt"
+    auto_create_namespaces: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -88,6 +89,7 @@ class Settings:
             embedded_postgres=not env.get(PREFIX + "DATABASE_URL"),
             dbt_bin=env.get(PREFIX + "DBT_BIN") or _default_dbt_bin(),
             dbt_project_dir=Path(env.get(PREFIX + "DBT_PROJECT_DIR") or CHECKOUT / "dbt"),
+            auto_create_namespaces=_bool(env, "AUTO_CREATE_NAMESPACES", False),
         )
 
 
@@ -127,6 +129,17 @@ def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int, maxim
     if not minimum <= value <= maximum:
         raise SettingsError(f"{PREFIX}{name} must be between {minimum} and {maximum}, got {value}")
     return value
+
+
+def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = (env.get(PREFIX + name) or "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("true", "1", "yes", "on"):
+        return True
+    if raw in ("false", "0", "no", "off"):
+        return False
+    raise SettingsError(f"{PREFIX}{name} must be true or false, got {raw!r}")
 
 
 def _spark_conf(raw: str) -> dict[str, str]:

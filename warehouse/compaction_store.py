@@ -105,12 +105,14 @@ class BatchMerge:
 
     Rejected lines go to the quarantine; of the valid events, only the first delivery of each
     (namespace, event_id) is kept (chunks arrive in file order), and events whose id the ledger
-    already holds (earlier batches, or earlier chunks of this one) are dropped; the rest are
-    merged by kind.
+    already holds (earlier batches, or earlier chunks of this one) are dropped. Events of a
+    namespace that does not exist (theirs or their dataset's) are quarantined with that reason,
+    unless ``auto_create_namespaces`` creates it (seed 003); the rest are merged by kind.
     """
 
-    def __init__(self, conn: psycopg.Connection, batch_id: str) -> None:
+    def __init__(self, conn: psycopg.Connection, batch_id: str, *, auto_create_namespaces: bool = False) -> None:
         self._conn = conn
+        self._auto_create_namespaces = auto_create_namespaces
         self._params: dict[str, Any] = {"batch": batch_id}
         self.batch_id = batch_id
         self.quarantined = self.compacted = self.runs_touched = self.accesses_added = self.pending_kept = 0
@@ -146,14 +148,34 @@ class BatchMerge:
                 where s.ctid = repeated.ctid and repeated.delivery > 1""")
         _timed(conn, "drop events already compacted",
                f"""delete from {events} s using lineage.event_ids e where e.event_key = {_EVENT_KEY}""")
+        if self._auto_create_namespaces:
+            _timed(conn, "namespaces", f"""
+                insert into lineage.namespaces (namespace)
+                select namespace from {events}
+                union select dataset_namespace from {events} where dataset_namespace is not null
+                on conflict do nothing""")
+        else:
+            unknown = _timed(conn, "quarantine events of unknown namespaces", f"""
+                insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
+                select %(batch)s, source_file, line_number,
+                       format('namespace %%L does not exist (create it with PUT /v3/namespaces/%%s, or set '
+                              'LINEAGE_AUTO_CREATE_NAMESPACES=true)', missing, missing),
+                       jsonb_strip_nulls(to_jsonb(e) - 'reason' - 'raw_text' - 'source_file' - 'line_number')::text
+                from {events} e
+                cross join lateral (
+                    select n from unnest(array[e.namespace, e.dataset_namespace]) as n
+                    where n is not null and not exists (select from lineage.namespaces ns where ns.namespace = n)
+                    limit 1) as m(missing)
+                on conflict (source_file, line_number) do nothing""", params)
+            self.quarantined += unknown
+            _timed(conn, "set events of unknown namespaces aside", f"""
+                delete from {events} e where not exists (
+                    select from lineage.namespaces ns where ns.namespace = e.namespace)
+                or e.dataset_namespace is not null and not exists (
+                    select from lineage.namespaces ns where ns.namespace = e.dataset_namespace)""")
         self.compacted += _timed(conn, "record event ids", f"""
             insert into lineage.event_ids (event_key, event_time)
             select {_EVENT_KEY}, {_EVENT_TIME} from {events}""")
-        _timed(conn, "namespaces", f"""
-            insert into lineage.namespaces (namespace)
-            select namespace from {events}
-            union select dataset_namespace from {events} where dataset_namespace is not null
-            on conflict do nothing""")
         _timed(conn, "programs", f"""
             insert into lineage.programs (namespace, application, program_type, program)
             select distinct namespace, application, program_type, program from {events}

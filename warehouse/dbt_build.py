@@ -44,12 +44,15 @@ def dbt_env(database_url: str, settings: Settings) -> dict[str, str]:
 
 
 def build_marts(
-    database_url: str, settings: Settings | None = None, *, command: str = "build", select: str | None = None
+    database_url: str, settings: Settings | None = None, *, command: str = "build", select: str | None = None,
+    full_refresh: bool = False,
 ) -> DbtResult:
     """Run ``dbt <command>`` (build by default) in the project, on the ``select``ed models when
-    given; raises DbtBuildError on failure."""
+    given, rebuilding incremental models from scratch with ``full_refresh``; raises
+    DbtBuildError on failure."""
     settings = settings or Settings.from_env()
     selection = ["--select", select] if select else []
+    selection += ["--full-refresh"] if full_refresh else []
     completed = subprocess.run(
         [settings.dbt_bin, command, "--project-dir", str(settings.dbt_project_dir), "--no-use-colors", *selection],
         env=dbt_env(database_url, settings),

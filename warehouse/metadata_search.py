@@ -20,6 +20,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from lineage.authorization import Readable
 from lineage.search_query import Term, like_escape
 from warehouse.lineage_store import MartNotBuiltError
 
@@ -44,10 +45,36 @@ def refresh(conn: psycopg.Connection, entity_keys: Sequence[str]) -> None:
                  (keys,))
 
 
-def _filters(namespace: str | None, targets: Sequence[str], scope: str | None) -> tuple[sql.Composable, dict[str, Any]]:
-    """`` and ...`` conditions for the namespace, targets and scope, with named parameters."""
+def forget_namespace(conn: psycopg.Connection, namespace: str) -> None:
+    """Drop a deleted namespace's index rows (no-op before the first mart build)."""
+    if conn.execute("select to_regclass(%s) is not null", (INDEX,)).fetchone() == (True,):
+        conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))  # type: ignore[arg-type]
+
+
+def refresh_namespace(conn: psycopg.Connection, namespace: str) -> None:
+    """Re-derive every index row of ``namespace`` (after its cleanup: what a re-created
+    namespace holds becomes searchable)."""
+    if conn.execute("select to_regclass(%s) is not null and to_regclass(%s) is not null",
+                    (INDEX, TERMS_VIEW)).fetchone() != (True,):
+        return
+    conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))  # type: ignore[arg-type]
+    conn.execute(f"insert into {INDEX} select * from {TERMS_VIEW} where namespace = %s",  # type: ignore[arg-type]
+                 (namespace,))
+
+
+def _filters(namespace: str | None, targets: Sequence[str], scope: str | None,
+             readable: Readable | None) -> tuple[sql.Composable, dict[str, Any]]:
+    """`` and ...`` conditions for the namespace, targets, scope and what the caller may read
+    (``None``: everything), with named parameters."""
     clauses: list[sql.Composable] = []
     params: dict[str, Any] = {}
+    if readable is not None:  # whole namespaces, granted entities and what is under them, external resources
+        clauses.append(sql.SQL(
+            "(namespace = any(%(readable_namespaces)s) or entity_key = any(%(readable_keys)s)"
+            " or exists (select from unnest(%(readable_keys)s::text[]) as granted (key)"
+            " where starts_with(entity_key, granted.key || ','))"
+            + (" or namespace is null)" if readable.external else ")")))
+        params.update(readable_namespaces=list(readable.namespaces), readable_keys=list(readable.entity_keys))
     if namespace is not None:
         clauses.append(sql.SQL("namespace = %(namespace)s"))
         params["namespace"] = namespace
@@ -67,9 +94,11 @@ def _filters(namespace: str | None, targets: Sequence[str], scope: str | None) -
 
 
 def search(conn: psycopg.Connection, terms: Sequence[Term], *, namespace: str | None = None,
-           targets: Sequence[str] = (), scope: str | None = None, limit: int = 20, offset: int = 0) -> dict[str, Any]:
-    """One page of matching entities, best first, with the total and what matched each."""
-    filters, params = _filters(namespace, targets, scope)
+           targets: Sequence[str] = (), scope: str | None = None, limit: int = 20, offset: int = 0,
+           readable: Readable | None = None) -> dict[str, Any]:
+    """One page of matching entities the caller may read, best first, with the total and what
+    matched each."""
+    filters, params = _filters(namespace, targets, scope, readable)
     hits = []
     for number, term in enumerate(terms):
         where = [sql.SQL("term like {} escape '\\'").format(sql.Placeholder(f"pattern{number}"))]
@@ -126,11 +155,11 @@ def _details(conn: psycopg.Connection, keys: list[str], terms: Sequence[Term]) -
 
 
 def suggest(conn: psycopg.Connection, prefix: str, *, namespace: str | None = None,
-            limit: int = 10) -> list[dict[str, Any]]:
+            limit: int = 10, readable: Readable | None = None) -> list[dict[str, Any]]:
     """Autocomplete (seed 001 Interactions 1, 2): for ``own``, the keys then the values that
     start with it (``owner:``, ``Owners team``); for ``owner:`` or ``owner:sa``, the values of
     that key. Values show as stored (first spelling in case-insensitive order)."""
-    filters, params = _filters(namespace, (), None)
+    filters, params = _filters(namespace, (), None, readable)
     key, colon, rest = prefix.partition(":")
     try:
         with _without_jit(conn):

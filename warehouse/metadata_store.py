@@ -32,22 +32,26 @@ def _entities_read(entity: MetadataEntity) -> list[str]:
     return keys
 
 
-def read(conn: psycopg.Connection, entity: MetadataEntity, scope: str | None = None) -> dict[str, Any]:
-    """{"USER": {"tags": [...], "properties": {...}}, "SYSTEM": {...}} (one scope when asked)."""
+def read(conn: psycopg.Connection, entity: MetadataEntity, scope: str | None = None,
+         since: datetime | None = None) -> dict[str, Any]:
+    """{"USER": {"tags": [...], "properties": {...}}, "SYSTEM": {...}} (one scope when asked);
+    with ``since``, only what was written at or after it (seed 003's race guard)."""
     rows = conn.execute(
-        """select scope, kind, key, value from lineage.metadata where entity_key = any(%s)
-           order by scope, kind, key""", (_entities_read(entity),)).fetchall()
+        """select scope, kind, key, value from lineage.metadata where entity_key = any(%(keys)s)
+           and (%(since)s::timestamptz is null or updated_at >= %(since)s)
+           order by scope, kind, key""", {"keys": _entities_read(entity), "since": since}).fetchall()
     result = {}
     for name in ([scope] if scope else SCOPES):
         tags = [key for s, kind, key, _ in rows if s == name and kind == "tag"]
         properties = {key: value for s, kind, key, value in rows if s == name and kind == "property"}
         if name == "SYSTEM":
-            properties.update(access_properties(conn, entity))
+            properties.update(access_properties(conn, entity, since))
         result[name] = state(tags, properties)
     return result
 
 
-def access_properties(conn: psycopg.Connection, entity: MetadataEntity) -> dict[str, str]:
+def access_properties(conn: psycopg.Connection, entity: MetadataEntity, since: datetime | None = None
+                      ) -> dict[str, str]:
     """SYSTEM properties a dataset or stream gets from the access log (seed 001 R11-R13):
     ``creation-time`` (first access), ``last-update-time`` and ``last-updated-by`` (the run of
     the latest write), derived when read so they always agree with the lineage."""
@@ -61,8 +65,9 @@ def access_properties(conn: psycopg.Connection, entity: MetadataEntity) -> dict[
                      filter (where a.access in ('write', 'read_write')))[1]
            from lineage.datasets d
            join lineage.dataset_accesses a on a.namespace = d.namespace and a.dataset_key = d.dataset_key
-           where d.namespace = %s and d.dataset_type = %s and d.dataset = %s""",
-        (entity.namespace, entity.type, entity.parts[1][1])).fetchone()
+           where d.namespace = %s and d.dataset_type = %s and d.dataset = %s
+             and (%s::timestamptz is null or a.accessed_at >= %s)""",
+        (entity.namespace, entity.type, entity.parts[1][1], since, since)).fetchone()
     if row is None or row[0] is None:
         return {}
     found = {"creation-time": row[0].astimezone(UTC).isoformat()}

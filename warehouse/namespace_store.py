@@ -1,11 +1,20 @@
-"""Namespaces in the warehouse (seed 003): list, read, create."""
+"""Namespaces in the warehouse (seed 003): list, read, create, delete, and the race guard.
+
+Deleting is cheap and immediate; the cleanup DAG removes the records afterwards
+(``warehouse.namespace_cleanup``).
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
+
+from lineage.errors import LineageError
+from lineage.namespaces import DEFAULT_NAMESPACE
+from warehouse import grant_store, metadata_search
 
 
 def _rendered(row: dict[str, Any]) -> dict[str, Any]:
@@ -35,3 +44,49 @@ def create_namespace(conn: psycopg.Connection, namespace: str, description: str 
     if not created and description is not None:
         conn.execute("update lineage.namespaces set description = %s where namespace = %s", (description, namespace))
     return created
+
+
+class DefaultNamespaceError(LineageError):
+    """The ``default`` namespace exists from the start and cannot be deleted."""
+
+
+def delete_namespace(conn: psycopg.Connection, namespace: str, deleted_by: str) -> dict[str, Any] | None:
+    """Delete ``namespace`` (None when unknown): the namespace row goes, a deletion is recorded
+    for the cleanup DAG, and its search entries leave the index at once. Its other records stay
+    until the cleanup; reads hide them (``visible_since``). Grants on it are dropped at once."""
+    if namespace == DEFAULT_NAMESPACE:
+        raise DefaultNamespaceError("the default namespace cannot be deleted")
+    with conn.transaction(), conn.cursor(row_factory=dict_row) as cursor:
+        row = cursor.execute("delete from lineage.namespaces where namespace = %s returning created_at",
+                             (namespace,)).fetchone()
+        if row is None:
+            return None
+        deletion = cursor.execute(
+            """insert into lineage.namespace_deletions (namespace, namespace_created_at, deleted_by)
+               values (%s, %s, %s) returning deletion_id, deleted_at""",
+            (namespace, row["created_at"], deleted_by)).fetchone()
+        metadata_search.forget_namespace(conn, namespace)
+        grant_store.forget_namespace(conn, namespace)
+    assert deletion is not None
+    return {"namespace": namespace, "deletionId": deletion["deletion_id"],
+            "deletedAt": int(deletion["deleted_at"].timestamp())}
+
+
+def visible_since(conn: psycopg.Connection, namespace: str) -> datetime | None:
+    """While a deletion of ``namespace`` awaits its cleanup, the time before which its records
+    are hidden (its re-creation time; seed 003's race guard); None otherwise."""
+    row = conn.execute("select visible_since from lineage.namespace_guards where namespace = %s",
+                       (namespace,)).fetchone()
+    return row[0] if row else None
+
+
+def deletions(conn: psycopg.Connection, namespace: str | None = None) -> list[dict[str, Any]]:
+    """Recorded deletions, newest first, with their cleanup state."""
+    with conn.cursor(row_factory=dict_row) as cursor:
+        rows = cursor.execute(
+            """select deletion_id, namespace, deleted_at, deleted_by, cleaned_at, removed
+               from lineage.namespace_deletions where %(ns)s::text is null or namespace = %(ns)s
+               order by deletion_id desc""", {"ns": namespace}).fetchall()
+    return [{"deletionId": r["deletion_id"], "namespace": r["namespace"], "deletedAt": int(r["deleted_at"].timestamp()),
+             "deletedBy": r["deleted_by"], "cleanedAt": int(r["cleaned_at"].timestamp()) if r["cleaned_at"] else None,
+             "removed": r["removed"]} for r in rows]

@@ -39,8 +39,15 @@ class ProgramMetadataSummary:
                 f"{self.quarantined} quarantined, in {self.seconds:.1f}s")
 
 
-def apply_program_metadata(conn: psycopg.Connection, chunk: int = 1000) -> ProgramMetadataSummary:
-    """Apply every compacted metadata change not applied yet; returns the change ids written."""
+class UnknownNamespaceError(InvalidMetadataChangeError):
+    """The change's entity is in a namespace that does not exist."""
+
+
+def apply_program_metadata(conn: psycopg.Connection, chunk: int = 1000, *,
+                           auto_create_namespaces: bool = False) -> ProgramMetadataSummary:
+    """Apply every compacted metadata change not applied yet; returns the change ids written.
+    A change to an entity of a namespace that does not exist is quarantined, unless
+    ``auto_create_namespaces`` creates the namespace."""
     began = time.perf_counter()
     events = quarantined = 0
     change_ids: list[int] = []
@@ -53,7 +60,9 @@ def apply_program_metadata(conn: psycopg.Connection, chunk: int = 1000) -> Progr
                 updater = metadata_store.program_run(namespace, application, program_type, program, run_id)
                 try:
                     with conn.transaction():
-                        change_id = _apply(conn, parse_change(payload), event_time, updater.render())
+                        change = parse_change(payload)
+                        _check_namespace(conn, change.entity.namespace, auto_create_namespaces)
+                        change_id = _apply(conn, change, event_time, updater.render())
                 except (InvalidMetadataChangeError, IncompatibleSchemaError) as exc:
                     _quarantine(conn, namespace, event_id, str(exc), payload)
                     quarantined += 1
@@ -92,6 +101,15 @@ def _apply(conn: psycopg.Connection, change: MetadataChange, at: datetime, updat
                where lineage.metadata_event_times.event_time < excluded.event_time""",
             [(subject.render(), SCOPE, kind, key, moment) for (kind, key), moment in resolved.watermarks.items()])
     return record["changeId"] if record else None
+
+
+def _check_namespace(conn: psycopg.Connection, namespace: str | None, auto_create: bool) -> None:
+    if namespace is None:  # an external resource
+        return
+    if auto_create:
+        conn.execute("insert into lineage.namespaces (namespace) values (%s) on conflict do nothing", (namespace,))
+    elif conn.execute("select 1 from lineage.namespaces where namespace = %s", (namespace,)).fetchone() is None:
+        raise UnknownNamespaceError(f"namespace {namespace!r} does not exist")
 
 
 def _watermarks(conn: psycopg.Connection, entity_key: str) -> Watermarks:

@@ -8,6 +8,7 @@ it adds a row to ``lineage.dataset_schema_versions``.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -27,9 +28,15 @@ from warehouse import metadata_store
 SCOPE = "SYSTEM"
 
 
-def current(conn: psycopg.Connection, dataset: MetadataEntity) -> DatasetSchema | None:
-    row = conn.execute("""select value from lineage.metadata where entity_key = %s and scope = %s
-                          and kind = 'property' and key = %s""", (dataset.render(), SCOPE, SCHEMA_PROPERTY)).fetchone()
+_SINCE = "%(since)s::timestamptz is null or {column} >= %(since)s"  # the namespace race guard
+
+
+def current(conn: psycopg.Connection, dataset: MetadataEntity, since: datetime | None = None) -> DatasetSchema | None:
+    """The dataset's schema (stored at or after ``since`` when given), or None."""
+    row = conn.execute(f"""select value from lineage.metadata where entity_key = %(key)s and scope = %(scope)s
+                           and kind = 'property' and key = %(property)s and ({_SINCE.format(column="updated_at")})""",
+                       {"key": dataset.render(), "scope": SCOPE, "property": SCHEMA_PROPERTY,
+                        "since": since}).fetchone()
     return parse_schema(orjson.loads(row[0])) if row else None
 
 
@@ -71,16 +78,19 @@ def set_schema(conn: psycopg.Connection, dataset: MetadataEntity, proposed: Data
     return {"version": version, "changeId": record["changeId"] if record else None}
 
 
-def latest_version(conn: psycopg.Connection, dataset: MetadataEntity) -> int | None:
-    row = conn.execute("select max(version) from lineage.dataset_schema_versions where entity_key = %s",
-                       (dataset.render(),)).fetchone()
+def latest_version(conn: psycopg.Connection, dataset: MetadataEntity, since: datetime | None = None) -> int | None:
+    row = conn.execute(f"""select max(version) from lineage.dataset_schema_versions where entity_key = %(key)s
+                           and ({_SINCE.format(column="created_at")})""",
+                       {"key": dataset.render(), "since": since}).fetchone()
     return row[0] if row else None
 
 
-def versions(conn: psycopg.Connection, dataset: MetadataEntity) -> list[dict[str, Any]]:
-    """Every kept version, newest first."""
+def versions(conn: psycopg.Connection, dataset: MetadataEntity, since: datetime | None = None
+             ) -> list[dict[str, Any]]:
+    """Every kept version (stored at or after ``since`` when given), newest first."""
     with conn.cursor(row_factory=dict_row) as cursor:
-        rows = cursor.execute("""select version, schema, created_at, created_by from lineage.dataset_schema_versions
-                                 where entity_key = %s order by version desc""", (dataset.render(),)).fetchall()
+        rows = cursor.execute(f"""select version, schema, created_at, created_by from lineage.dataset_schema_versions
+                                  where entity_key = %(key)s and ({_SINCE.format(column="created_at")})
+                                  order by version desc""", {"key": dataset.render(), "since": since}).fetchall()
     return [{"version": r["version"], "schema": r["schema"], "time": int(r["created_at"].timestamp()),
              "updater": r["created_by"]} for r in rows]

@@ -6,11 +6,23 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from lineage.authorization import NotAuthorizedError
 from lineage.dataset_schema import IncompatibleSchemaError
 from lineage.errors import LineageError
 from lineage_api.auth import get_user
-from lineage_api.routes import dataset_schemas, field_lineage, lineage, metadata, namespaces, pages, search, status
+from lineage_api.routes import (
+    dataset_schemas,
+    field_lineage,
+    grants,
+    lineage,
+    metadata,
+    namespaces,
+    pages,
+    search,
+    status,
+)
 from warehouse.lineage_store import MartNotBuiltError
+from warehouse.namespace_store import DefaultNamespaceError
 
 URL_PREFIX = "/lineage"
 
@@ -23,6 +35,7 @@ def create_app() -> FastAPI:
     app.include_router(lineage.router, dependencies=[Depends(get_user)])
     app.include_router(field_lineage.router, dependencies=[Depends(get_user)])
     app.include_router(namespaces.router, dependencies=[Depends(get_user)])
+    app.include_router(grants.router, dependencies=[Depends(get_user)])
     app.include_router(dataset_schemas.router, dependencies=[Depends(get_user)])
     app.include_router(search.router, dependencies=[Depends(get_user)])  # before metadata's {target:path}
     app.include_router(metadata.router, dependencies=[Depends(get_user)])
@@ -44,7 +57,9 @@ def create_app() -> FastAPI:
         if isinstance(exc, IncompatibleSchemaError):
             return JSONResponse({"message": str(exc), "status": 409, "incompatibilities": exc.reasons},
                                 status_code=409)
-        code = 400 if isinstance(exc, ValueError) else 503 if isinstance(exc, MartNotBuiltError) else 500
+        code = (400 if isinstance(exc, ValueError) else 403 if isinstance(exc, NotAuthorizedError)
+                else 409 if isinstance(exc, DefaultNamespaceError) else 503 if isinstance(exc, MartNotBuiltError)
+                else 500)
         return JSONResponse({"message": str(exc), "status": code}, status_code=code)
 
     return app

@@ -101,7 +101,7 @@ def run_compaction(
             prepare_staging(conn)
             chunks = chunk_files(new_files, settings.compaction_chunk_mb * 1_048_576)
             with connect(url, autocommit=True) as merge_conn:
-                merge = BatchMerge(merge_conn, batch_id)
+                merge = BatchMerge(merge_conn, batch_id, auto_create_namespaces=settings.auto_create_namespaces)
                 try:
                     events_read = _stage_and_merge(spark, conn, merge, chunks, settings, url)
                     with _phase("recording the batch and committing"):

@@ -10,8 +10,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_dags_import_without_errors_and_are_wired_as_documented() -> None:
     bag = DagBag(dag_folder=str(ROOT / "dags"))
     assert bag.import_errors == {}
-    assert set(bag.dag_ids) == {"lineage_compaction"}
-    dag = bag.get_dag("lineage_compaction")
+    assert set(bag.dag_ids) == {"lineage_compaction", "lineage_namespace_cleanup"}
+    dag = bag.dags["lineage_compaction"]
     assert dag is not None
     assert dag.max_active_runs == 1
     assert dag.catchup is False
@@ -22,3 +22,14 @@ def test_dags_import_without_errors_and_are_wired_as_documented() -> None:
     publish = dag.get_task("publish")
     assert {outlet.name for outlet in publish.outlets} == {
         "lineage_runs", "lineage_dataset_accesses", "lineage_pending_events", "lineage_marts"}
+
+
+def test_the_cleanup_dag_is_scheduled_on_namespace_deletions() -> None:
+    bag = DagBag(dag_folder=str(ROOT / "dags"))
+    dag = bag.dags["lineage_namespace_cleanup"]
+    assert dag is not None
+    assert [asset.name for asset in dag.timetable.asset_condition.objects] == [  # type: ignore[attr-defined]
+        "lineage_namespace_deletions"]
+    assert dag.max_active_runs == 1 and dag.catchup is False
+    assert [task.task_id for task in dag.topological_sort()] == ["clean", "build_marts", "finish"]
+    assert {outlet.name for outlet in dag.get_task("finish").outlets} == {"lineage_marts"}

@@ -64,7 +64,8 @@ def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]
 
     url = create_scratch_db("field_lineage")
     log_root = tmp_path_factory.mktemp("raw-events")
-    settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
+    settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url,
+                                  "LINEAGE_AUTO_CREATE_NAMESPACES": "true"})  # 'myns' is created on first use
     write_log(log_root, [
         *run("ETLMapReduce", "r1", 1, [profiles(SEED_OPERATIONS)]),
         *run("ETLMapReduce", "r2", 2, [profiles(SEED_OPERATIONS)]),

@@ -62,3 +62,21 @@ def test_unknown_collapse_is_refused() -> None:
     assert parse_collapse(["access", " RUN "]) == frozenset({"access", "run"})
     with pytest.raises(InvalidLineageRequestError, match="collapse 'program' is not one of access, run, component"):
         parse_collapse(["program"])
+
+
+def test_unreadable_nodes_are_hidden_without_names_and_the_shape_is_kept() -> None:
+    from lineage.lineage_graph import DataRef, ProgramRef, Relation, hide_unreadable
+
+    secret_data, open_data = DataRef("hr", "dataset", "salaries"), DataRef("sales", "dataset", "orders")
+    secret_program = ProgramRef("hr", "Payroll", "spark", "Pay")
+    open_program = ProgramRef("sales", "Shop", "spark", "L")
+    relations = [Relation(secret_data, open_program, "read", ("r1",), ("c",)),
+                 Relation(open_data, open_program, "write", ("r1",)),
+                 Relation(secret_data, secret_program, "write", ("secret-run",), ("x",))]
+    shown = hide_unreadable(relations, lambda d: d.namespace == "sales", lambda p: p.namespace == "sales")
+    text = repr(shown)
+    assert "salaries" not in text and "Payroll" not in text and "secret-run" not in text and "hr" not in text
+    assert [(r.data.id, r.program.id, r.access, r.runs, r.components) for r in shown] == [
+        ("hidden..1", "spark.sales.Shop.L", "read", ("r1",), ()),
+        ("dataset.sales.orders", "spark.sales.Shop.L", "write", ("r1",), ()),
+        ("hidden..1", "hidden...1", "write", (), ())]

@@ -171,3 +171,37 @@ def test_hostile_strings_are_stored_verbatim(
     assert rows(warehouse_db, "select component from lineage.access_details") == [(hostile["payload"]["component"],)]
     assert rows(warehouse_db, "select count(*) from lineage.runs") == [(1,)]
     json.dumps(snapshot(warehouse_db), default=str)
+
+
+def test_events_of_unknown_namespaces_are_quarantined_unless_auto_creation_is_on(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    foreign_dataset = access("x", event_id="e-3")
+    foreign_dataset["payload"]["dataset"]["namespace"] = "elsewhere"
+    write_log(log_root, [
+        access("kept", event_id="e-1"),
+        access("lost", namespace="nowhere", event_id="e-2"),
+        foreign_dataset,
+        event("metadata_change", {"entity": [["namespace", "nowhere"], ["dataset", "d"]], "operation": "add_tags",
+                                  "tags": ["t"]}, namespace="nowhere", event_id="e-4"),
+    ])
+    summary = run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db))
+    assert (summary.events_compacted, summary.quarantined, summary.duplicates) == (1, 3, 0)
+    reasons = rows(warehouse_db, "select line_number, reason, raw_text from lineage.quarantine order by line_number")
+    assert [(line, reason) for line, reason, _ in reasons] == [
+        (2, "namespace 'nowhere' does not exist (create it with PUT /v3/namespaces/nowhere, or set "
+            "LINEAGE_AUTO_CREATE_NAMESPACES=true)"),
+        (3, "namespace 'elsewhere' does not exist (create it with PUT /v3/namespaces/elsewhere, or set "
+            "LINEAGE_AUTO_CREATE_NAMESPACES=true)"),
+        (4, "namespace 'nowhere' does not exist (create it with PUT /v3/namespaces/nowhere, or set "
+            "LINEAGE_AUTO_CREATE_NAMESPACES=true)")]
+    assert json.loads(reasons[0][2])["dataset"] == "lost" and json.loads(reasons[0][2])["event_id"] == "e-2"
+    assert rows(warehouse_db, "select namespace from lineage.namespaces") == [("default",)]
+    assert rows(warehouse_db, "select dataset from lineage.datasets") == [("kept",)]
+    assert rows(warehouse_db, "select count(*) from lineage.pending_events") == [(0,)]
+
+    write_log(log_root, [access("welcome", namespace="newcomer")])
+    auto = run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db,
+                                                                      LINEAGE_AUTO_CREATE_NAMESPACES="true"))
+    assert (auto.events_compacted, auto.quarantined) == (1, 0)
+    assert rows(warehouse_db, "select namespace from lineage.namespaces order by 1") == [("default",), ("newcomer",)]

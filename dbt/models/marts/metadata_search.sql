@@ -4,6 +4,7 @@
         {'columns': ['term']},
         {'columns': ['key_term', 'term']},
         {'columns': ['entity_key']},
+        {'columns': ['namespace']},
     ],
     post_hook=[
         "analyze {{ this }}",

@@ -11,6 +11,8 @@
 -- refreshes one entity's rows from it after each write: the import CTEs are NOT MATERIALIZED
 -- so that its `entity_key = any(...)` reaches the tables' indexes (a materialized CTE read the
 -- whole metadata table per write: 1 s at 1M rows).
+-- Seed 003's race guard: while a deleted namespace awaits its cleanup, rows of it created
+-- before its re-creation (`namespace_guards.visible_since`) are left out.
 with metadata as not materialized (
 
     select * from {{ ref('stg_lineage__metadata') }}
@@ -31,7 +33,8 @@ programs as not materialized (
 
 tags as (
 
-    select entity_key, namespace, entity_type, entity_details, scope, 'tag' as kind, 'tags' as key, key as value
+    select entity_key, namespace, entity_type, entity_details, scope, 'tag' as kind, 'tags' as key, key as value,
+           updated_at as created_at
     from metadata
     where kind = 'tag'
 
@@ -39,7 +42,8 @@ tags as (
 
 properties as (
 
-    select entity_key, namespace, entity_type, entity_details, scope, 'property' as kind, key, value
+    select entity_key, namespace, entity_type, entity_details, scope, 'property' as kind, key, value,
+           updated_at as created_at
     from metadata
     where kind = 'property' and not (scope = 'SYSTEM' and key = 'schema')
 
@@ -48,7 +52,7 @@ properties as (
 schema_fields as (
 
     select m.entity_key, m.namespace, m.entity_type, m.entity_details, m.scope, 'field' as kind, 'field' as key,
-           f.field ->> 'name' as value
+           f.field ->> 'name' as value, m.updated_at as created_at
     from metadata as m
     cross join lateral jsonb_array_elements(m.value::jsonb -> 'fields') as f (field)
     where m.scope = 'SYSTEM' and m.kind = 'property' and m.key = 'schema'
@@ -62,7 +66,8 @@ lineage_entities as (
             as entity_key,
         namespace,
         dataset_type as entity_type,
-        {{ entity_details([("'namespace'", 'namespace'), ('dataset_type', 'dataset')]) }} as entity_details
+        {{ entity_details([("'namespace'", 'namespace'), ('dataset_type', 'dataset')]) }} as entity_details,
+        created_at
     from datasets
 
     union all
@@ -73,25 +78,28 @@ lineage_entities as (
         namespace,
         'program',
         {{ entity_details([("'namespace'", 'namespace'), ("'application'", 'application'), ("'type'", 'program_type'),
-                           ("'program'", 'program')]) }}
+                           ("'program'", 'program')]) }},
+        created_at
     from programs
 
     union all
 
-    select distinct
+    select
         {{ entity_key_part("'namespace'", 'namespace') }} || ',' || {{ entity_key_part("'application'", 'application') }},
         namespace,
         'application',
-        {{ entity_details([("'namespace'", 'namespace'), ("'application'", 'application')]) }}
+        {{ entity_details([("'namespace'", 'namespace'), ("'application'", 'application')]) }},
+        max(created_at)
     from programs
+    group by namespace, application
 
 ),
 
 named_entities as (
 
-    select entity_key, namespace, entity_type, entity_details from metadata
+    select entity_key, namespace, entity_type, entity_details, updated_at as created_at from metadata
     union all
-    select entity_key, namespace, entity_type, entity_details from lineage_entities
+    select entity_key, namespace, entity_type, entity_details, created_at from lineage_entities
 
 ),
 
@@ -99,9 +107,9 @@ names as (
 
     select distinct on (entity_key)
         entity_key, namespace, entity_type, entity_details, 'SYSTEM' as scope, 'name' as kind, '' as key,
-        entity_details -> -1 ->> 'value' as value
+        entity_details -> -1 ->> 'value' as value, created_at
     from named_entities
-    order by entity_key
+    order by entity_key, created_at desc
 
 ),
 
@@ -131,6 +139,10 @@ final as (
         lower(key) collate "C" as key_term,
         left(lower(value), 200) collate "C" as term
     from terms
+    where not exists (
+        select from {{ source('lineage', 'namespace_guards') }} as guard
+        where guard.namespace = terms.namespace and terms.created_at < guard.visible_since
+    )
 
 )
 

@@ -11,7 +11,8 @@ renamed as (
         concat_ws('.', dataset_type, namespace, dataset) as data_id,
         namespace,
         dataset_type,
-        dataset
+        dataset,
+        created_at
     from source
 
 )

@@ -12,7 +12,8 @@ renamed as (
         namespace,
         application,
         program_type,
-        program
+        program,
+        created_at
     from source
 
 )

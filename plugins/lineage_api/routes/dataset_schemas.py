@@ -13,12 +13,13 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, Body, HTTPException
 
+from lineage.authorization import Privilege
 from lineage.dataset_schema import SCHEMA_PROPERTY, InvalidSchemaError, parse_schema
 from lineage.metadata_entity import MetadataEntity, from_path
 from lineage_api.asset_events import emit_metadata_changes
-from lineage_api.auth import CurrentUser
+from lineage_api.auth import Caller
 from lineage_api.routes.lineage import namespace_connection
-from warehouse import schema_store
+from warehouse import namespace_store, schema_store
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset}")
 
@@ -28,7 +29,7 @@ def _dataset(namespace: str, dataset: str) -> MetadataEntity:
 
 
 @router.put("/properties")
-def update_properties(namespace: str, dataset: str, user: CurrentUser,
+def update_properties(namespace: str, dataset: str, caller: Caller,
                       body: Any = Body(...)) -> dict[str, Any]:  # noqa: B008
     """Set the dataset's schema: ``{"schema": {"fields": [{"name", "type", "nullable"}]}}`` (the
     schema may also be given as a JSON string, as CDAP's dataset properties carry it)."""
@@ -44,24 +45,29 @@ def update_properties(namespace: str, dataset: str, user: CurrentUser,
     proposed = parse_schema(described)
     subject = _dataset(namespace, dataset)
     with namespace_connection(namespace) as conn:
-        stored = schema_store.set_schema(conn, subject, proposed, user.get_name())
-    emitted = stored["changeId"] is not None and emit_metadata_changes([stored["changeId"]], user.get_name())
+        caller.require(subject, Privilege.WRITE)
+        stored = schema_store.set_schema(conn, subject, proposed, caller.principal)
+    emitted = stored["changeId"] is not None and emit_metadata_changes([stored["changeId"]], caller.principal)
     return {**stored, "assetEvent": emitted}
 
 
 @router.get("/properties")
-def get_properties(namespace: str, dataset: str) -> dict[str, Any]:
+def get_properties(namespace: str, dataset: str, caller: Caller) -> dict[str, Any]:
     """The dataset's schema and its version (``null`` when none was reported)."""
     subject = _dataset(namespace, dataset)
     with namespace_connection(namespace) as conn:
-        found = schema_store.current(conn, subject)
-        version = schema_store.latest_version(conn, subject)
+        caller.require(subject, Privilege.READ)
+        since = namespace_store.visible_since(conn, namespace)
+        found = schema_store.current(conn, subject, since)
+        version = schema_store.latest_version(conn, subject, since)
     return {"schema": orjson.loads(found.to_json()) if found else None, "version": version}
 
 
 @router.get("/schemas")
-def schema_versions(namespace: str, dataset: str) -> dict[str, Any]:
+def schema_versions(namespace: str, dataset: str, caller: Caller) -> dict[str, Any]:
     """Every schema version kept for the dataset, newest first."""
     subject = _dataset(namespace, dataset)
     with namespace_connection(namespace) as conn:
-        return {"dataset": dataset, "versions": schema_store.versions(conn, subject)}
+        caller.require(subject, Privilege.READ)
+        since = namespace_store.visible_since(conn, namespace)
+        return {"dataset": dataset, "versions": schema_store.versions(conn, subject, since)}

@@ -9,10 +9,13 @@ from typing import Annotated, Any
 import psycopg
 from fastapi import APIRouter, HTTPException, Query
 
-from lineage.lineage_graph import DataRef, check_levels, lineage_response, parse_collapse
-from lineage.timespec import parse_window
+from lineage.authorization import Access, Privilege
+from lineage.lineage_graph import DataRef, ProgramRef, check_levels, hide_unreadable, lineage_response, parse_collapse
+from lineage.metadata_entity import MetadataEntity, from_path
+from lineage.timespec import parse_window, visible_window
 from lineage_api import warehouse_queries
-from warehouse import lineage_store
+from lineage_api.auth import Caller
+from warehouse import lineage_store, namespace_store
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}")
 
@@ -30,47 +33,76 @@ def namespace_connection(namespace: str | None) -> Iterator[psycopg.Connection]:
         yield conn
 
 
+def data_entity(data: DataRef) -> MetadataEntity:
+    return from_path(data.namespace, ["streams" if data.type == "stream" else "datasets", data.name])
+
+
+def program_entity(program: ProgramRef) -> MetadataEntity:
+    return from_path(program.namespace, ["apps", program.application, program.type, program.name])
+
+
 def _lineage(namespace: str, data_type: str, name: str, start: str, end: str, levels: int,
-             collapse: list[str]) -> dict[str, Any]:
+             collapse: list[str], caller: Access) -> dict[str, Any]:
+    """The walk, needing READ on the dataset; nodes the caller cannot read are shown hidden."""
     window = parse_window(start, end)
     check_levels(levels)
     collapse_types = parse_collapse(part for value in collapse for part in value.split(","))
+    origin = DataRef(namespace, data_type, name)
     with namespace_connection(namespace) as conn:
-        accesses = lineage_store.walk_lineage(conn, DataRef(namespace, data_type, name), *window, levels)
-    return lineage_response(int(window[0].timestamp()), int(window[1].timestamp()), accesses, collapse_types)
+        caller.require(data_entity(origin), Privilege.READ)
+        visible = visible_window(window, namespace_store.visible_since(conn, namespace))
+        accesses = lineage_store.walk_lineage(conn, origin, *visible, levels)
+    shown = hide_unreadable(accesses, lambda d: caller.allows(data_entity(d), Privilege.READ),
+                            lambda p: caller.allows(program_entity(p), Privilege.READ))
+    return lineage_response(int(window[0].timestamp()), int(window[1].timestamp()), shown, collapse_types)
 
 
 @router.get("/datasets/{dataset}/lineage")
-def dataset_lineage(namespace: str, dataset: str, start: Start = "now-7d", end: End = "now", levels: int = 10,
+def dataset_lineage(namespace: str, dataset: str, caller: Caller, start: Start = "now-7d", end: End = "now",
+                    levels: int = 10,
                     collapse: Annotated[list[str], Query()] = []) -> dict[str, Any]:  # noqa: B006 - FastAPI query default
     """Seed 001's lineage of a dataset in [start, end), up to ``levels`` levels."""
-    return _lineage(namespace, "dataset", dataset, start, end, levels, collapse)
+    return _lineage(namespace, "dataset", dataset, start, end, levels, collapse, caller)
 
 
 @router.get("/streams/{stream}/lineage")
-def stream_lineage(namespace: str, stream: str, start: Start = "now-7d", end: End = "now", levels: int = 10,
+def stream_lineage(namespace: str, stream: str, caller: Caller, start: Start = "now-7d", end: End = "now",
+                   levels: int = 10,
                    collapse: Annotated[list[str], Query()] = []) -> dict[str, Any]:  # noqa: B006
     """Seed 001's lineage of a stream in [start, end), up to ``levels`` levels."""
-    return _lineage(namespace, "stream", stream, start, end, levels, collapse)
+    return _lineage(namespace, "stream", stream, start, end, levels, collapse, caller)
 
 
 @router.get("/apps/{application}/{program_type}/{program}/runs/{run_id}/accesses")
-def run_accesses(namespace: str, application: str, program_type: str, program: str, run_id: str) -> dict[str, Any]:
-    """What one run read and wrote, with times (seed 001 interaction 3)."""
+def run_accesses(namespace: str, application: str, program_type: str, program: str, run_id: str,
+                 caller: Caller) -> dict[str, Any]:
+    """What one run read and wrote, with times (seed 001 interaction 3); READ on the program.
+    Datasets the caller cannot read are shown hidden."""
     with namespace_connection(namespace) as conn:
+        caller.require(program_entity(ProgramRef(namespace, application, program_type, program)), Privilege.READ)
         found = lineage_store.run_accesses(conn, namespace, application, program_type, program, run_id)
+        since = namespace_store.visible_since(conn, namespace)
+    began = found and (found["started_at"] or found["stopped_at"] or 0)
+    if found is not None and since is not None and began < since.timestamp():
+        found = None  # a run of the deleted namespace of the same name, not cleaned up yet
     if found is None:
         raise HTTPException(404, f"run {run_id!r} of {program_type} {application}.{program} not found")
+    for access in found["accesses"]:
+        if not caller.allows(data_entity(DataRef(access["namespace"], access["type"], access["name"])),
+                             Privilege.READ):
+            access.update(namespace="", type="hidden", name="", component=None)
     return found
 
 
 @router.get("/apps/{application}/{program_type}/{program}/runs")
-def program_runs(namespace: str, application: str, program_type: str, program: str,
+def program_runs(namespace: str, application: str, program_type: str, program: str, caller: Caller,
                  start: Start = "now-7d", end: End = "now") -> dict[str, Any]:
-    """The program's runs in [start, end), newest first."""
+    """The program's runs in [start, end), newest first; READ on the program."""
     window = parse_window(start, end)
     with namespace_connection(namespace) as conn:
-        runs = lineage_store.program_runs(conn, namespace, application, program_type, program, *window)
+        caller.require(program_entity(ProgramRef(namespace, application, program_type, program)), Privilege.READ)
+        visible = visible_window(window, namespace_store.visible_since(conn, namespace))
+        runs = lineage_store.program_runs(conn, namespace, application, program_type, program, *visible)
     if runs is None:
         raise HTTPException(404, f"{program_type} {application}.{program} not found in namespace {namespace!r}")
     return {"start": int(window[0].timestamp()), "end": int(window[1].timestamp()), "runs": runs}

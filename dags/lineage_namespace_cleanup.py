@@ -1,0 +1,90 @@
+"""
+### lineage_namespace_cleanup
+
+Removes what a deleted namespace left behind (seed 003 "Namespace Deletion" and "Scheduling
+Logic"). `DELETE /lineage/v3/namespaces/{ns}` removes the namespace at once and emits an event
+of the Asset `lineage_namespace_deletions`; this DAG is scheduled on that asset:
+
+1. **clean**: for every deletion not cleaned yet (so a missed event is caught by the next),
+   one transaction removes the namespace's metadata, change records, schema versions, runs,
+   accesses, field lineage and pending events from before the deletion, and re-derives its
+   search entries. A namespace re-created since keeps what it recorded after.
+2. **build_marts**: `dbt build --full-refresh`, so the marts (the incremental lineage walk
+   too) no longer hold the removed records. Deletions are rare; a full rebuild keeps it simple.
+3. **finish**: marks the deletions cleaned, which lifts the race guard (until then, reads of
+   a re-created namespace hide what was created before its new creation time), and logs the
+   summary. Emits `lineage_marts`.
+
+Skipped when no deletion is pending. The warehouse is reached through the Airflow connection
+`lineage_warehouse`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pendulum
+from airflow.sdk import Asset, dag, get_current_context, task
+
+from lineage import assets
+
+log = logging.getLogger(__name__)
+
+NAMESPACE_DELETIONS, MARTS = (Asset(name=asset.name, uri=asset.uri)
+                              for asset in (assets.NAMESPACE_DELETIONS, assets.MARTS))
+
+
+@dag(
+    schedule=[NAMESPACE_DELETIONS],
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+    max_active_runs=1,
+    tags=["lineage"],
+    doc_md=__doc__,
+    default_args={"retries": 0},
+)
+def lineage_namespace_cleanup() -> None:
+    @task
+    def clean() -> dict[str, Any]:
+        from airflow.exceptions import AirflowSkipException
+
+        from warehouse import namespace_cleanup
+        from warehouse.db import connect, warehouse_url
+
+        with connect(warehouse_url()) as conn:
+            summaries = [namespace_cleanup.clean(conn, *deletion) for deletion in namespace_cleanup.pending(conn)]
+        for summary in summaries:
+            log.info("%s", summary.render())
+        if not summaries:
+            raise AirflowSkipException("no namespace deletion awaits its cleanup")
+        return {"deletion_ids": [s.deletion_id for s in summaries],
+                "removed": {s.namespace: s.removed for s in summaries}}
+
+    @task
+    def build_marts(cleaned: dict[str, Any]) -> int:
+        from warehouse.db import warehouse_url
+        from warehouse.dbt_build import build_marts as dbt_build
+
+        result = dbt_build(warehouse_url(), full_refresh=True)
+        log.info("dbt build: %d passed, %d warnings", result.passed, result.warned)
+        return result.passed
+
+    @task(outlets=[MARTS])
+    def finish(cleaned: dict[str, Any], passed: int) -> dict[str, Any]:
+        from warehouse import namespace_cleanup
+        from warehouse.db import connect, warehouse_url
+
+        with connect(warehouse_url()) as conn:
+            namespace_cleanup.finish(conn, cleaned["deletion_ids"])
+        total = sum(sum(per_table.values()) for per_table in cleaned["removed"].values())
+        log.info("SUMMARY deletions=%s namespaces=%s rows_removed=%d dbt_nodes_passed=%d",
+                 cleaned["deletion_ids"], sorted(cleaned["removed"]), total, passed)
+        get_current_context()["outlet_events"][MARTS].extra = {"cleaned_namespaces": sorted(cleaned["removed"])}
+        return cleaned
+
+    cleaned = clean()
+    finish(cleaned, build_marts(cleaned))
+
+
+lineage_namespace_cleanup()

@@ -1,0 +1,123 @@
+"""Authorization for metadata and lineage (seed 000 "Authorization for Metadata").
+
+Principals are Airflow's logged-in users. Privileges are READ, WRITE and ADMIN, each including
+the ones before it (ADMIN can write, WRITE can read). They are granted on an *enforceable*
+entity: the instance, a namespace, a dataset or stream, or a program. Any other entity is
+checked on its nearest enforceable parent:
+
+- a field, partition or file (custom parts under a dataset) on its dataset;
+- a dataset, stream or program (and a program's runs) on itself, then its namespace;
+- an application, or a custom entity under a namespace, on its namespace;
+- an external resource (outside any namespace) on the instance.
+
+An Airflow admin is an instance admin and may do anything. A grant on the instance covers
+external resources and creating namespaces; it does not reach into namespaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from lineage.errors import LineageError
+from lineage.metadata_entity import InvalidEntityError, MetadataEntity, entity
+
+INSTANCE = "instance"  # the key grants on the instance are stored under
+
+
+class Privilege(IntEnum):
+    READ = 1
+    WRITE = 2
+    ADMIN = 3
+
+    @classmethod
+    def parse(cls, name: object) -> Privilege:
+        if isinstance(name, str) and name.upper() in cls.__members__:
+            return cls[name.upper()]
+        raise InvalidEntityError(f"privilege {str(name)[:40]!r} is not one of READ, WRITE, ADMIN")
+
+
+class NotAuthorizedError(LineageError):
+    """The caller lacks the privilege; the message names what is needed and where (a 403)."""
+
+
+def namespace_key(namespace: str) -> str:
+    return entity([("namespace", namespace)]).render()
+
+
+def enforcement_keys(subject: MetadataEntity) -> tuple[str, ...]:
+    """The keys a check on ``subject`` looks at, nearest first."""
+    namespace = subject.namespace
+    if namespace is None:
+        return (INSTANCE,)
+    parts = subject.parts
+    outer = namespace_key(namespace)
+    if len(parts) >= 2 and parts[1][0] in ("dataset", "stream"):
+        return entity(parts[:2]).render(), outer
+    versionless = subject.without_version().parts
+    if [key for key, _ in versionless[1:4]] == ["application", "type", "program"]:
+        return entity(versionless[:4]).render(), outer
+    return (outer,)
+
+
+def grant_target(subject: MetadataEntity | None) -> str:
+    """The key a grant on ``subject`` is stored under (None: the instance); only enforceable
+    entities take grants."""
+    if subject is None:
+        return INSTANCE
+    keys = enforcement_keys(subject)
+    if keys[0] != subject.render():
+        raise InvalidEntityError(f"grants are given on the instance, a namespace, a dataset, a stream or a program; "
+                                 f"a {subject.type} is checked on {keys[0]}")
+    return keys[0]
+
+
+@dataclass(frozen=True)
+class Access:
+    """What one caller may do: their grants (enforceable key -> highest privilege)."""
+
+    principal: str
+    instance_admin: bool = False
+    grants: Mapping[str, Privilege] = field(default_factory=dict)
+
+    def allows(self, subject: MetadataEntity, needed: Privilege) -> bool:
+        return self.instance_admin or any(self.grants.get(key, 0) >= needed for key in enforcement_keys(subject))
+
+    def allows_key(self, key: str, needed: Privilege) -> bool:
+        return self.instance_admin or self.grants.get(key, 0) >= needed
+
+    def require(self, subject: MetadataEntity, needed: Privilege) -> None:
+        if not self.allows(subject, needed):
+            where = " or ".join(enforcement_keys(subject))
+            raise NotAuthorizedError(f"user {self.principal!r} needs {needed.name} on {where}")
+
+    def require_key(self, key: str, needed: Privilege) -> None:
+        if not self.allows_key(key, needed):
+            raise NotAuthorizedError(f"user {self.principal!r} needs {needed.name} on {key}")
+
+    def sees_namespace(self, namespace: str) -> bool:
+        """Whether the caller holds anything in ``namespace`` (on it, or on one of its entities)."""
+        outer = namespace_key(namespace)
+        return self.instance_admin or any(key == outer or key.startswith(outer + ",") for key in self.grants)
+
+    def readable(self) -> Readable | None:
+        """What search may show (None: everything, for an instance admin)."""
+        if self.instance_admin:
+            return None
+        keys = sorted(k for k, p in self.grants.items() if p >= Privilege.READ)
+        return Readable(
+            namespaces=tuple(k.removeprefix("namespace=") for k in keys if k.count("=") == 1 and k != INSTANCE
+                             and k.startswith("namespace=")),
+            entity_keys=tuple(k for k in keys if k.count("=") > 1),
+            external=INSTANCE in keys)
+
+
+@dataclass(frozen=True)
+class Readable:
+    """READ grants in the form a query filters on: whole namespaces, entity keys (an entity and
+    whatever is under it), and external resources."""
+
+    namespaces: tuple[str, ...]
+    entity_keys: tuple[str, ...]
+    external: bool
