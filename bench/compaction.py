@@ -80,8 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     apply_migrations(url)
     log_root = base.home / "bench" / "raw-events"
     shutil.rmtree(log_root, ignore_errors=True)
-    settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root),
-                                  "LINEAGE_DATABASE_URL": url})
+    settings = Settings.from_env({  # the synthetic pipelines write into ns0..ns9, created on first use
+        **os.environ, "LINEAGE_AUTO_CREATE_NAMESPACES": "true", "LINEAGE_LOG_ROOT": str(log_root),
+        "LINEAGE_DATABASE_URL": url})
 
     runs_per_pipeline = 125
     pipelines = max(1, round(args.events / (runs_per_pipeline * 7.5)))  # 7.5 events per run on average

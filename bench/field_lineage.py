@@ -113,8 +113,10 @@ def load(base: Settings, pipelines: int, fields_per_pipeline: int, hours: int, e
     apply_migrations(url)
     log_root = base.home / "bench" / "field-raw-events"
     shutil.rmtree(log_root, ignore_errors=True)
-    settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url,
-                                  "LINEAGE_LOOKBACK_HOURS": str(hours + 48)})
+    settings = Settings.from_env({  # the synthetic pipelines write into ns0..ns9, created on first use
+        **os.environ, "LINEAGE_AUTO_CREATE_NAMESPACES": "true", "LINEAGE_LOG_ROOT": str(log_root),
+        "LINEAGE_DATABASE_URL": url,
+        "LINEAGE_LOOKBACK_HOURS": str(hours + 48)})
     changing = set(random.Random(3).sample(range(pipelines), max(1, pipelines // 10)))
     began = time.perf_counter()
     files, total = write_logs(log_root, raw_events(pipelines, fields_per_pipeline, hours, end, changing), 10_000, end)

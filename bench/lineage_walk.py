@@ -125,7 +125,9 @@ def measure_compaction(base: Settings, topology: Topology, hours: int, end: date
     apply_migrations(url)
     log_root = base.home / "bench" / "lineage-raw-events"
     shutil.rmtree(log_root, ignore_errors=True)
-    settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
+    settings = Settings.from_env({  # the synthetic pipelines write into ns0..ns9, created on first use
+        **os.environ, "LINEAGE_AUTO_CREATE_NAMESPACES": "true", "LINEAGE_LOG_ROOT": str(log_root),
+        "LINEAGE_DATABASE_URL": url})
     files, total = write_logs(log_root, raw_events(topology, hours, end), 10_000, end)
     spark = build_session("lineage-bench-walk", settings)
     spark.sparkContext.setLogLevel("ERROR")
