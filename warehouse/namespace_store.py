@@ -90,3 +90,32 @@ def deletions(conn: psycopg.Connection, namespace: str | None = None) -> list[di
     return [{"deletionId": r["deletion_id"], "namespace": r["namespace"], "deletedAt": int(r["deleted_at"].timestamp()),
              "deletedBy": r["deleted_by"], "cleanedAt": int(r["cleaned_at"].timestamp()) if r["cleaned_at"] else None,
              "removed": r["removed"]} for r in rows]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m warehouse.namespace_store create NAME [--description TEXT]`` or ``list``: for
+    setup scripts (the API does the same behind authorization)."""
+    import argparse
+
+    from lineage.namespaces import check_description, check_namespace
+    from warehouse.db import connect
+
+    parser = argparse.ArgumentParser(description="Create or list namespaces in the warehouse.")
+    parser.add_argument("action", choices=["create", "list"])
+    parser.add_argument("name", nargs="?")
+    parser.add_argument("--description")
+    args = parser.parse_args(argv)
+    with connect(autocommit=True) as conn:
+        if args.action == "create":
+            if not args.name:
+                parser.error("create needs a namespace name")
+            description = check_description(args.description) if args.description is not None else None
+            created = create_namespace(conn, check_namespace(args.name), description)
+            print(f"namespace {args.name!r} {'created' if created else 'already exists'}")
+        for found in list_namespaces(conn) if args.action == "list" else []:
+            print(f"{found['name']}\t{found['description']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
