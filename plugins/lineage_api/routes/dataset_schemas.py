@@ -8,12 +8,16 @@ nothing; a compatible one stores a new version. The schema itself is the SYSTEM 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import orjson
+import psycopg
 from fastapi import APIRouter, Body, HTTPException
 
-from lineage.authorization import Privilege
+from lineage.authorization import Access, Privilege
 from lineage.dataset_schema import SCHEMA_PROPERTY, InvalidSchemaError, parse_schema
 from lineage.metadata_entity import MetadataEntity, from_path
 from lineage_api.asset_events import emit_metadata_changes
@@ -51,13 +55,20 @@ def update_properties(namespace: str, dataset: str, caller: Caller,
     return {**stored, "assetEvent": emitted}
 
 
-@router.get("/properties")
-def get_properties(namespace: str, dataset: str, caller: Caller) -> dict[str, Any]:
-    """The dataset's schema and its version (``null`` when none was reported)."""
+@contextmanager
+def _reading(namespace: str, dataset: str, caller: Access
+             ) -> Iterator[tuple[psycopg.Connection, MetadataEntity, datetime | None]]:
+    """(connection, dataset entity, race-guard time) once the caller may READ the dataset."""
     subject = _dataset(namespace, dataset)
     with namespace_connection(namespace) as conn:
         caller.require(subject, Privilege.READ)
-        since = namespace_store.visible_since(conn, namespace)
+        yield conn, subject, namespace_store.visible_since(conn, namespace)
+
+
+@router.get("/properties")
+def get_properties(namespace: str, dataset: str, caller: Caller) -> dict[str, Any]:
+    """The dataset's schema and its version (``null`` when none was reported)."""
+    with _reading(namespace, dataset, caller) as (conn, subject, since):
         found = schema_store.current(conn, subject, since)
         version = schema_store.latest_version(conn, subject, since)
     return {"schema": orjson.loads(found.to_json()) if found else None, "version": version}
@@ -66,8 +77,5 @@ def get_properties(namespace: str, dataset: str, caller: Caller) -> dict[str, An
 @router.get("/schemas")
 def schema_versions(namespace: str, dataset: str, caller: Caller) -> dict[str, Any]:
     """Every schema version kept for the dataset, newest first."""
-    subject = _dataset(namespace, dataset)
-    with namespace_connection(namespace) as conn:
-        caller.require(subject, Privilege.READ)
-        since = namespace_store.visible_since(conn, namespace)
+    with _reading(namespace, dataset, caller) as (conn, subject, since):
         return {"dataset": dataset, "versions": schema_store.versions(conn, subject, since)}
