@@ -68,11 +68,10 @@ def _filters(namespace: str | None, targets: Sequence[str], scope: str | None,
     (``None``: everything), with named parameters."""
     clauses: list[sql.Composable] = []
     params: dict[str, Any] = {}
-    if readable is not None:  # whole namespaces, granted entities and what is under them, external resources
+    if readable is not None:  # whole namespaces, granted entities and what is under them (the row's
+        # grant_key, see metadata_search_terms), external resources
         clauses.append(sql.SQL(
-            "(namespace = any(%(readable_namespaces)s) or entity_key = any(%(readable_keys)s)"
-            " or exists (select from unnest(%(readable_keys)s::text[]) as granted (key)"
-            " where starts_with(entity_key, granted.key || ','))"
+            "(namespace = any(%(readable_namespaces)s) or grant_key = any(%(readable_keys)s)"
             + (" or namespace is null)" if readable.external else ")")))
         params.update(readable_namespaces=list(readable.namespaces), readable_keys=list(readable.entity_keys))
     if namespace is not None:

@@ -137,7 +137,20 @@ final as (
         key,
         value,
         lower(key) collate "C" as key_term,
-        left(lower(value), 200) collate "C" as term
+        left(lower(value), 200) collate "C" as term,
+        -- the enforceable entity a READ grant on which shows this row (lineage.authorization):
+        -- a dataset or stream for it and what is under it, a program for it and its runs
+        case
+            when entity_details -> 1 ->> 'key' in ('dataset', 'stream') then
+                {{ entity_key_part("'namespace'", "entity_details -> 0 ->> 'value'") }} || ','
+                || {{ entity_key_part("(entity_details -> 1 ->> 'key')", "(entity_details -> 1 ->> 'value')") }}
+            when entity_details -> 1 ->> 'key' = 'application' and entity_details -> 2 ->> 'key' = 'type'
+                and entity_details -> 3 ->> 'key' = 'program' then
+                {{ entity_key_part("'namespace'", "entity_details -> 0 ->> 'value'") }} || ','
+                || {{ entity_key_part("'application'", "(entity_details -> 1 ->> 'value')") }} || ','
+                || {{ entity_key_part("'type'", "(entity_details -> 2 ->> 'value')") }} || ','
+                || {{ entity_key_part("'program'", "(entity_details -> 3 ->> 'value')") }}
+        end as grant_key
     from terms
     where not exists (
         select from {{ source('lineage', 'namespace_guards') }} as guard
