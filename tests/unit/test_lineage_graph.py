@@ -80,3 +80,18 @@ def test_unreadable_nodes_are_hidden_without_names_and_the_shape_is_kept() -> No
         ("hidden..1", "spark.sales.Shop.L", "read", ("r1",), ()),
         ("dataset.sales.orders", "spark.sales.Shop.L", "write", ("r1",), ()),
         ("hidden..1", "hidden...1", "write", (), ())]
+
+
+def test_field_path_references_to_unreadable_datasets_are_hidden() -> None:
+    from lineage.field_views import hide_unreadable_sources
+
+    body = {"paths": [{"operations": [{"id": "read", "sources": [
+        {"namespace": "hr", "type": "dataset", "name": "salaries"},
+        {"namespace": "sales", "type": "dataset", "name": "orders"}]}],
+        "sources": [{"namespace": "hr", "type": "dataset", "name": "salaries", "field": "pay"}]}], "levels": 1}
+    shown = hide_unreadable_sources(body, lambda namespace, kind, name: namespace == "sales")
+    assert "salaries" not in repr(shown) and "pay" not in repr(shown) and "hr" not in repr(shown)
+    assert shown["paths"][0]["operations"][0]["sources"] == [
+        {"namespace": "", "type": "hidden", "name": ""}, {"namespace": "sales", "type": "dataset", "name": "orders"}]
+    assert shown["paths"][0]["sources"] == [{"namespace": "", "type": "hidden", "name": "", "field": ""}]
+    assert shown["levels"] == 1

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query
 
 from lineage.authorization import Access, Privilege
+from lineage.field_views import hide_unreadable_sources
 from lineage.lineage_graph import check_levels
 from lineage.metadata_entity import from_path
 from lineage.timespec import parse_window, visible_window
@@ -42,12 +43,13 @@ def field_lineage(namespace: str, dataset: str, field: str, caller: Caller, star
 
 def _hide_unreadable_fields(body: dict[str, Any], caller: Access) -> dict[str, Any]:
     """Upstream and impacted fields of datasets the caller cannot read keep their place but
-    lose their names (and paths)."""
+    lose their names and paths; references to such datasets inside paths become ``hidden``."""
     for listing in ("upstream", "impacts"):
         for item in body.get(listing, []):
             if not caller.allows(from_path(item["namespace"], ["datasets", item["dataset"]]), Privilege.READ):
                 item.update(namespace="", dataset="hidden", field="hidden", paths=[])
-    return body
+    return hide_unreadable_sources(body, lambda namespace, kind, name: caller.allows(
+        from_path(namespace, ["streams" if kind == "stream" else "datasets", name]), Privilege.READ))
 
 
 @router.get("/lineage/fields")
