@@ -7,13 +7,13 @@ of the Asset `lineage_namespace_deletions`; this DAG is scheduled on that asset:
 
 1. **clean**: for every deletion not cleaned yet (so a missed event is caught by the next),
    one transaction removes the namespace's metadata, change records, schema versions, runs,
-   accesses, field lineage and pending events from before the deletion, and re-derives its
-   search entries. A namespace re-created since keeps what it recorded after.
+   accesses, field lineage and pending events from before the deletion. A namespace
+   re-created since keeps what it recorded after.
 2. **build_marts**: `dbt build --full-refresh`, so the marts (the incremental lineage walk
    too) no longer hold the removed records. Deletions are rare; a full rebuild keeps it simple.
 3. **finish**: marks the deletions cleaned, which lifts the race guard (until then, reads of
-   a re-created namespace hide what was created before its new creation time), and logs the
-   summary. Emits `lineage_marts`.
+   a re-created namespace hide what was created before its new creation time), re-derives the
+   namespace's search entries and logs the summary. Emits `lineage_marts`.
 
 Skipped when no deletion is pending. The warehouse is reached through the Airflow connection
 `lineage_warehouse`.

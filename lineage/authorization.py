@@ -106,11 +106,10 @@ class Access:
         if self.instance_admin:
             return None
         keys = sorted(k for k, p in self.grants.items() if p >= Privilege.READ)
-        return Readable(
-            namespaces=tuple(k.removeprefix("namespace=") for k in keys if k.count("=") == 1 and k != INSTANCE
-                             and k.startswith("namespace=")),
-            entity_keys=tuple(k for k in keys if k.count("=") > 1),
-            external=INSTANCE in keys)
+        namespaces = [k for k in keys if k.startswith("namespace=") and "," not in k]  # names have no commas
+        return Readable(namespaces=tuple(k.removeprefix("namespace=") for k in namespaces),
+                        entity_keys=tuple(k for k in keys if k != INSTANCE and k not in namespaces),
+                        external=INSTANCE in keys)
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,17 @@ TARGETS = {"dataset": "dataset", "stream": "stream", "app": "application", "appl
            "partition": "partition", "file": "file", "namespace": "namespace", "external": None}
 
 
+def _index_built(conn: psycopg.Connection) -> bool:
+    """Whether dbt built the index and its terms view (before the first build there is nothing
+    to keep current: the build indexes everything)."""
+    return conn.execute("select to_regclass(%s) is not null and to_regclass(%s) is not null",
+                        (INDEX, TERMS_VIEW)).fetchone() == (True,)
+
+
 def refresh(conn: psycopg.Connection, entity_keys: Sequence[str]) -> None:
     """Re-derive the index rows of ``entity_keys`` in the open transaction (no-op before the
-    first mart build: the build indexes everything)."""
-    if conn.execute("select to_regclass(%s) is not null and to_regclass(%s) is not null",
-                    (INDEX, TERMS_VIEW)).fetchone() != (True,):
+    first mart build)."""
+    if not _index_built(conn):
         return
     keys = list(entity_keys)
     conn.execute("set local jit = off")
@@ -47,15 +53,14 @@ def refresh(conn: psycopg.Connection, entity_keys: Sequence[str]) -> None:
 
 def forget_namespace(conn: psycopg.Connection, namespace: str) -> None:
     """Drop a deleted namespace's index rows (no-op before the first mart build)."""
-    if conn.execute("select to_regclass(%s) is not null", (INDEX,)).fetchone() == (True,):
+    if _index_built(conn):
         conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))  # type: ignore[arg-type]
 
 
 def refresh_namespace(conn: psycopg.Connection, namespace: str) -> None:
     """Re-derive every index row of ``namespace`` (after its cleanup: what a re-created
     namespace holds becomes searchable)."""
-    if conn.execute("select to_regclass(%s) is not null and to_regclass(%s) is not null",
-                    (INDEX, TERMS_VIEW)).fetchone() != (True,):
+    if not _index_built(conn):
         return
     conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))  # type: ignore[arg-type]
     conn.execute(f"insert into {INDEX} select * from {TERMS_VIEW} where namespace = %s",  # type: ignore[arg-type]

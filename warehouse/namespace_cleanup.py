@@ -5,8 +5,8 @@ For each deletion not cleaned yet, one transaction removes the namespace's recor
 the deletion: metadata and its change records, watermarks and schema versions, runs of its
 programs and accesses to its datasets (with their field lineage), the programs and datasets
 left without any, operation sets writing into it, and compacted events still pending. What a
-namespace re-created since then recorded is kept. Then the search index rows are re-derived,
-and once the marts are rebuilt ``finish`` marks the deletion cleaned, which lifts the race guard.
+namespace re-created since then recorded is kept. Once the marts are rebuilt, ``finish`` marks
+the deletion cleaned, which lifts the race guard, and re-derives the namespace's search rows.
 """
 
 from __future__ import annotations
@@ -98,7 +98,6 @@ def clean(conn: psycopg.Connection, deletion_id: int, namespace: str, deleted_at
             log.info("cleanup %s: %s: %d rows in %.1fs", namespace, label, count, time.perf_counter() - started)
             if label not in _TEMPORARY:
                 removed[label] = count
-        metadata_search.refresh_namespace(conn, namespace)
         conn.execute("update lineage.namespace_deletions set removed = %s where deletion_id = %s",
                      (orjson.dumps(removed).decode(), deletion_id))
     return CleanupSummary(deletion_id, namespace, removed, time.perf_counter() - began)

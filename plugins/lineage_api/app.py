@@ -25,6 +25,9 @@ from warehouse.lineage_store import MartNotBuiltError
 from warehouse.namespace_store import DefaultNamespaceError
 
 URL_PREFIX = "/lineage"
+# The product's errors (LineageError) and their HTTP status; anything else is a 500.
+_STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (ValueError, 400), (NotAuthorizedError, 403), (DefaultNamespaceError, 409), (MartNotBuiltError, 503))
 
 
 def create_app() -> FastAPI:
@@ -57,9 +60,7 @@ def create_app() -> FastAPI:
         if isinstance(exc, IncompatibleSchemaError):
             return JSONResponse({"message": str(exc), "status": 409, "incompatibilities": exc.reasons},
                                 status_code=409)
-        code = (400 if isinstance(exc, ValueError) else 403 if isinstance(exc, NotAuthorizedError)
-                else 409 if isinstance(exc, DefaultNamespaceError) else 503 if isinstance(exc, MartNotBuiltError)
-                else 500)
+        code = next((status for kind, status in _STATUS if isinstance(exc, kind)), 500)
         return JSONResponse({"message": str(exc), "status": code}, status_code=code)
 
     return app

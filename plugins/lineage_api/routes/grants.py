@@ -15,7 +15,6 @@ from fastapi import APIRouter, Body, HTTPException
 
 from lineage.authorization import INSTANCE, Access, Privilege, grant_target
 from lineage.metadata_entity import InvalidEntityError, MetadataEntity, from_path
-from lineage_api import warehouse_queries
 from lineage_api.auth import Caller
 from lineage_api.routes.lineage import namespace_connection
 from warehouse import grant_store
@@ -41,33 +40,27 @@ def _target(path: object) -> tuple[MetadataEntity | None, str | None]:
     return from_path(segments[1], segments[2:]), segments[1]
 
 
-def _checked(caller: Access, entity_path: object) -> tuple[str, str | None]:
-    """The grant key of ``entity_path`` after checking the caller may manage grants there."""
-    subject, namespace = _target(entity_path)
+def _manageable(caller: Access, subject: MetadataEntity | None) -> str:
+    """The grant key of ``subject`` (None: the instance) once the caller may manage grants there."""
     key = grant_target(subject)
     if subject is None:
         caller.require_key(INSTANCE, Privilege.ADMIN)
     else:
-        with namespace_connection(namespace):  # 404 for an unknown namespace
-            caller.require(subject, Privilege.ADMIN)
-    return key, namespace
+        caller.require(subject, Privilege.ADMIN)
+    return key
 
 
 @router.get("")
 def list_grants(caller: Caller, namespace: str | None = None, principal: str | None = None) -> list[dict[str, Any]]:
     """Grants, of one namespace (ADMIN on it) or all (ADMIN on the instance), optionally of one principal."""
-    if namespace is None:
-        caller.require_key(INSTANCE, Privilege.ADMIN)
-    else:
-        with namespace_connection(namespace):
-            caller.require(from_path(namespace, []), Privilege.ADMIN)
-    with warehouse_queries.connection() as conn:
+    with namespace_connection(namespace) as conn:  # 404 for an unknown namespace
+        _manageable(caller, from_path(namespace, []) if namespace else None)
         return grant_store.list_grants(conn, namespace, principal)
 
 
 @router.get("/mine")
 def my_grants(caller: Caller) -> dict[str, Any]:
-    """The caller's own privileges (what the pages use to offer editing)."""
+    """The caller's own privileges."""
     return {"principal": caller.principal, "instanceAdmin": caller.instance_admin,
             "grants": {key: privilege.name for key, privilege in sorted(caller.grants.items())}}
 
@@ -79,8 +72,9 @@ def put_grant(caller: Caller, body: Any = Body(...)) -> dict[str, Any]:  # noqa:
     if not isinstance(body, dict) or set(body) != {"principal", "entity", "privilege"}:
         raise HTTPException(400, 'the body is {"principal": "...", "entity": "namespaces/...", "privilege": "READ"}')
     principal, privilege = _principal(body["principal"]), Privilege.parse(body["privilege"])
-    key, namespace = _checked(caller, body["entity"])
-    with warehouse_queries.connection() as conn:
+    subject, namespace = _target(body["entity"])
+    with namespace_connection(namespace) as conn:
+        key = _manageable(caller, subject)
         grant_store.put_grant(conn, principal, key, namespace, privilege, caller.principal)
     return {"principal": principal, "entity": key, "privilege": privilege.name}
 
@@ -88,8 +82,9 @@ def put_grant(caller: Caller, body: Any = Body(...)) -> dict[str, Any]:  # noqa:
 @router.delete("")
 def revoke_grant(caller: Caller, principal: str, entity: str) -> dict[str, Any]:
     """Take back what ``principal`` holds on ``entity`` (404 when nothing was granted there)."""
-    key, _ = _checked(caller, entity)
-    with warehouse_queries.connection() as conn:
+    subject, namespace = _target(entity)
+    with namespace_connection(namespace) as conn:
+        key = _manageable(caller, subject)
         if not grant_store.revoke(conn, _principal(principal), key):
             raise HTTPException(404, f"{principal!r} holds no grant on {key}")
     return {"principal": principal, "entity": key, "revoked": True}
