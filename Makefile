@@ -1,18 +1,22 @@
-# The two commands: `make demo` (set up + run the main job) and `make test` (all tests).
+# The two commands: `make demo` (set up + run the main job) and `make test` (all tests);
+# `make test-fast` runs the unit tier while you work.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh
 
-.PHONY: help demo test up down setup venv pg migrate compact examples marts bench bench-lineage bench-fields bench-search bench-pages lint clean
+.PHONY: help demo test test-fast up down setup venv pg migrate compact examples marts bench bench-lineage bench-fields bench-search bench-pages lint clean
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
 demo:  ## set up everything and run the main job on the embedded default, then print a summary
 	@scripts/demo.sh
 
 test:  ## run every test (installs what it needs): ruff, mypy, pytest
 	@scripts/test.sh
+
+test-fast:  ## ruff + the unit tests only (no PostgreSQL, Spark or Airflow), in seconds
+	@scripts/test.sh --fast
 
 up:  ## start Airflow (standalone, with the plugin) on localhost in the background
 	@scripts/airflow_up.sh

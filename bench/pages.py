@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 
 import psycopg
 
-from bench.api_server import api_server, token
+from harness.api_server import api_server, token
 from lineage.settings import Settings, libpq_url
 
 CHROMIUM = "/usr/bin/chromium"

@@ -7,10 +7,11 @@ import subprocess
 from contextlib import AbstractContextManager
 from typing import Any
 
-from bench.api_server import AIRFLOW
-from bench.api_server import api_server as run_api_server
-from bench.api_server import token as token
+from harness.api_server import AIRFLOW
+from harness.api_server import api_server as run_api_server
+from harness.api_server import token as token
 from lineage.settings import libpq_url
+from tests.services import postgres
 
 _migrated = False
 
@@ -26,6 +27,7 @@ def ensure_airflow_db() -> None:
     global _migrated
     if _migrated:
         return
+    postgres()  # the metadata DB lives in the session's cluster
     subprocess.run([AIRFLOW, "db", "migrate"], env=airflow_env(), check=True, capture_output=True, timeout=300)
     _migrated = True
 

@@ -1,7 +1,13 @@
-"""Session-wide real parts: one PostgreSQL cluster, one Spark session, one Airflow home.
+"""Session-wide real parts: one PostgreSQL cluster, one Spark session, one Airflow home; and
+the test tiers.
 
 The environment is set in ``pytest_configure``, before any test module imports Airflow, so
 Airflow reads its config (home, metadata DB, dags and plugins folders) from the test's values.
+Only the port is chosen there: the cluster starts on first use (``tests.services``), so the
+unit tier (``make test-fast``) starts no PostgreSQL, Spark or Airflow.
+
+Each directory under ``tests/`` is a tier and its tests carry the tier's markers (``TIERS``);
+tests that use the ``spark`` or a database fixture also carry ``spark`` or ``warehouse``.
 """
 
 from __future__ import annotations
@@ -9,49 +15,48 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import socket
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
+
+from harness.ports import free_port
+from harness.postgres import Cluster
+from tests import services
+from tests.services import TEMPLATE_DB as TEMPLATE_DB
+from tests.services import admin_url as admin_url
+from tests.services import create_scratch_db as create_scratch_db
+from tests.services import drop_scratch_db as drop_scratch_db
 
 logging.getLogger("py4j").setLevel(logging.WARNING)  # its shutdown message races the closed log streams
 ROOT = Path(__file__).resolve().parents[1]
 TEST_HOME = ROOT / ".local" / "tests" / f"session-{os.getpid()}"
-TEMPLATE_DB = "lineage_template"
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _pg_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "LINEAGE_DATABASE_URL"}
-    env.update(LINEAGE_HOME=str(TEST_HOME), LINEAGE_PG_DATABASES=f"lineage airflow {TEMPLATE_DB}")
-    return env
+TIERS: dict[str, tuple[str, ...]] = {  # directory under tests/ -> the markers of its tests
+    "unit": ("unit",),
+    "spark": ("spark",),
+    "warehouse": ("warehouse",),
+    "dags": ("airflow", "warehouse"),
+    "plugin": ("plugin", "airflow", "warehouse"),
+    "pages": ("browser", "plugin", "airflow", "warehouse"),
+}
+FIXTURE_MARKERS = {"spark": "spark", "postgres": "warehouse", "warehouse_db": "warehouse", "empty_db": "warehouse"}
+NEEDS_POSTGRES = ("warehouse", "airflow")  # Airflow's metadata DB lives in the same cluster
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if hasattr(config, "workerinput"):
-        return
-    port = _free_port()
+    port = free_port()
     TEST_HOME.mkdir(parents=True, exist_ok=True)
     os.chmod(TEST_HOME, 0o755)
-    os.environ["LINEAGE_PG_PORT"] = str(port)
-    started = subprocess.run([str(ROOT / "scripts" / "pg.sh"), "start"], env=_pg_env(), capture_output=True, text=True)
-    if started.returncode != 0:
-        raise RuntimeError(f"could not start the test PostgreSQL:\n{started.stdout}{started.stderr}")
+    services.configure(TEST_HOME, port)
     base = f"postgresql+psycopg://postgres@127.0.0.1:{port}"
     airflow_home = TEST_HOME / "airflow"
     airflow_home.mkdir(exist_ok=True)
     (airflow_home / "passwords.json").write_text('{"admin": "admin", "viewer": "viewer"}')
     os.environ.update(
         LINEAGE_HOME=str(TEST_HOME),
+        LINEAGE_PG_PORT=str(port),
         LINEAGE_DATABASE_URL=f"{base}/lineage",
         LINEAGE_LOG_ROOT=str(TEST_HOME / "raw-events"),
         AIRFLOW_HOME=str(airflow_home),
@@ -70,39 +75,49 @@ def pytest_configure(config: pytest.Config) -> None:
         GX_ANALYTICS_ENABLED="false",
         PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "plugins"), os.environ.get("PYTHONPATH", "")]),
     )
-    from warehouse.migrate import apply_migrations
-
-    apply_migrations(f"{base}/{TEMPLATE_DB}")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if hasattr(config, "workerinput") or not TEST_HOME.exists():
-        return
-    subprocess.run([str(ROOT / "scripts" / "pg.sh"), "destroy"], env=_pg_env(), check=False, capture_output=True)
+    services.stop_postgres()
     shutil.rmtree(TEST_HOME, ignore_errors=True)
 
 
-def admin_url(database: str = "postgres") -> str:
-    return f"postgresql://postgres@127.0.0.1:{os.environ['LINEAGE_PG_PORT']}/{database}"
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with its directory's tier, and with what its fixtures start."""
+    tests_dir = ROOT / "tests"
+    for item in items:
+        if not item.path.is_relative_to(tests_dir):
+            continue
+        relative = item.path.relative_to(tests_dir)
+        tier = relative.parts[0] if len(relative.parts) > 1 else ""
+        if tier not in TIERS:
+            raise pytest.UsageError(f"{item.nodeid}: tests/{tier or relative} is no tier; put the test in one of "
+                                    f"tests/{{{','.join(TIERS)}}} or add its directory to TIERS in tests/conftest.py")
+        fixtures = getattr(item, "fixturenames", ())
+        if tier == "unit" and (started := sorted(set(fixtures) & FIXTURE_MARKERS.keys())):
+            raise pytest.UsageError(f"{item.nodeid} uses {', '.join(started)}: not a unit test; move it to the "
+                                    "directory of what it needs")
+        markers = {*TIERS[tier], *(marker for name, marker in FIXTURE_MARKERS.items() if name in fixtures)}
+        for marker in sorted(markers):
+            item.add_marker(marker)
 
 
-def create_scratch_db(prefix: str, template: str | None = TEMPLATE_DB) -> str:
-    """A new database (a clone of the migrated template, or empty); returns its SQLAlchemy URL."""
-    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    clone = f" template {template}" if template else ""
-    with psycopg.connect(admin_url(), autocommit=True) as conn:
-        conn.execute(f'create database "{name}"{clone}')  # type: ignore[arg-type]
-    return admin_url(name).replace("postgresql://", "postgresql+psycopg://", 1)
+@pytest.fixture(scope="session")
+def postgres() -> Cluster:
+    """The session's PostgreSQL cluster, started by the first test that needs it."""
+    return services.postgres()
 
 
-def drop_scratch_db(url: str) -> None:
-    name = url.rsplit("/", 1)[1]
-    with psycopg.connect(admin_url(), autocommit=True) as conn:
-        conn.execute(f'drop database if exists "{name}" with (force)')  # type: ignore[arg-type]
+@pytest.fixture(autouse=True)
+def _postgres_for_its_tiers(request: pytest.FixtureRequest) -> None:
+    # Tests of these tiers reach the cluster through environment variables (Airflow's metadata
+    # DB, the warehouse connection), not only through fixtures.
+    if any(request.node.get_closest_marker(marker) for marker in NEEDS_POSTGRES):
+        request.getfixturevalue("postgres")
 
 
 @pytest.fixture
-def warehouse_db() -> Iterator[str]:
+def warehouse_db(postgres: Cluster) -> Iterator[str]:
     """A fresh, migrated warehouse database (cloned from the migrated template); yields its URL."""
     url = create_scratch_db("wh")
     yield url
@@ -110,7 +125,7 @@ def warehouse_db() -> Iterator[str]:
 
 
 @pytest.fixture
-def empty_db() -> Iterator[str]:
+def empty_db(postgres: Cluster) -> Iterator[str]:
     """A fresh database with no schema; yields its URL."""
     url = create_scratch_db("empty", template=None)
     yield url

@@ -1,9 +1,8 @@
-"""A real ``airflow api-server`` with the plugin on loopback, for the browser tests and the
-pages benchmark: started, awaited until healthy, stopped."""
+"""A real ``airflow api-server`` with the plugin on loopback, for the plugin and browser tests
+and the pages benchmark: started, awaited until healthy, stopped."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import tempfile
@@ -14,13 +13,9 @@ from pathlib import Path
 
 import httpx
 
+from harness.ports import free_port
+
 AIRFLOW = str(Path(sys.executable).parent / "airflow")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager
