@@ -33,9 +33,10 @@ from bench.compaction import scratch_database
 from bench.generate import raw_event, write_logs
 from bench.lineage_walk import percentiles
 from bench.lineage_workload import run_id
+from lineage.field_lineage_response import FieldKey, field_lineage
 from lineage.field_paths import field_paths, normalize
 from lineage.settings import Settings, libpq_url
-from warehouse.field_lineage_store import field_lineage
+from warehouse.field_lineage_store import FieldLineageQueries
 from warehouse.migrate import apply_migrations
 
 NAMESPACE = "bench"
@@ -151,11 +152,12 @@ def measure(url: str, pipelines: int, fields_per_pipeline: int, days: int, sampl
         samples = [(f"table_{rng.randrange(pipelines)}", f"f{rng.randrange(fields_per_pipeline)}")
                    for _ in range(samples_wanted)]
         for label, window_days in (("1-day window", 1), (f"{days}-day window", days)):
-            window = (end - timedelta(days=window_days), end)
+            start = end - timedelta(days=window_days)
+            queries, seconds = FieldLineageQueries(conn, start, end), (int(start.timestamp()), int(end.timestamp()))
             timings, paths, run_ids = [], [], []
             for dataset, field in samples:
                 began = time.perf_counter()
-                body = orjson.dumps(field_lineage(conn, NAMESPACE, dataset, field, window))
+                body = orjson.dumps(field_lineage(queries, FieldKey(NAMESPACE, dataset, field), *seconds))
                 timings.append(time.perf_counter() - began)
                 parsed = orjson.loads(body)
                 paths.append(len(parsed["paths"]))
@@ -166,8 +168,8 @@ def measure(url: str, pipelines: int, fields_per_pipeline: int, days: int, sampl
             for dataset, field in samples:
                 source = f"raw_{int(dataset.split('_')[1]) // CHAIN * CHAIN}"
                 began = time.perf_counter()
-                body = orjson.dumps(field_lineage(conn, NAMESPACE, source, field, window, direction="outgoing",
-                                                  levels=5))
+                body = orjson.dumps(field_lineage(queries, FieldKey(NAMESPACE, source, field), *seconds,
+                                                  direction="outgoing", levels=5))
                 timings.append(time.perf_counter() - began)
                 reached.append(len(orjson.loads(body)["impacts"]))
             print(f"  outgoing impact levels=5, {label:<14} {percentiles(timings)}   "

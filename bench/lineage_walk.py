@@ -29,10 +29,10 @@ import psycopg
 from bench.compaction import scratch_database
 from bench.generate import write_logs
 from bench.lineage_workload import NAMESPACE, Topology, load, raw_events
-from lineage.lineage_graph import DataRef, lineage_response
+from lineage.lineage_graph import DataRef, lineage_response, walk_lineage
 from lineage.settings import Settings, libpq_url
 from warehouse.dbt_build import build_marts
-from warehouse.lineage_store import in_window, walk_lineage
+from warehouse.lineage_store import LineageQueries, in_window
 from warehouse.migrate import apply_migrations
 
 _NAIVE_PROGRAMS = f"""select distinct r.program_key from lineage.dataset_accesses a
@@ -96,7 +96,7 @@ def measure_walks(url: str, topology: Topology, end: datetime, days: int, sample
             timings, sizes, reached = [], [], []
             for name in names:
                 began = time.perf_counter()
-                relations = walk_lineage(conn, DataRef(NAMESPACE, "dataset", name), start, end, 10)
+                relations = walk_lineage(LineageQueries(conn, start, end), DataRef(NAMESPACE, "dataset", name), 10)
                 body = orjson.dumps(lineage_response(int(start.timestamp()), int(end.timestamp()), relations))
                 timings.append(time.perf_counter() - began)
                 sizes.append(len(body))
@@ -111,7 +111,7 @@ def measure_walks(url: str, topology: Topology, end: datetime, days: int, sample
                 naive_walk(conn, DataRef(NAMESPACE, "dataset", name), start, end, 10)
                 naive.append(time.perf_counter() - began)
                 began = time.perf_counter()
-                walk_lineage(conn, DataRef(NAMESPACE, "dataset", name), start, end, 10)
+                walk_lineage(LineageQueries(conn, start, end), DataRef(NAMESPACE, "dataset", name), 10)
                 ours.append(time.perf_counter() - began)
             print(f"  naive per-node walk, {label:<14} {percentiles(naive)}   "
                   f"ratio {sum(naive) / max(sum(ours), 1e-9):.0f}x slower than the mart walk")

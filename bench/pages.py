@@ -100,8 +100,8 @@ def demo_pages(settings: Settings) -> dict[str, str]:
 def largest_lineage(url: str, candidates: int) -> tuple[str, datetime, datetime, int]:
     """The dataset with the most relations in a 10-level, 1-day walk among ``candidates`` datasets
     of the lineage benchmark's warehouse."""
-    from lineage.lineage_graph import DataRef
-    from warehouse.lineage_store import walk_lineage
+    from lineage.lineage_graph import DataRef, walk_lineage
+    from warehouse.lineage_store import LineageQueries
 
     with psycopg.connect(libpq_url(url)) as conn:
         row = conn.execute("select max(started_at) from lineage.runs").fetchone()
@@ -111,7 +111,8 @@ def largest_lineage(url: str, candidates: int) -> tuple[str, datetime, datetime,
         names = [r[0] for r in conn.execute(
             "select dataset from lineage.datasets where namespace = 'bench' order by dataset_key limit %s",
             (candidates,)).fetchall()]
-        sizes = [(len(walk_lineage(conn, DataRef("bench", "dataset", name), start, end, 10)), name) for name in names]
+        queries = LineageQueries(conn, start, end)
+        sizes = [(len(walk_lineage(queries, DataRef("bench", "dataset", name), 10)), name) for name in names]
     relations, name = max(sizes)
     return name, start, end, relations
 

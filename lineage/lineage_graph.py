@@ -1,19 +1,22 @@
-"""Dataset lineage as seed 001 shapes it: relations grouped with their runs, plus id maps.
+"""Dataset lineage as seed 001 shapes it: the walk, relations grouped with their runs, id maps.
 
-The walk itself runs in the warehouse (one query per level over the whole frontier, on the
-``lineage_walk`` mart, which already dropped each ``unknown`` access shadowed by a known one
-of the same run); this module shapes the relations it found into the response and applies
-``collapse``.
+The walk is CDAP's, set at a time (``graph_walk``): each level goes from the frontier's data to
+the programs that accessed them in the window, then to every data those programs accessed; the
+answer is every in-window relation of the programs visited. The warehouse answers each
+half-step with one query over the whole frontier (``LineageQueries``, on the ``lineage_walk``
+mart, which already dropped each ``unknown`` access shadowed by a known one of the same run);
+this module walks, shapes the relations found into the response and applies ``collapse``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from lineage.errors import LineageError
+from lineage.graph_walk import walk
 
 COLLAPSE_TYPES = ("access", "run", "component")
 
@@ -54,6 +57,57 @@ class Relation:
     access: str
     runs: tuple[str, ...]
     components: tuple[str, ...] = ()
+
+
+class LineageQueries(Protocol):
+    """What the walk asks the warehouse, for one time window; keys are the warehouse's ids of
+    data and programs (two separate key spaces). Each call answers for a whole frontier."""
+
+    def dataset_key(self, data: DataRef) -> int | None:
+        """The key of ``data``, or None when it was never seen."""
+
+    def programs_of(self, data_keys: Sequence[int]) -> Iterable[int]:
+        """The programs that accessed any of the data in the window."""
+
+    def data_of(self, program_keys: Sequence[int]) -> Iterable[int]:
+        """The data any of the programs accessed in the window."""
+
+    def relations(self, program_keys: Sequence[int]) -> list[Relation]:
+        """Every relation of the programs in the window."""
+
+
+_Node = tuple[Literal["data", "program"], int]
+
+
+def programs_reached(origin: int, programs_of: Callable[[Sequence[int]], Iterable[int]],
+                     data_of: Callable[[Sequence[int]], Iterable[int]], levels: int) -> list[int]:
+    """The programs on CDAP's walk from the data ``origin``, up to ``levels`` levels of
+    data -> programs -> data: a walk of two half-steps per level over data and programs, one
+    call of ``programs_of`` or ``data_of`` per half-step, in the order they were reached."""
+
+    def half_step(frontier: tuple[_Node, ...]) -> Iterator[_Node]:
+        # The graph is bipartite and the walk starts at data, so a frontier is all data (then
+        # all programs, and so on): one of the two calls below runs, once for the whole frontier.
+        data = [key for kind, key in frontier if kind == "data"]
+        programs = [key for kind, key in frontier if kind == "program"]
+        if data:
+            yield from (("program", key) for key in programs_of(data))
+        if programs:
+            yield from (("data", key) for key in data_of(programs))
+
+    origins: list[_Node] = [("data", origin)]
+    reached = walk(origins, half_step, 2 * levels)
+    return [key for nodes in reached for kind, key in nodes if kind == "program"]
+
+
+def walk_lineage(queries: LineageQueries, origin: DataRef, levels: int) -> list[Relation]:
+    """The relations on CDAP's walk from ``origin``, up to ``levels`` levels (empty for data
+    never seen): every relation, in the window, of the programs the walk visited."""
+    origin_key = queries.dataset_key(origin)
+    if origin_key is None:
+        return []
+    programs = programs_reached(origin_key, queries.programs_of, queries.data_of, levels)
+    return queries.relations(programs) if programs else []
 
 
 def parse_collapse(values: Iterable[str]) -> frozenset[str]:

@@ -1,4 +1,5 @@
-"""Field lineage in the warehouse: what the field lineage job stores, and what the API reads.
+"""Field lineage in the warehouse: what the field lineage job stores, and the API's queries
+(``lineage.field_lineage_response`` walks and renders their rows).
 
 Writes (one transaction per job run): operation sets by fingerprint, their per-field paths,
 the source field -> destination field index for impact, and one row per run and destination.
@@ -13,10 +14,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from lineage.field_views import detailed_view, simple_view
+from lineage.field_lineage_response import FieldKey
 from warehouse.lineage_store import in_window
-
-_VIEWS = {"simple": simple_view, "detailed": detailed_view}
 
 _FINGERPRINTED_COLUMNS = ("namespace", "event_id", "fingerprint", "destination_namespace", "destination_type",
                           "destination", "descriptions", "reason")
@@ -124,11 +123,9 @@ def field_known(conn: psycopg.Connection, namespace: str, dataset: str, field: s
         (namespace, dataset, field)).fetchone() is not None
 
 
-FieldKey = tuple[str, str, str]  # (namespace, dataset, field)
-
 # For a set of fields: per (field, operation set), the runs that recorded it in the window; then
 # the set's path for that field. Runs are aggregated before the (large) path documents join,
-# and the API merges the sets that share a path fingerprint.
+# and the core merges the sets that share a path fingerprint.
 _PATHS = f"""
     with keys as (
         select * from unnest(%(namespaces)s::text[], %(datasets)s::text[], %(fields)s::text[])
@@ -169,22 +166,26 @@ _FED_BY = f"""
     order by 1, 2, 3"""
 
 
-def _key_arrays(keys: list[FieldKey], start: datetime, end: datetime) -> dict[str, Any]:
-    return {"namespaces": [k[0] for k in keys], "datasets": [k[1] for k in keys], "fields": [k[2] for k in keys],
-            "start": start, "end": end}
+class FieldLineageQueries:
+    """Field lineage's queries (``lineage.field_lineage_response.FieldLineageQueries``) for the
+    window [start, end): one query per call, over the whole set of fields it is given."""
 
+    def __init__(self, conn: psycopg.Connection, start: datetime, end: datetime) -> None:
+        self.conn, self.start, self.end = conn, start, end
 
-def field_paths_in_window(conn: psycopg.Connection, keys: list[FieldKey], start: datetime, end: datetime
-                          ) -> list[dict[str, Any]]:
-    """The distinct paths of each field in ``keys`` with every run that produced each in the window."""
-    with conn.cursor(row_factory=dict_row) as cursor:
-        return cursor.execute(_PATHS, _key_arrays(keys, start, end)).fetchall()  # type: ignore[arg-type]
+    def paths(self, keys: Sequence[FieldKey]) -> list[dict[str, Any]]:
+        """Per field in ``keys`` and operation set, the set's path with every run that recorded
+        it in the window (the core merges the sets that share a path)."""
+        with self.conn.cursor(row_factory=dict_row) as cursor:
+            return cursor.execute(_PATHS, self._arrays(keys)).fetchall()
 
+    def fed_by(self, keys: Sequence[FieldKey]) -> list[FieldKey]:
+        """Destination fields whose paths start at any source field in ``keys``, run in the window."""
+        return [FieldKey(*row) for row in self.conn.execute(_FED_BY, self._arrays(keys)).fetchall()]
 
-def fields_fed_by(conn: psycopg.Connection, keys: list[FieldKey], start: datetime, end: datetime
-                  ) -> list[FieldKey]:
-    """Destination fields whose paths start at any source field in ``keys``, run in the window."""
-    return [tuple(row) for row in conn.execute(_FED_BY, _key_arrays(keys, start, end)).fetchall()]  # type: ignore[arg-type,misc]
+    def _arrays(self, keys: Sequence[FieldKey]) -> dict[str, Any]:
+        return {"namespaces": [k.namespace for k in keys], "datasets": [k.dataset for k in keys],
+                "fields": [k.field for k in keys], "start": self.start, "end": self.end}
 
 
 def dataset_fields(conn: psycopg.Connection, namespace: str, dataset: str, start: datetime, end: datetime,
@@ -201,97 +202,3 @@ def dataset_fields(conn: psycopg.Connection, namespace: str, dataset: str, start
                   and starts_with(p.field, %(prefix)s)
                 group by p.field order by p.field""",  # type: ignore[arg-type]
             {"namespace": namespace, "dataset": dataset, "prefix": prefix, "start": start, "end": end}).fetchall()
-
-
-def field_lineage(conn: psycopg.Connection, namespace: str, dataset: str, field: str,
-                  window: tuple[datetime, datetime], *, direction: str = "incoming", view: str | None = None,
-                  levels: int = 1) -> dict[str, Any]:
-    """Seed 004's answer for ``dataset.field``: its paths (incoming) with ``upstream`` fields up
-    to ``levels`` datasets, or the downstream fields generated from it (outgoing, ``impacts``)."""
-    body: dict[str, Any] = {
-        "fieldName": field, "startTimeInSeconds": int(window[0].timestamp()),
-        "endTimeInSeconds": int(window[1].timestamp()), "direction": direction,
-    }
-    key = (namespace, dataset, field)
-    if direction == "incoming":
-        body["paths"] = _paths(conn, [key], window, view)[key]
-        body["upstream"] = _walk(conn, [key], window, view, levels - 1, incoming=True,
-                                 frontier_paths=body["paths"])
-    else:
-        body["impacts"] = _walk(conn, [key], window, view, levels, incoming=False)
-    return body
-
-
-def _paths(conn: psycopg.Connection, keys: list[FieldKey], window: tuple[datetime, datetime],
-           view: str | None) -> dict[FieldKey, list[dict[str, Any]]]:
-    """Each field's distinct paths as the API renders them (all runs that produced each, the
-    latest descriptions), for a whole set of fields at once; paths in order of first run."""
-    merged: dict[tuple[FieldKey, str], dict[str, Any]] = {}
-    for row in field_paths_in_window(conn, keys, *window):
-        key = ((row["namespace"], row["dataset"], row["field"]), row["path_fingerprint"])
-        if key not in merged:
-            merged[key] = {**row, "runs": set(row["runs"])}
-            continue
-        entry = merged[key]
-        entry["runs"].update(row["runs"])
-        entry["first_seen"] = min(entry["first_seen"], row["first_seen"])
-        entry["last_seen"] = max(entry["last_seen"], row["last_seen"])
-        if row["described_at"] > entry["described_at"]:
-            entry.update(path=row["path"], descriptions=row["descriptions"], described_at=row["described_at"])
-    paths: dict[FieldKey, list[dict[str, Any]]] = {key: [] for key in keys}
-    for (field_key, fingerprint), entry in sorted(merged.items(), key=lambda item: (item[0][0], item[1]["first_seen"],
-                                                                                     item[0][1])):
-        path, descriptions = entry["path"], entry["descriptions"]
-        rendered: dict[str, Any] = {
-            "operations": [{**operation, "description": descriptions.get(operation["id"], "")}
-                           for operation in path["operations"]],
-            "sources": path["sources"],
-            "runs": sorted(entry["runs"]),
-            "runCount": len(entry["runs"]),
-            "firstSeenInSeconds": int(entry["first_seen"].timestamp()),
-            "lastSeenInSeconds": int(entry["last_seen"].timestamp()),
-            "fingerprint": fingerprint,
-        }
-        if view:
-            rendered["graph"] = _VIEWS[view](path, field_key[1])
-        paths[field_key].append(rendered)
-    return paths
-
-
-def _sources(paths: list[dict[str, Any]]) -> list[FieldKey]:
-    return list(dict.fromkeys((s["namespace"], s["name"], s["field"]) for p in paths for s in p["sources"]))
-
-
-def _walk(conn: psycopg.Connection, frontier: list[FieldKey], window: tuple[datetime, datetime],
-          view: str | None, levels: int, *, incoming: bool,
-          frontier_paths: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """Fields one dataset further, level by level (at most two queries per level, whatever its
-    size): upstream, the source fields of the frontier's paths (``frontier_paths``, already
-    fetched); downstream, the fields generated from the frontier's fields (each with its paths
-    that start there)."""
-    found: list[dict[str, Any]] = []
-    seen: set[FieldKey] = set(frontier)
-    for level in range(1, levels + 1):
-        if incoming:
-            keys = [key for key in _sources(frontier_paths or []) if key not in seen]
-        else:
-            keys = [key for key in fields_fed_by(conn, frontier, *window) if key not in seen]
-        if not keys:
-            break
-        seen.update(keys)
-        paths = _paths(conn, keys, window, view)
-        starts = set(frontier)
-        level_found = []
-        for key in keys:
-            key_paths = paths[key]
-            if not incoming:
-                key_paths = [p for p in key_paths if starts & set(_sources([p]))]
-            if key_paths:  # upstream, a source without lineage of its own ends the walk there
-                level_found.append({"namespace": key[0], "dataset": key[1], "field": key[2], "level": level,
-                                    "paths": key_paths})
-        found.extend(level_found)
-        frontier = [(f["namespace"], f["dataset"], f["field"]) for f in level_found]
-        frontier_paths = [path for f in level_found for path in f["paths"]]
-        if not frontier:
-            break
-    return found

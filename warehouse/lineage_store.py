@@ -1,13 +1,16 @@
-"""Lineage reads: the time-windowed walk, a run's accesses, a program's runs.
+"""Lineage reads: the time-windowed walk's queries, a run's accesses, a program's runs.
 
-The walk is CDAP's (seed 001), set at a time: each level is two queries over the whole
-frontier (never one query per node, as CDAP's scan-per-node BFS does) on the
-``lineage_marts.lineage_walk`` mart, whose rows bucket runs by start day so that a window only
-reads its own days' buckets; the exact window rule is then checked on the runs' times.
+The walk is CDAP's (seed 001), set at a time (``lineage.lineage_graph.walk_lineage`` walks):
+each half-step is one query over the whole frontier (never one query per node, as CDAP's
+scan-per-node BFS does) on the ``lineage_marts.lineage_walk`` mart, whose rows bucket runs by
+start day so that a window only reads its own days' buckets; the exact window rule is then
+checked on the runs' times.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -85,52 +88,47 @@ def namespace_exists(conn: psycopg.Connection, namespace: str) -> bool:
     return conn.execute("select 1 from lineage.namespaces where namespace = %s", (namespace,)).fetchone() is not None
 
 
-def walk_lineage(
-    conn: psycopg.Connection, data: DataRef, start: datetime, end: datetime, levels: int
-) -> list[Relation]:
-    """The relations on CDAP's walk from ``data``, up to ``levels`` levels, in [start, end).
+class LineageQueries:
+    """The dataset-lineage walk's queries (``lineage.lineage_graph.LineageQueries``) for the
+    window [start, end): one query per call, over the whole frontier it is given."""
 
-    Each level goes from the frontier's data to the programs that accessed them in the window,
-    then to every data those programs accessed in the window; the relations are all the
-    in-window relations of the programs visited.
-    """
-    found = conn.execute(
-        "select dataset_key from lineage.datasets where namespace = %s and dataset_type = %s and dataset = %s",
-        (data.namespace, data.type, data.name),
-    ).fetchone()
-    if found is None:
-        return []
-    window: dict[str, Any] = {
-        "start": start, "end": end,
-        "first_day": (start - timedelta(days=1)).astimezone(UTC).date(), "last_day": end.astimezone(UTC).date(),
-    }
+    def __init__(self, conn: psycopg.Connection, start: datetime, end: datetime) -> None:
+        self.conn = conn
+        self.window: dict[str, Any] = {
+            "start": start, "end": end,
+            "first_day": (start - timedelta(days=1)).astimezone(UTC).date(), "last_day": end.astimezone(UTC).date(),
+        }
+
+    def dataset_key(self, data: DataRef) -> int | None:
+        found = self.conn.execute(
+            "select dataset_key from lineage.datasets where namespace = %s and dataset_type = %s and dataset = %s",
+            (data.namespace, data.type, data.name),
+        ).fetchone()
+        return None if found is None else int(found[0])
+
+    def programs_of(self, data_keys: Sequence[int]) -> list[int]:
+        return self._neighbours("dataset_key", data_keys)
+
+    def data_of(self, program_keys: Sequence[int]) -> list[int]:
+        return self._neighbours("program_key", program_keys)
+
+    def relations(self, program_keys: Sequence[int]) -> list[Relation]:
+        with _mart(), self.conn.cursor(row_factory=dict_row) as cursor:
+            rows = cursor.execute(_RELATIONS, {**self.window, "keys": sorted(program_keys)}).fetchall()
+        return [_relation(row) for row in rows]
+
+    def _neighbours(self, key: str, keys: Sequence[int]) -> list[int]:
+        with _mart():
+            rows = self.conn.execute(_NEIGHBOURS[key], {**self.window, "keys": sorted(keys)}).fetchall()
+        return sorted(row[0] for row in rows)
+
+
+@contextmanager
+def _mart() -> Iterator[None]:
     try:
-        return _walk(conn, found[0], window, levels)
+        yield
     except psycopg.errors.UndefinedTable as error:
         raise MartNotBuiltError.of(WALK_MART) from error
-
-
-def _walk(conn: psycopg.Connection, dataset_key: int, window: dict[str, Any], levels: int) -> list[Relation]:
-    visited_data, frontier = {dataset_key}, {dataset_key}
-    visited_programs: set[int] = set()
-    for _ in range(levels):
-        programs = _neighbours(conn, "dataset_key", frontier, window) - visited_programs
-        if not programs:
-            break
-        visited_programs |= programs
-        frontier = _neighbours(conn, "program_key", programs, window) - visited_data
-        visited_data |= frontier
-        if not frontier:
-            break
-    if not visited_programs:
-        return []
-    with conn.cursor(row_factory=dict_row) as cursor:
-        rows = cursor.execute(_RELATIONS, {**window, "keys": sorted(visited_programs)}).fetchall()  # type: ignore[arg-type]
-    return [_relation(row) for row in rows]
-
-
-def _neighbours(conn: psycopg.Connection, key: str, keys: set[int], window: dict[str, Any]) -> set[int]:
-    return {row[0] for row in conn.execute(_NEIGHBOURS[key], {**window, "keys": sorted(keys)}).fetchall()}  # type: ignore[call-overload]
 
 
 def _relation(row: dict[str, Any]) -> Relation:

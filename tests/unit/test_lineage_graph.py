@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from lineage.lineage_graph import (
@@ -11,6 +13,8 @@ from lineage.lineage_graph import (
     check_levels,
     lineage_response,
     parse_collapse,
+    programs_reached,
+    walk_lineage,
 )
 
 PURCHASES = DataRef("default", "dataset", "purchases")
@@ -95,3 +99,69 @@ def test_field_path_references_to_unreadable_datasets_are_hidden() -> None:
         {"namespace": "", "type": "hidden", "name": ""}, {"namespace": "sales", "type": "dataset", "name": "orders"}]
     assert shown["paths"][0]["sources"] == [{"namespace": "", "type": "hidden", "name": "", "field": ""}]
     assert shown["levels"] == 1
+
+
+class Warehouse:
+    """In-memory ``LineageQueries``: accesses as (data key, program key) pairs; data and programs
+    have separate key spaces (data 1 and program 1 are two nodes). Records each call."""
+
+    def __init__(self, accesses: list[tuple[int, int]], keys: dict[DataRef, int] | None = None) -> None:
+        self.accesses, self.keys = accesses, keys or {PURCHASES: 1}
+        self.calls: list[tuple[str, tuple[int, ...]]] = []
+
+    def dataset_key(self, data: DataRef) -> int | None:
+        return self.keys.get(data)
+
+    def programs_of(self, data_keys: Sequence[int]) -> list[int]:
+        self.calls.append(("programs_of", tuple(data_keys)))
+        return [program for data, program in self.accesses if data in data_keys]
+
+    def data_of(self, program_keys: Sequence[int]) -> list[int]:
+        self.calls.append(("data_of", tuple(program_keys)))
+        return [data for data, program in self.accesses if program in program_keys]
+
+    def relations(self, program_keys: Sequence[int]) -> list[Relation]:
+        self.calls.append(("relations", tuple(program_keys)))
+        return [Relation(DataRef("default", "dataset", f"d{data}"), ProgramRef("default", "A", "spark", f"p{program}"),
+                         "read", ("r",)) for data, program in self.accesses if program in program_keys]
+
+
+# data 1 <- program 1 -> data 2 <- program 2 -> data 3 <- program 3 -> data 4
+PIPELINE = [(1, 1), (2, 1), (2, 2), (3, 2), (3, 3), (4, 3)]
+
+
+@pytest.mark.parametrize(("levels", "programs"), [(1, [1]), (2, [1, 2]), (3, [1, 2, 3]), (10, [1, 2, 3])])
+def test_the_walk_reaches_the_programs_within_its_levels(levels: int, programs: list[int]) -> None:
+    warehouse = Warehouse(PIPELINE)
+    assert programs_reached(1, warehouse.programs_of, warehouse.data_of, levels) == programs
+
+
+def test_each_level_is_two_calls_over_the_whole_frontier_and_the_walk_ends_when_nothing_is_new() -> None:
+    # data 1 is read by programs 1 and 2, which write data 2 and 3, both read by program 3 (-> data 4).
+    warehouse = Warehouse([(1, 1), (1, 2), (2, 1), (3, 2), (2, 3), (3, 3), (4, 3)])
+    assert programs_reached(1, warehouse.programs_of, warehouse.data_of, 10) == [1, 2, 3]
+    assert warehouse.calls == [("programs_of", (1,)), ("data_of", (1, 2)), ("programs_of", (2, 3)),
+                               ("data_of", (3,)), ("programs_of", (4,))]
+
+
+def test_a_cycle_through_programs_ends_the_walk() -> None:
+    # program 1 reads data 1 and writes data 2; program 2 reads data 2 and writes data 1: both
+    # accessed both, so the first level visits everything and the next finds nothing new.
+    warehouse = Warehouse([(1, 1), (2, 1), (2, 2), (1, 2)])
+    assert programs_reached(1, warehouse.programs_of, warehouse.data_of, 100) == [1, 2]
+    assert warehouse.calls == [("programs_of", (1,)), ("data_of", (1, 2)), ("programs_of", (2,))]
+
+
+def test_walk_lineage_answers_the_relations_of_the_programs_visited() -> None:
+    warehouse = Warehouse(PIPELINE)
+    relations = walk_lineage(warehouse, PURCHASES, 2)
+    assert [(r.data.name, r.program.name) for r in relations] == [("d1", "p1"), ("d2", "p1"), ("d2", "p2"),
+                                                                   ("d3", "p2")]
+    assert warehouse.calls[-1] == ("relations", (1, 2))
+
+
+def test_walk_lineage_of_unknown_or_unaccessed_data_is_empty_without_a_relations_query() -> None:
+    assert walk_lineage(Warehouse(PIPELINE), HISTORY, 10) == []
+    lonely = Warehouse(PIPELINE, {PURCHASES: 9})
+    assert walk_lineage(lonely, PURCHASES, 10) == []
+    assert lonely.calls == [("programs_of", (9,))]

@@ -7,7 +7,9 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query
 
+from lineage import field_lineage_response
 from lineage.authorization import Access, Privilege
+from lineage.field_lineage_response import FieldKey
 from lineage.field_views import hide_unreadable_sources
 from lineage.lineage_graph import check_levels
 from lineage.metadata_entity import from_path
@@ -36,8 +38,9 @@ def field_lineage(namespace: str, dataset: str, field: str, caller: Caller, star
         window = visible_window(window, namespace_store.visible_since(conn, namespace))
         if not store.field_known(conn, namespace, dataset, field) and direction == "incoming":
             raise HTTPException(404, f"field {field!r} of dataset {dataset!r} has no recorded lineage")
-        found = store.field_lineage(conn, namespace, dataset, field, window, direction=direction, view=view,
-                                    levels=levels)
+        found = field_lineage_response.field_lineage(
+            store.FieldLineageQueries(conn, *window), FieldKey(namespace, dataset, field),
+            int(window[0].timestamp()), int(window[1].timestamp()), direction=direction, view=view, levels=levels)
     return _hide_unreadable_fields(found, caller)
 
 

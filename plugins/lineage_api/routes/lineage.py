@@ -11,7 +11,15 @@ import psycopg
 from fastapi import APIRouter, HTTPException, Query
 
 from lineage.authorization import Access, Privilege
-from lineage.lineage_graph import DataRef, ProgramRef, check_levels, hide_unreadable, lineage_response, parse_collapse
+from lineage.lineage_graph import (
+    DataRef,
+    ProgramRef,
+    check_levels,
+    hide_unreadable,
+    lineage_response,
+    parse_collapse,
+    walk_lineage,
+)
 from lineage.metadata_entity import MetadataEntity, from_path
 from lineage.timespec import parse_window, visible_window
 from lineage_api import warehouse_queries
@@ -52,7 +60,7 @@ def _lineage(namespace: str, data_type: str, name: str, start: str, end: str, le
     with namespace_connection(namespace) as conn:
         caller.require(data_entity(origin), Privilege.READ)
         visible = visible_window(window, namespace_store.visible_since(conn, namespace))
-        accesses = lineage_store.walk_lineage(conn, origin, *visible, levels)
+        accesses = walk_lineage(lineage_store.LineageQueries(conn, *visible), origin, levels)
     shown = hide_unreadable(accesses, lambda d: caller.allows(data_entity(d), Privilege.READ),
                             lambda p: caller.allows(program_entity(p), Privilege.READ))
     return lineage_response(int(window[0].timestamp()), int(window[1].timestamp()), shown, collapse_types)

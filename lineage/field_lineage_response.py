@@ -1,0 +1,138 @@
+"""Seed 004's field lineage answer: a field's paths, its upstream fields (provenance, FLL-2) or
+the fields generated from it (impact, FLL-1), walked level by level and rendered from rows.
+
+The warehouse stores each distinct operation set once and one small row per run (see
+``warehouse.field_lineage_store``); it answers ``FieldLineageQueries`` with rows, one query per
+call over a whole set of fields. This module walks (``graph_walk``) and renders: the rows of one
+path recorded by several operation sets merge into one path with all their runs, the latest
+descriptions, and a drawing (``field_views``) when a view is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol
+
+from lineage.field_views import detailed_view, simple_view
+from lineage.graph_walk import walk
+
+VIEWS = {"simple": simple_view, "detailed": detailed_view}
+
+
+class FieldKey(NamedTuple):
+    namespace: str
+    dataset: str
+    field: str
+
+
+class FieldLineageQueries(Protocol):
+    """What the walk asks the warehouse, for one time window."""
+
+    def paths(self, keys: Sequence[FieldKey]) -> list[dict[str, Any]]:
+        """Per field of ``keys`` and operation set with a run in the window, the set's path of
+        the field: ``namespace``, ``dataset``, ``field``, ``path_fingerprint``, ``path`` (a
+        stored ``FieldPath.to_dict()``), ``descriptions`` (operation id -> text),
+        ``described_at``, ``runs`` (run ids), ``first_seen``, ``last_seen`` (datetimes)."""
+
+    def fed_by(self, keys: Sequence[FieldKey]) -> Iterable[FieldKey]:
+        """The fields whose paths start at any field of ``keys``, with a run in the window."""
+
+
+def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], view: str | None = None
+                 ) -> dict[FieldKey, list[dict[str, Any]]]:
+    """Each field's distinct paths as the API renders them, for every field of ``keys`` (an
+    empty list for a field without rows): the rows of one path fingerprint merge (their runs,
+    first and last seen; the most recently described row gives the path and its descriptions);
+    paths in order of first run, then fingerprint. ``view`` adds a ``graph`` of that view."""
+    merged: dict[tuple[FieldKey, str], dict[str, Any]] = {}
+    for row in rows:
+        key = (FieldKey(row["namespace"], row["dataset"], row["field"]), row["path_fingerprint"])
+        if key not in merged:
+            merged[key] = {**row, "runs": set(row["runs"])}
+            continue
+        entry = merged[key]
+        entry["runs"].update(row["runs"])
+        entry["first_seen"] = min(entry["first_seen"], row["first_seen"])
+        entry["last_seen"] = max(entry["last_seen"], row["last_seen"])
+        if row["described_at"] > entry["described_at"]:
+            entry.update(path=row["path"], descriptions=row["descriptions"], described_at=row["described_at"])
+    paths: dict[FieldKey, list[dict[str, Any]]] = {key: [] for key in keys}
+    ordered = sorted(merged.items(), key=lambda item: (item[0][0], item[1]["first_seen"], item[0][1]))
+    for (field_key, fingerprint), entry in ordered:
+        path, descriptions = entry["path"], entry["descriptions"]
+        rendered: dict[str, Any] = {
+            "operations": [{**operation, "description": descriptions.get(operation["id"], "")}
+                           for operation in path["operations"]],
+            "sources": path["sources"],
+            "runs": sorted(entry["runs"]),
+            "runCount": len(entry["runs"]),
+            "firstSeenInSeconds": int(entry["first_seen"].timestamp()),
+            "lastSeenInSeconds": int(entry["last_seen"].timestamp()),
+            "fingerprint": fingerprint,
+        }
+        if view:
+            rendered["graph"] = VIEWS[view](path, field_key.dataset)
+        paths.setdefault(field_key, []).append(rendered)
+    return paths
+
+
+def path_sources(paths: Iterable[Mapping[str, Any]]) -> list[FieldKey]:
+    """The distinct source fields the rendered ``paths`` start from, in order of appearance."""
+    return list(dict.fromkeys(FieldKey(s["namespace"], s["name"], s["field"]) for p in paths for s in p["sources"]))
+
+
+def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: int, *,
+                  direction: str = "incoming", view: str | None = None, levels: int = 1) -> dict[str, Any]:
+    """Seed 004's answer for the field ``key`` in the window [start, end) (epoch seconds, as
+    ``queries`` was asked): its paths (incoming) with ``upstream`` fields up to ``levels``
+    datasets away, or the fields generated from it up to ``levels`` datasets away (outgoing,
+    ``impacts``). One query for the field's paths, then per level one (upstream) or two
+    (downstream) queries over the whole level."""
+    body: dict[str, Any] = {"fieldName": key.field, "startTimeInSeconds": start, "endTimeInSeconds": end,
+                            "direction": direction}
+    paths: dict[FieldKey, list[dict[str, Any]]] = {}
+    if direction == "incoming":
+        paths.update(render_paths(queries.paths([key]), [key], view))
+        body["paths"] = paths[key]
+        body["upstream"] = _found(upstream(queries, key, paths, view, levels - 1), paths)
+    else:
+        body["impacts"] = _found(downstream(queries, key, paths, view, levels), paths)
+    return body
+
+
+def upstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey, list[dict[str, Any]]],
+             view: str | None, levels: int) -> list[tuple[FieldKey, ...]]:
+    """The fields upstream of ``key`` (whose rendered paths ``paths`` holds), level by level:
+    the sources of the previous level's paths that have lineage of their own in the window (a
+    source without it ends the walk there). ``paths`` gains the paths of every field visited."""
+
+    def sources(frontier: tuple[FieldKey, ...]) -> list[FieldKey]:
+        return path_sources(path for field in frontier for path in paths[field])
+
+    def with_lineage(_: tuple[FieldKey, ...], found: tuple[FieldKey, ...]) -> Iterator[FieldKey]:
+        paths.update(render_paths(queries.paths(found), found, view))
+        return (field for field in found if paths[field])
+
+    return walk([key], sources, levels, with_lineage)
+
+
+def downstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey, list[dict[str, Any]]],
+               view: str | None, levels: int) -> list[tuple[FieldKey, ...]]:
+    """The fields generated from ``key``, level by level: the fields fed by the previous level,
+    each with only its paths that start at a field of the previous level (into ``paths``)."""
+
+    def starting_at_frontier(frontier: tuple[FieldKey, ...], found: tuple[FieldKey, ...]) -> Iterator[FieldKey]:
+        starts = set(frontier)
+        rendered = render_paths(queries.paths(found), found, view)
+        for field in found:
+            paths[field] = [path for path in rendered[field] if starts.intersection(path_sources([path]))]
+        return (field for field in found if paths[field])
+
+    return walk([key], queries.fed_by, levels, starting_at_frontier)
+
+
+def _found(levels: list[tuple[FieldKey, ...]], paths: Mapping[FieldKey, list[dict[str, Any]]]
+           ) -> list[dict[str, Any]]:
+    return [{"namespace": field.namespace, "dataset": field.dataset, "field": field.field, "level": level,
+             "paths": paths[field]}
+            for level, fields in enumerate(levels, start=1) for field in fields]

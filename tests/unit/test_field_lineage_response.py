@@ -1,0 +1,167 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from lineage.field_lineage_response import FieldKey, field_lineage, render_paths
+
+T0 = datetime(2026, 11, 20, tzinfo=UTC)
+SECONDS = int(T0.timestamp())
+
+
+def at(hour: int) -> datetime:
+    return T0.replace(hour=hour)
+
+
+def path(field: str, *sources: FieldKey) -> dict[str, Any]:
+    """A stored path of ``field``: one read of each source field, then ``create`` of the field."""
+    return {
+        "field": field, "origin": "create", "fingerprint": "unused by the answer",
+        "operations": [
+            {"id": "read", "type": "read", "name": "read", "inputs": [],
+             "sources": [{"namespace": s.namespace, "type": "dataset", "name": s.dataset} for s in sources],
+             "outputs": [s.field for s in sources]},
+            {"id": "create", "type": "transform", "name": "create", "sources": [],
+             "inputs": [{"field": s.field, "origin": "read"} for s in sources], "outputs": [field]},
+        ],
+        "sources": [{"namespace": s.namespace, "type": "dataset", "name": s.dataset, "field": s.field}
+                    for s in sources],
+    }
+
+
+def row(key: FieldKey, fingerprint: str, stored: dict[str, Any], runs: list[str], first: int, last: int,
+        descriptions: dict[str, str] | None = None, described: int = 0) -> dict[str, Any]:
+    """A row as ``FieldLineageQueries.paths`` answers it: one operation set's path of a field."""
+    return {"namespace": key.namespace, "dataset": key.dataset, "field": key.field, "path_fingerprint": fingerprint,
+            "path": stored, "descriptions": descriptions or {}, "described_at": at(described), "runs": runs,
+            "first_seen": at(first), "last_seen": at(last)}
+
+
+class Warehouse:
+    """In-memory ``FieldLineageQueries``: rows per field, and which fields each field feeds.
+    Records every call with the fields it was asked about."""
+
+    def __init__(self, rows: list[dict[str, Any]], feeds: dict[FieldKey, list[FieldKey]] | None = None) -> None:
+        self.rows, self.feeds = rows, feeds or {}
+        self.calls: list[tuple[str, tuple[FieldKey, ...]]] = []
+
+    def paths(self, keys: Sequence[FieldKey]) -> list[dict[str, Any]]:
+        self.calls.append(("paths", tuple(keys)))
+        return [r for r in self.rows if FieldKey(r["namespace"], r["dataset"], r["field"]) in keys]
+
+    def fed_by(self, keys: Sequence[FieldKey]) -> list[FieldKey]:
+        self.calls.append(("fed_by", tuple(keys)))
+        return [fed for key in keys for fed in self.feeds.get(key, [])]
+
+
+A, B, C, D, E = (FieldKey("ns", name, field) for name, field in
+                 (("a", "x"), ("b", "y"), ("c", "z"), ("d", "w"), ("e", "v")))
+
+
+def test_rows_of_one_path_merge_runs_times_and_the_latest_descriptions() -> None:
+    stored = path("x", B)
+    rows = [row(A, "fp-2", path("x", C), ["r4"], 9, 9),
+            row(A, "fp-1", stored, ["r2", "r1"], 10, 12, {"read": "old"}, described=1),
+            row(A, "fp-1", stored, ["r3", "r1"], 9, 13, {"read": "new", "create": "x from y"}, described=2)]
+    rendered = render_paths(rows, [A, B])
+    assert rendered[B] == []
+    assert rendered[A] == [
+        {"operations": [{**stored["operations"][0], "description": "new"},
+                        {**stored["operations"][1], "description": "x from y"}],
+         "sources": [{"namespace": "ns", "type": "dataset", "name": "b", "field": "y"}],
+         "runs": ["r1", "r2", "r3"], "runCount": 3,
+         "firstSeenInSeconds": SECONDS + 9 * 3600, "lastSeenInSeconds": SECONDS + 13 * 3600, "fingerprint": "fp-1"},
+        {"operations": [{**path("x", C)["operations"][0], "description": ""},
+                        {**path("x", C)["operations"][1], "description": ""}],
+         "sources": [{"namespace": "ns", "type": "dataset", "name": "c", "field": "z"}],
+         "runs": ["r4"], "runCount": 1,
+         "firstSeenInSeconds": SECONDS + 9 * 3600, "lastSeenInSeconds": SECONDS + 9 * 3600, "fingerprint": "fp-2"},
+    ]
+
+
+def test_paths_are_ordered_by_first_run() -> None:
+    rows = [row(A, "fp-1", path("x", B), ["r1"], 11, 11), row(A, "fp-2", path("x", C), ["r2"], 10, 10)]
+    assert [p["fingerprint"] for p in render_paths(rows, [A])[A]] == ["fp-2", "fp-1"]
+
+
+def test_a_view_draws_each_path() -> None:
+    (rendered,) = render_paths([row(A, "fp", path("x", B), ["r1"], 1, 1)], [A], "simple")[A]
+    assert rendered["graph"] == {
+        "nodes": [{"id": "a:x", "field": "x", "dataset": "a", "kind": "field"},
+                  {"id": "read:y", "field": "y", "origin": "read", "kind": "source",
+                   "sources": [{"namespace": "ns", "type": "dataset", "name": "b"}]}],
+        "edges": [{"from": "read:y", "to": "a:x", "operations": ["create"], "names": ["create"]}]}
+
+
+def test_incoming_answer_without_levels_is_the_fields_paths_from_one_query() -> None:
+    warehouse = Warehouse([row(A, "fp", path("x", B), ["r1"], 1, 2)])
+    assert field_lineage(warehouse, A, SECONDS, SECONDS + 86400) == {
+        "fieldName": "x", "startTimeInSeconds": SECONDS, "endTimeInSeconds": SECONDS + 86400,
+        "direction": "incoming",
+        "paths": [{"operations": [{**path("x", B)["operations"][0], "description": ""},
+                                  {**path("x", B)["operations"][1], "description": ""}],
+                   "sources": [{"namespace": "ns", "type": "dataset", "name": "b", "field": "y"}],
+                   "runs": ["r1"], "runCount": 1, "firstSeenInSeconds": SECONDS + 3600,
+                   "lastSeenInSeconds": SECONDS + 7200, "fingerprint": "fp"}],
+        "upstream": []}
+    assert warehouse.calls == [("paths", (A,))]
+
+
+# a.x <- b.y <- (c.z <- e.v, d.w); d.w and e.v have no lineage of their own.
+UPSTREAM = [row(A, "fa", path("x", B), ["r1"], 3, 3), row(B, "fb", path("y", C, D), ["r2"], 2, 2),
+            row(C, "fc", path("z", E), ["r3"], 1, 1)]
+
+
+@pytest.mark.parametrize(("levels", "upstream", "asked"), [
+    (1, [], [(A,)]),
+    (2, [("b", "y", 1, ["fb"])], [(A,), (B,)]),
+    (3, [("b", "y", 1, ["fb"]), ("c", "z", 2, ["fc"])], [(A,), (B,), (C, D)]),
+    (10, [("b", "y", 1, ["fb"]), ("c", "z", 2, ["fc"])], [(A,), (B,), (C, D), (E,)]),
+])
+def test_upstream_follows_path_sources_and_stops_at_a_source_without_lineage(
+        levels: int, upstream: list[tuple[str, str, int, list[str]]], asked: list[tuple[FieldKey, ...]]) -> None:
+    warehouse = Warehouse(UPSTREAM)
+    body = field_lineage(warehouse, A, 0, 1, levels=levels)
+    assert [p["fingerprint"] for p in body["paths"]] == ["fa"]
+    assert [(u["dataset"], u["field"], u["level"], [p["fingerprint"] for p in u["paths"]])
+            for u in body["upstream"]] == upstream
+    assert all(u["namespace"] == "ns" for u in body["upstream"])
+    # One query per level, over the whole level; d.w is asked once and not listed.
+    assert warehouse.calls == [("paths", fields) for fields in asked]
+
+
+def test_upstream_through_a_cycle_ends() -> None:
+    warehouse = Warehouse([row(A, "fa", path("x", B), ["r1"], 1, 1), row(B, "fb", path("y", A), ["r2"], 1, 1)])
+    body = field_lineage(warehouse, A, 0, 1, levels=100)
+    assert [(u["dataset"], u["level"]) for u in body["upstream"]] == [("b", 1)]
+    assert warehouse.calls == [("paths", (A,)), ("paths", (B,))]
+
+
+S, R, T, T2, U, V = (FieldKey("ns", name, field) for name, field in
+                     (("s", "a"), ("r", "q"), ("t", "b"), ("t", "c"), ("u", "d"), ("v", "e")))
+
+
+def test_downstream_lists_fed_fields_with_only_their_paths_starting_at_the_frontier() -> None:
+    rows = [row(T, "from-s", path("b", S), ["r1"], 1, 1), row(T, "from-r", path("b", R), ["r2"], 2, 2),
+            row(T2, "c-from-r", path("c", R), ["r3"], 1, 1), row(U, "from-t", path("d", T), ["r4"], 3, 3),
+            row(S, "loop", path("a", U), ["r5"], 4, 4), row(V, "from-t2", path("e", T2), ["r6"], 1, 1)]
+    # t.c is fed by s.a according to the index, but none of its paths in the window starts there.
+    warehouse = Warehouse(rows, {S: [T, T2], T: [U], T2: [V], U: [S]})
+    body = field_lineage(warehouse, S, 0, 1, direction="outgoing", levels=10)
+    assert list(body) == ["fieldName", "startTimeInSeconds", "endTimeInSeconds", "direction", "impacts"]
+    assert [(i["namespace"], i["dataset"], i["field"], i["level"], [p["fingerprint"] for p in i["paths"]])
+            for i in body["impacts"]] == [("ns", "t", "b", 1, ["from-s"]), ("ns", "u", "d", 2, ["from-t"])]
+    # Two queries per level; t.c is not walked from (v.e never reached); s.a, the origin, ends the loop.
+    assert warehouse.calls == [("fed_by", (S,)), ("paths", (T, T2)), ("fed_by", (T,)), ("paths", (U,)),
+                               ("fed_by", (U,))]
+
+
+def test_downstream_respects_the_level_bound() -> None:
+    warehouse = Warehouse([row(T, "from-s", path("b", S), ["r1"], 1, 1), row(U, "from-t", path("d", T), ["r2"], 1, 1)],
+                          {S: [T], T: [U]})
+    body = field_lineage(warehouse, S, 0, 1, direction="outgoing", levels=1)
+    assert [(i["dataset"], i["level"]) for i in body["impacts"]] == [("t", 1)]
+    assert warehouse.calls == [("fed_by", (S,)), ("paths", (T,))]
