@@ -24,6 +24,7 @@ import psycopg
 
 from bench.generate import raw_event
 from lineage.settings import libpq_url
+from warehouse import entity_keys
 
 NAMESPACE = "bench"
 LAYERS = 5
@@ -89,6 +90,7 @@ def load(url: str, topology: Topology, hours: int, end: datetime, *, batch: str 
         conn.execute("""insert into lineage.datasets (namespace, dataset_type, dataset)
                         select %s, 'dataset', 'ds_' || g from generate_series(0, %s - 1) g
                         on conflict do nothing""", (NAMESPACE, topology.datasets))
+        entity_keys.fill_missing(conn)
         conn.execute("create temp table program_index as select program_key, substr(program, 5)::int as program "
                      "from lineage.programs where namespace = %s", (NAMESPACE,))
         conn.execute("""insert into lineage.runs (namespace, program_key, run_id, started_at, stopped_at, status,

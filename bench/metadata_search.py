@@ -30,7 +30,7 @@ from lineage.authorization import Readable
 from lineage.metadata_entity import entity
 from lineage.search_query import parse_query
 from lineage.settings import Settings, libpq_url
-from warehouse import metadata_search, metadata_store
+from warehouse import entity_keys, metadata_search, metadata_store
 from warehouse.dbt_build import build_marts
 from warehouse.migrate import apply_migrations
 
@@ -134,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         with psycopg.connect(libpq_url(url), autocommit=True) as conn:
             conn.execute(LOAD, {"words": vocabulary, "tags": tags, "entities": args.entities})
             conn.execute(SCHEMAS, {"fields": field_words})
+            entity_keys.backfill(conn)  # the grant keys the API's writes would have stored
             conn.execute("vacuum analyze lineage.metadata")
         print(f"loaded in {time.perf_counter() - began:.1f}s")
         began = time.perf_counter()

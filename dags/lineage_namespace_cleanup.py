@@ -22,6 +22,7 @@ Skipped when no deletion is pending. The warehouse is reached through the Airflo
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 
 import pendulum
@@ -42,7 +43,8 @@ NAMESPACE_DELETIONS, MARTS = (Asset(name=asset.name, uri=asset.uri)
     max_active_runs=1,
     tags=["lineage"],
     doc_md=__doc__,
-    default_args={"retries": 0},
+    default_args={"retries": 2, "retry_delay": timedelta(seconds=30), "retry_exponential_backoff": True,
+                  "max_retry_delay": timedelta(minutes=10)},
 )
 def lineage_namespace_cleanup() -> None:
     @task
@@ -50,10 +52,9 @@ def lineage_namespace_cleanup() -> None:
         from airflow.exceptions import AirflowSkipException
 
         from warehouse import namespace_cleanup
-        from warehouse.db import connect, warehouse_url
+        from warehouse.db import warehouse_url
 
-        with connect(warehouse_url()) as conn:
-            summaries = [namespace_cleanup.clean(conn, *deletion) for deletion in namespace_cleanup.pending(conn)]
+        summaries = namespace_cleanup.clean_pending(warehouse_url())
         for summary in summaries:
             log.info("%s", summary.render())
         if not summaries:
@@ -73,10 +74,9 @@ def lineage_namespace_cleanup() -> None:
     @task(outlets=[MARTS])
     def finish(cleaned: dict[str, Any], passed: int) -> dict[str, Any]:
         from warehouse import namespace_cleanup
-        from warehouse.db import connect, warehouse_url
+        from warehouse.db import warehouse_url
 
-        with connect(warehouse_url()) as conn:
-            namespace_cleanup.finish(conn, cleaned["deletion_ids"])
+        namespace_cleanup.finish(warehouse_url(), cleaned["deletion_ids"])
         total = sum(sum(per_table.values()) for per_table in cleaned["removed"].values())
         log.info("SUMMARY deletions=%s namespaces=%s rows_removed=%d dbt_nodes_passed=%d",
                  cleaned["deletion_ids"], sorted(cleaned["removed"]), total, passed)

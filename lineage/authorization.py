@@ -61,6 +61,15 @@ def enforcement_keys(subject: MetadataEntity) -> tuple[str, ...]:
     return (outer,)
 
 
+def grant_key(subject: MetadataEntity) -> str | None:
+    """The enforceable entity inside a namespace that a READ grant on shows ``subject`` (a
+    dataset or stream for itself and what is under it; a program, any version, for itself and
+    its runs), or None when only its namespace (or, outside any, the instance) covers it.
+    Stored with each row search reads, so search filters on it and never re-derives the rule."""
+    keys = enforcement_keys(subject)
+    return keys[0] if len(keys) == 2 else None
+
+
 def grant_target(subject: MetadataEntity | None) -> str:
     """The key a grant on ``subject`` is stored under (None: the instance); only enforceable
     entities take grants."""

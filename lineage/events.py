@@ -26,18 +26,20 @@ from lineage.field_paths import InvalidFieldOperationsError, normalize
 from lineage.program_metadata import InvalidMetadataChangeError, parse_change
 
 SCHEMA_VERSION = 1
-KINDS = ("run_start", "run_end", "dataset_access", "field_operations", "metadata_change")
-ACCESS_TYPES = ("read", "write", "read_write", "unknown")
-RUN_STATUSES = ("completed", "failed", "killed")
 DEFAULT_MAX_EVENT_BYTES = 1_048_576
+RUNNING = "running"  # the status of a run with a start and no end yet (not an event value)
 
-# Columns of one staged event, in order; the Spark job and the warehouse staging table use
-# this list, so adding a column is one edit here plus a migration.
-STAGED_COLUMNS: tuple[str, ...] = (
-    "event_id", "kind", "event_time_us", "namespace", "application", "program_type",
-    "program", "run_id", "status", "dataset_namespace", "dataset_type", "dataset", "access",
-    "component", "payload", "source_file", "line_number",
-)
+# Columns of one staged event, in order, with their SQL types: the one list the Spark job's
+# output, the warehouse staging table's DDL and ``to_staged_row`` all follow, so adding a
+# column is one edit here plus the merge that reads it.
+STAGED_COLUMNS: dict[str, str] = {
+    "event_id": "text", "kind": "text", "event_time_us": "bigint", "namespace": "text", "application": "text",
+    "program_type": "text", "program": "text", "run_id": "text", "status": "text", "dataset_namespace": "text",
+    "dataset_type": "text", "dataset": "text", "access": "text", "component": "text", "payload": "text",
+    "source_file": "text", "line_number": "bigint",
+}
+# A parsed log line: a valid event's staged columns, or a rejected line's reason and raw text.
+PARSED_COLUMNS: dict[str, str] = {**STAGED_COLUMNS, "reason": "text", "raw_text": "text"}
 
 
 @cache
@@ -46,6 +48,26 @@ def schema() -> dict[str, Any]:
     text = resources.files("lineage.schemas").joinpath("raw_event_v1.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
+
+
+def kinds() -> list[str]:
+    """The event kinds, as the schema lists them."""
+    return list(schema()["properties"]["kind"]["enum"])
+
+
+def access_types() -> list[str]:
+    """The access types of a dataset access, as the schema lists them."""
+    return list(schema()["definitions"]["dataset_access"]["properties"]["access"]["enum"])
+
+
+def dataset_types() -> list[str]:
+    """The types of data an event names (``dataset`` when absent), as the schema lists them."""
+    return list(schema()["definitions"]["dataset_ref"]["properties"]["type"]["enum"])
+
+
+def run_statuses() -> list[str]:
+    """The statuses a run can have: ``running``, then those a run end carries in the schema."""
+    return [RUNNING, *schema()["definitions"]["run_end"]["properties"]["status"]["enum"]]
 
 
 @cache

@@ -89,6 +89,27 @@ def entity(parts: Iterable[tuple[str, str]], entity_type: str | None = None) -> 
     return MetadataEntity(pairs, chosen)
 
 
+def dataset_entity(namespace: str, dataset_type: str, name: str) -> MetadataEntity:
+    """The entity of a dataset or stream (``dataset_type`` is ``dataset`` or ``stream``)."""
+    return entity([("namespace", namespace), (dataset_type, name)])
+
+
+def application_entity(namespace: str, application: str) -> MetadataEntity:
+    return entity([("namespace", namespace), ("application", application)])
+
+
+def program_entity(namespace: str, application: str, program_type: str, program: str) -> MetadataEntity:
+    return entity([("namespace", namespace), ("application", application), ("type", program_type),
+                   ("program", program)])
+
+
+def program_run_entity(namespace: str, application: str, program_type: str, program: str,
+                       run_id: str) -> MetadataEntity:
+    """A program run: the updater of what a run changed."""
+    return entity([("namespace", namespace), ("application", application), ("type", program_type),
+                   ("program", program), ("run", run_id)])
+
+
 def _known_type(keys: Sequence[str]) -> str | None:
     for name, expected in KNOWN_TYPES.items():
         if [k for k in expected if k in keys or k not in OPTIONAL_KEYS] == list(keys):

@@ -20,6 +20,8 @@ import psycopg
 from psycopg import sql
 
 from lineage.errors import LineageError
+from lineage.events import PARSED_COLUMNS, RUNNING
+from warehouse import entity_keys
 
 log = logging.getLogger(__name__)
 STAGING_SCHEMA = "lineage_staging"
@@ -82,40 +84,151 @@ def prepare_staging(conn: psycopg.Connection) -> None:
 
 
 def create_lines_table(conn: psycopg.Connection, batch_id: str, chunk: int) -> str:
-    """A staging table for one chunk's parsed lines: a valid event's columns
-    (lineage.events.STAGED_COLUMNS), or a rejected line's reason and raw text."""
+    """A staging table for one chunk's parsed lines, its columns those of
+    ``lineage.events.PARSED_COLUMNS``: a valid event's staged columns, or a rejected line's
+    reason and raw text."""
     suffix = "".join(ch for ch in batch_id.lower() if ch.isalnum())[:40]
-    table = f"{STAGING_SCHEMA}.lines_{suffix}_{chunk}"
-    conn.execute(
-        f"""create unlogged table {table} (
-              event_id text, kind text, event_time_us bigint, namespace text, application text,
-              program_type text, program text, run_id text, status text, dataset_namespace text,
-              dataset_type text, dataset text, access text, component text, payload text,
-              source_file text, line_number bigint, reason text, raw_text text)"""  # type: ignore[arg-type]
-    )
-    return table
+    table = f"lines_{suffix}_{chunk}"
+    columns = sql.SQL(", ").join(sql.SQL("{} {}").format(sql.Identifier(name), sql.SQL(sql_type))
+                                 for name, sql_type in PARSED_COLUMNS.items())
+    conn.execute(sql.SQL("create unlogged table {} ({})").format(sql.Identifier(STAGING_SCHEMA, table), columns))
+    return f"{STAGING_SCHEMA}.{table}"
 
 
 _EVENT_TIME = "to_timestamp(event_time_us / 1e6)"
 _EVENT_KEY = "md5(namespace || '/' || event_id)::uuid"  # the ledger's key; see migration 0001
 
 
-class BatchMerge:
-    """One compaction batch merged in one transaction, chunk by chunk.
+@dataclass(frozen=True)
+class MergeStep:
+    """One named statement of a chunk's merge. ``statement`` reads the chunk's staging table as
+    ``{events}`` and the batch id as ``%(batch)s``; its row count is added to the summary
+    counter ``counts`` when given. ``only_if`` is a query that must answer true for the step to
+    run; ``mode`` limits it to one namespace policy ("auto_create" or "strict")."""
 
-    Rejected lines go to the quarantine; of the valid events, only the first delivery of each
-    (namespace, event_id) is kept (chunks arrive in file order), and events whose id the ledger
-    already holds (earlier batches, or earlier chunks of this one) are dropped. Events of a
-    namespace that does not exist (theirs or their dataset's) are quarantined with that reason,
-    unless ``auto_create_namespaces`` creates it (seed 003); the rest are merged by kind.
-    """
+    label: str
+    statement: str
+    counts: str | None = None
+    only_if: str | None = None
+    mode: str | None = None
+
+
+_UNKNOWN_NAMESPACE = """(not exists (select from lineage.namespaces ns where ns.namespace = e.namespace)
+    or e.dataset_namespace is not null
+       and not exists (select from lineage.namespaces ns where ns.namespace = e.dataset_namespace))"""
+
+# The merge of one staged chunk, in order. Rejected lines go to the quarantine; of the valid
+# events, only the first delivery of each (namespace, event_id) is kept (chunks arrive in file
+# order), and events whose id the ledger already holds are dropped; events of unknown
+# namespaces are quarantined (or their namespaces created); the rest are merged by kind.
+MERGE_STEPS: tuple[MergeStep, ...] = (
+    MergeStep("count lines per file",
+              "insert into file_lines select source_file, count(*) from {events} group by source_file"),
+    MergeStep("quarantine", """
+        insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
+        select %(batch)s, source_file, line_number, reason, raw_text from {events} where reason is not null
+        on conflict (source_file, line_number) do nothing""", counts="quarantined"),
+    MergeStep("set quarantined lines aside", "delete from {events} where reason is not null"),
+    # rare: the sort runs only when some id is delivered twice within the chunk
+    MergeStep("drop repeated deliveries within the chunk", """
+        delete from {events} s using (
+            select ctid, row_number() over (partition by namespace, event_id
+                                            order by source_file, line_number) as delivery
+            from {events}) repeated
+        where s.ctid = repeated.ctid and repeated.delivery > 1""",
+              only_if="select exists (select from {events} group by namespace, event_id having count(*) > 1)"),
+    MergeStep("drop events already compacted",
+              f"delete from {{events}} s using lineage.event_ids e where e.event_key = {_EVENT_KEY}"),
+    MergeStep("namespaces", """
+        insert into lineage.namespaces (namespace)
+        select namespace from {events}
+        union select dataset_namespace from {events} where dataset_namespace is not null
+        on conflict do nothing""", mode="auto_create"),
+    MergeStep("quarantine events of unknown namespaces", """
+        insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
+        select %(batch)s, source_file, line_number,
+               format('namespace %%L does not exist (create it with PUT /v3/namespaces/%%s, or set '
+                      'LINEAGE_AUTO_CREATE_NAMESPACES=true)', missing, missing),
+               jsonb_strip_nulls(to_jsonb(e) - 'reason' - 'raw_text' - 'source_file' - 'line_number')::text
+        from {events} e
+        cross join lateral (
+            select n from unnest(array[e.namespace, e.dataset_namespace]) as n
+            where n is not null and not exists (select from lineage.namespaces ns where ns.namespace = n)
+            limit 1) as m(missing)
+        on conflict (source_file, line_number) do nothing""", counts="quarantined", mode="strict"),
+    MergeStep("set events of unknown namespaces aside", f"delete from {{events}} e where {_UNKNOWN_NAMESPACE}",
+              mode="strict"),
+    MergeStep("record event ids", f"""
+        insert into lineage.event_ids (event_key, event_time)
+        select {_EVENT_KEY}, {_EVENT_TIME} from {{events}}""", counts="compacted"),
+    MergeStep("programs", """
+        insert into lineage.programs (namespace, application, program_type, program)
+        select distinct namespace, application, program_type, program from {events}
+        on conflict do nothing"""),
+    MergeStep("datasets", """
+        insert into lineage.datasets (namespace, dataset_type, dataset)
+        select distinct dataset_namespace, dataset_type, dataset from {events} where kind = 'dataset_access'
+        on conflict do nothing"""),
+    MergeStep("runs", f"""
+        insert into lineage.runs as r (namespace, program_key, run_id, started_at, stopped_at, status,
+                                       first_batch_id, last_batch_id)
+        select e.namespace, p.program_key, e.run_id,
+               min({_EVENT_TIME}) filter (where kind = 'run_start'),
+               max({_EVENT_TIME}) filter (where kind = 'run_end'),
+               coalesce((array_agg(status order by event_time_us desc) filter (where kind = 'run_end'))[1],
+                        '{RUNNING}'),
+               %(batch)s, %(batch)s
+        from {{events}} e
+        join lineage.programs p using (namespace, application, program_type, program)
+        group by e.namespace, p.program_key, e.run_id
+        on conflict (namespace, program_key, run_id) do update set
+            started_at = least(r.started_at, excluded.started_at),
+            stopped_at = greatest(r.stopped_at, excluded.stopped_at),
+            status = case when excluded.stopped_at is not null
+                           and (r.stopped_at is null or excluded.stopped_at >= r.stopped_at)
+                          then excluded.status else r.status end,
+            last_batch_id = excluded.last_batch_id""", counts="runs_touched"),
+    # Fresh statistics: rows just upserted are otherwise invisible to the planner.
+    MergeStep("statistics", "analyze lineage.programs, lineage.datasets, lineage.runs"),
+    MergeStep("dataset accesses", f"""
+        insert into lineage.dataset_accesses as a (namespace, dataset_key, run_key, access, component,
+                                                   accessed_at, batch_id)
+        select e.dataset_namespace, d.dataset_key, r.run_key, e.access, coalesce(e.component, ''),
+               min({_EVENT_TIME}), %(batch)s
+        from {{events}} e
+        join lineage.datasets d
+          on d.namespace = e.dataset_namespace and d.dataset_type = e.dataset_type and d.dataset = e.dataset
+        join lineage.programs p
+          on p.namespace = e.namespace and p.application = e.application
+         and p.program_type = e.program_type and p.program = e.program
+        join lineage.runs r
+          on r.namespace = e.namespace and r.program_key = p.program_key and r.run_id = e.run_id
+        where e.kind = 'dataset_access'
+        group by e.dataset_namespace, d.dataset_key, r.run_key, e.access, coalesce(e.component, '')
+        on conflict (namespace, dataset_key, run_key, access, component)
+        do update set accessed_at = least(a.accessed_at, excluded.accessed_at)
+        where excluded.accessed_at < a.accessed_at""", counts="accesses_added"),
+    MergeStep("field operation and metadata events", f"""
+        insert into lineage.pending_events (namespace, event_id, kind, event_time, application,
+            program_type, program, run_id, payload, batch_id)
+        select namespace, event_id, kind, {_EVENT_TIME}, application, program_type, program, run_id,
+               payload::jsonb, %(batch)s
+        from {{events}} where kind in ('field_operations', 'metadata_change')
+        on conflict do nothing""", counts="pending_kept"),
+)
+
+
+class BatchMerge:
+    """One compaction batch merged in one transaction, chunk by chunk (``MERGE_STEPS`` each);
+    events of a namespace that does not exist are quarantined with that reason, unless
+    ``auto_create_namespaces`` creates it (seed 003)."""
 
     def __init__(self, conn: psycopg.Connection, batch_id: str, *, auto_create_namespaces: bool = False) -> None:
         self._conn = conn
-        self._auto_create_namespaces = auto_create_namespaces
+        self._mode = "auto_create" if auto_create_namespaces else "strict"
         self._params: dict[str, Any] = {"batch": batch_id}
         self.batch_id = batch_id
-        self.quarantined = self.compacted = self.runs_touched = self.accesses_added = self.pending_kept = 0
+        self.counts = dict.fromkeys(("quarantined", "compacted", "runs_touched", "accesses_added", "pending_kept"), 0)
         self._transaction = conn.transaction()
         self._transaction.__enter__()
         # A bulk merge joins whole staging tables to whole entity tables: hash joins always win,
@@ -127,110 +240,21 @@ class BatchMerge:
 
     def merge_chunk(self, events: str) -> None:
         """Merge one staged chunk (a table from ``create_lines_table``) into the open transaction."""
-        conn, params = self._conn, self._params
-        conn.execute(f"analyze {events}")  # type: ignore[arg-type]
-        _timed(conn, "count lines per file", f"""
-            insert into file_lines select source_file, count(*) from {events} group by source_file""")
-        self.quarantined += _timed(conn, "quarantine", f"""
-            insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
-            select %(batch)s, source_file, line_number, reason, raw_text from {events} where reason is not null
-            on conflict (source_file, line_number) do nothing""", params)
-        _timed(conn, "set quarantined lines aside", f"delete from {events} where reason is not null")
-        repeated = conn.execute(
-            f"select exists (select from {events} group by namespace, event_id having count(*) > 1)"  # type: ignore[arg-type]
-        ).fetchone()
-        if repeated and repeated[0]:  # rare: skip the sort when every id is delivered once
-            _timed(conn, "drop repeated deliveries within the chunk", f"""
-                delete from {events} s using (
-                    select ctid, row_number() over (partition by namespace, event_id
-                                                    order by source_file, line_number) as delivery
-                    from {events}) repeated
-                where s.ctid = repeated.ctid and repeated.delivery > 1""")
-        _timed(conn, "drop events already compacted",
-               f"""delete from {events} s using lineage.event_ids e where e.event_key = {_EVENT_KEY}""")
-        if self._auto_create_namespaces:
-            _timed(conn, "namespaces", f"""
-                insert into lineage.namespaces (namespace)
-                select namespace from {events}
-                union select dataset_namespace from {events} where dataset_namespace is not null
-                on conflict do nothing""")
-        else:
-            unknown = _timed(conn, "quarantine events of unknown namespaces", f"""
-                insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
-                select %(batch)s, source_file, line_number,
-                       format('namespace %%L does not exist (create it with PUT /v3/namespaces/%%s, or set '
-                              'LINEAGE_AUTO_CREATE_NAMESPACES=true)', missing, missing),
-                       jsonb_strip_nulls(to_jsonb(e) - 'reason' - 'raw_text' - 'source_file' - 'line_number')::text
-                from {events} e
-                cross join lateral (
-                    select n from unnest(array[e.namespace, e.dataset_namespace]) as n
-                    where n is not null and not exists (select from lineage.namespaces ns where ns.namespace = n)
-                    limit 1) as m(missing)
-                on conflict (source_file, line_number) do nothing""", params)
-            self.quarantined += unknown
-            _timed(conn, "set events of unknown namespaces aside", f"""
-                delete from {events} e where not exists (
-                    select from lineage.namespaces ns where ns.namespace = e.namespace)
-                or e.dataset_namespace is not null and not exists (
-                    select from lineage.namespaces ns where ns.namespace = e.dataset_namespace)""")
-        self.compacted += _timed(conn, "record event ids", f"""
-            insert into lineage.event_ids (event_key, event_time)
-            select {_EVENT_KEY}, {_EVENT_TIME} from {events}""")
-        _timed(conn, "programs", f"""
-            insert into lineage.programs (namespace, application, program_type, program)
-            select distinct namespace, application, program_type, program from {events}
-            on conflict do nothing""")
-        _timed(conn, "datasets", f"""
-            insert into lineage.datasets (namespace, dataset_type, dataset)
-            select distinct dataset_namespace, dataset_type, dataset from {events} where kind = 'dataset_access'
-            on conflict do nothing""")
-        self.runs_touched += _timed(conn, "runs", f"""
-            insert into lineage.runs as r (namespace, program_key, run_id, started_at, stopped_at, status,
-                                           first_batch_id, last_batch_id)
-            select e.namespace, p.program_key, e.run_id,
-                   min({_EVENT_TIME}) filter (where kind = 'run_start'),
-                   max({_EVENT_TIME}) filter (where kind = 'run_end'),
-                   coalesce((array_agg(status order by event_time_us desc) filter (where kind = 'run_end'))[1],
-                            'running'),
-                   %(batch)s, %(batch)s
-            from {events} e
-            join lineage.programs p using (namespace, application, program_type, program)
-            group by e.namespace, p.program_key, e.run_id
-            on conflict (namespace, program_key, run_id) do update set
-                started_at = least(r.started_at, excluded.started_at),
-                stopped_at = greatest(r.stopped_at, excluded.stopped_at),
-                status = case when excluded.stopped_at is not null
-                               and (r.stopped_at is null or excluded.stopped_at >= r.stopped_at)
-                              then excluded.status else r.status end,
-                last_batch_id = excluded.last_batch_id""", params)
-        # Fresh statistics: rows just upserted are otherwise invisible to the planner.
-        conn.execute("analyze lineage.programs, lineage.datasets, lineage.runs")
-        self.accesses_added += _timed(conn, "dataset accesses", f"""
-            insert into lineage.dataset_accesses as a (namespace, dataset_key, run_key, access, component,
-                                                       accessed_at, batch_id)
-            select e.dataset_namespace, d.dataset_key, r.run_key, e.access, coalesce(e.component, ''),
-                   min({_EVENT_TIME}), %(batch)s
-            from {events} e
-            join lineage.datasets d
-              on d.namespace = e.dataset_namespace and d.dataset_type = e.dataset_type and d.dataset = e.dataset
-            join lineage.programs p
-              on p.namespace = e.namespace and p.application = e.application
-             and p.program_type = e.program_type and p.program = e.program
-            join lineage.runs r
-              on r.namespace = e.namespace and r.program_key = p.program_key and r.run_id = e.run_id
-            where e.kind = 'dataset_access'
-            group by e.dataset_namespace, d.dataset_key, r.run_key, e.access, coalesce(e.component, '')
-            on conflict (namespace, dataset_key, run_key, access, component)
-            do update set accessed_at = least(a.accessed_at, excluded.accessed_at)
-            where excluded.accessed_at < a.accessed_at""", params)
-        self.pending_kept += _timed(conn, "field operation and metadata events", f"""
-            insert into lineage.pending_events (namespace, event_id, kind, event_time, application,
-                program_type, program, run_id, payload, batch_id)
-            select namespace, event_id, kind, {_EVENT_TIME}, application, program_type, program, run_id,
-                   payload::jsonb, %(batch)s
-            from {events} where kind in ('field_operations', 'metadata_change')
-            on conflict do nothing""", params)
-        conn.execute(sql.SQL("drop table {}").format(sql.Identifier(*events.split("."))))
+        table = sql.Identifier(*events.split("."))
+        self._conn.execute(sql.SQL("analyze {}").format(table))
+        for step in MERGE_STEPS:
+            if step.mode is not None and step.mode != self._mode:
+                continue
+            if step.only_if is not None:
+                found = self._conn.execute(sql.SQL(step.only_if).format(events=table)).fetchone()
+                if not (found and found[0]):
+                    continue
+            count = _timed(self._conn, step.label, sql.SQL(step.statement).format(events=table), self._params)
+            if step.counts is not None:
+                self.counts[step.counts] += count
+            if step.label == "datasets":
+                entity_keys.fill_missing(self._conn)  # keys of the programs and datasets just inserted
+        self._conn.execute(sql.SQL("drop table {}").format(table))
 
     def finish(
         self,
@@ -243,8 +267,8 @@ class BatchMerge:
         event_id_retention_days: int,
     ) -> CompactionSummary:
         """Record the batch and its files (path, size) in the manifest, expire old ids, commit."""
-        conn, params = self._conn, self._params
-        duplicates = events_read - self.quarantined - self.compacted
+        conn, params, counts = self._conn, self._params, self.counts
+        duplicates = events_read - counts["quarantined"] - counts["compacted"]
         conn.execute(
             """insert into lineage.compaction_batches (batch_id, dag_run_id, interval_end, started_at, files,
                    events_read, events_compacted, duplicates, quarantined, runs_touched, accesses_added)
@@ -252,9 +276,9 @@ class BatchMerge:
                        %(compacted)s, %(duplicates)s, %(quarantined)s, %(runs)s, %(accesses)s)""",
             {
                 **params, "dag_run": dag_run_id, "interval_end": interval_end, "started": started_at,
-                "files": len(files), "read": events_read, "compacted": self.compacted,
-                "duplicates": duplicates, "quarantined": self.quarantined, "runs": self.runs_touched,
-                "accesses": self.accesses_added,
+                "files": len(files), "read": events_read, "compacted": counts["compacted"],
+                "duplicates": duplicates, "quarantined": counts["quarantined"], "runs": counts["runs_touched"],
+                "accesses": counts["accesses_added"],
             },
         )
         with conn.cursor() as cursor:
@@ -268,9 +292,9 @@ class BatchMerge:
                {"days": event_id_retention_days})
         self._transaction.__exit__(None, None, None)
         return CompactionSummary(
-            batch_id=self.batch_id, files=len(files), events_read=events_read, events_compacted=self.compacted,
-            duplicates=duplicates, quarantined=self.quarantined, runs_touched=self.runs_touched,
-            accesses_added=self.accesses_added, pending_kept=self.pending_kept,
+            batch_id=self.batch_id, files=len(files), events_read=events_read, events_compacted=counts["compacted"],
+            duplicates=duplicates, quarantined=counts["quarantined"], runs_touched=counts["runs_touched"],
+            accesses_added=counts["accesses_added"], pending_kept=counts["pending_kept"],
         )
 
     def abort(self, error: BaseException) -> None:
@@ -278,9 +302,10 @@ class BatchMerge:
         self._transaction.__exit__(type(error), error, error.__traceback__)
 
 
-def _timed(conn: psycopg.Connection, label: str, query: str, params: dict[str, Any] | None = None) -> int:
+def _timed(conn: psycopg.Connection, label: str, query: sql.Composable | str,
+           params: dict[str, Any] | None = None) -> int:
     """Execute one merge statement, log its duration, return its row count."""
     started = time.perf_counter()
-    rowcount = conn.execute(query, params).rowcount  # type: ignore[arg-type]
+    rowcount = conn.execute(sql.SQL(query) if isinstance(query, str) else query, params).rowcount
     log.info("merge: %s: %d rows in %.1fs", label, rowcount, time.perf_counter() - started)
     return rowcount

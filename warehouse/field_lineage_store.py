@@ -15,6 +15,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from lineage.field_lineage_response import FieldKey
+from warehouse import entity_keys
 from warehouse.lineage_store import in_window
 
 _FINGERPRINTED_COLUMNS = ("namespace", "event_id", "fingerprint", "destination_namespace", "destination_type",
@@ -86,6 +87,7 @@ def store_results(conn: psycopg.Connection, fingerprinted: Sequence[dict[str, An
                     from new_sets n cross join lateral jsonb_array_elements(n.paths) as p(path)
                     cross join lateral jsonb_array_elements(p.path->'sources') as s(source)
                     on conflict do nothing""")
+    entity_keys.fill_missing(conn)  # keys of the datasets just inserted
     counts["runs_recorded"] = conn.execute("""
         insert into lineage.field_lineage_runs (dataset_key, run_key, set_fingerprint, recorded_at)
         select d.dataset_key, r.run_key, f.fingerprint, min(e.event_time)

@@ -15,8 +15,8 @@ import orjson
 import psycopg
 from psycopg.rows import dict_row
 
-from lineage.metadata_entity import MetadataEntity
-from lineage.metadata_entity import entity as build_entity
+from lineage.authorization import grant_key
+from lineage.metadata_entity import MetadataEntity, program_run_entity
 from lineage.metadata_values import SCOPES, diff, state
 from warehouse import metadata_search
 
@@ -78,14 +78,8 @@ def access_properties(conn: psycopg.Connection, entity: MetadataEntity, since: d
             (row[2],)).fetchone()
         assert run is not None
         found["last-update-time"] = row[1].astimezone(UTC).isoformat()
-        found["last-updated-by"] = program_run(*run).render()
+        found["last-updated-by"] = program_run_entity(*run).render()
     return found
-
-
-def program_run(namespace: str, application: str, program_type: str, program: str, run_id: str) -> MetadataEntity:
-    """The program run entity: the updater of what a run changed."""
-    return build_entity([("namespace", namespace), ("application", application), ("type", program_type),
-                   ("program", program), ("run", run_id)])
 
 
 def lock(conn: psycopg.Connection, entity: MetadataEntity, scope: str) -> None:
@@ -110,7 +104,7 @@ def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater
     with conn.transaction():
         lock(conn, entity, scope)
         previous = current_state(conn, entity, scope)
-        base = {"key": key, "type": entity.type, "ns": entity.namespace,
+        base = {"key": key, "type": entity.type, "ns": entity.namespace, "grant": grant_key(entity),
                 "entity": orjson.dumps(entity.to_dict()["details"]).decode(), "scope": scope, "by": updater}
         for kind, removal in (("property", remove_properties), ("tag", remove_tags)):
             if removal is False:
@@ -125,9 +119,10 @@ def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater
         rows += [(tag, "", "tag") for tag in (add_tags or [])]
         for name, value, kind in rows:
             conn.execute(
-                """insert into lineage.metadata (entity_key, entity_type, namespace, entity, scope, kind, key, value,
-                                                 updated_by)
-                   values (%(key)s, %(type)s, %(ns)s, %(entity)s, %(scope)s, %(kind)s, %(name)s, %(value)s, %(by)s)
+                """insert into lineage.metadata (entity_key, entity_type, namespace, entity, grant_key, scope, kind,
+                                                 key, value, updated_by)
+                   values (%(key)s, %(type)s, %(ns)s, %(entity)s, %(grant)s, %(scope)s, %(kind)s, %(name)s, %(value)s,
+                           %(by)s)
                    on conflict (entity_key, scope, kind, key) do update
                    set value = excluded.value, updated_at = now(), updated_by = excluded.updated_by
                    where lineage.metadata.value is distinct from excluded.value""",

@@ -12,11 +12,15 @@ import argparse
 import hashlib
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import psycopg
+
 from lineage.errors import LineageError
 from lineage.settings import redact_url
+from warehouse import entity_keys
 from warehouse.db import connect
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -37,6 +41,10 @@ class Migration:
     @property
     def checksum(self) -> str:
         return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
+
+
+# Data a migration needs that only the core can compute, filled in the migration's transaction.
+_BACKFILLS: dict[int, Callable[[psycopg.Connection], None]] = {11: entity_keys.backfill}
 
 
 def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
@@ -77,6 +85,8 @@ def apply_migrations(database_url: str | None = None, directory: Path = MIGRATIO
                     continue
                 with conn.transaction():
                     conn.execute(migration.sql)  # type: ignore[arg-type]  # trusted repository files
+                    if migration.version in _BACKFILLS:
+                        _BACKFILLS[migration.version](conn)
                     conn.execute(
                         "insert into lineage.schema_migrations (version, name, checksum) values (%s, %s, %s)",
                         (migration.version, migration.name, migration.checksum),

@@ -18,19 +18,24 @@ from datetime import datetime
 
 import orjson
 import psycopg
+from psycopg import sql
 
+from lineage.authorization import namespace_key
 from warehouse import metadata_search
+from warehouse.db import connect
 
 log = logging.getLogger(__name__)
 
 # (label, statement) in dependency order; %(ns)s is the namespace, %(before)s the deletion time,
-# %(prefix)s the entity key prefix of its entities ("namespace=ns,").
+# %(key)s the namespace's entity key: its entities' keys are that key or start with it and ",".
+# starts_with, not LIKE: a namespace name may hold "_", LIKE's any-character wildcard.
+_OF_NAMESPACE = "(entity_key = %(key)s or starts_with(entity_key, %(key)s || ','))"
 _STEPS: list[tuple[str, str]] = [
     ("metadata", "delete from lineage.metadata where namespace = %(ns)s and updated_at < %(before)s"),
-    ("metadata_changes", """delete from lineage.metadata_changes
-                            where entity_key like %(prefix)s and changed_at < %(before)s"""),
-    ("metadata_event_times", """delete from lineage.metadata_event_times
-                                where entity_key like %(prefix)s and event_time < %(before)s"""),
+    ("metadata_changes", f"""delete from lineage.metadata_changes
+                            where {_OF_NAMESPACE} and changed_at < %(before)s"""),
+    ("metadata_event_times", f"""delete from lineage.metadata_event_times
+                                where {_OF_NAMESPACE} and event_time < %(before)s"""),
     ("dataset_schema_versions", """delete from lineage.dataset_schema_versions
                                    where namespace = %(ns)s and created_at < %(before)s"""),
     ("pending_events", "delete from lineage.pending_events where namespace = %(ns)s and event_time < %(before)s"),
@@ -87,26 +92,37 @@ def pending(conn: psycopg.Connection) -> list[tuple[int, str, datetime]]:
 
 
 def clean(conn: psycopg.Connection, deletion_id: int, namespace: str, deleted_at: datetime) -> CleanupSummary:
-    """Remove the namespace's records from before ``deleted_at`` in one transaction; idempotent."""
+    """Remove the namespace's records from before ``deleted_at`` in one transaction of its own
+    (``conn`` must be in autocommit mode, so that each deletion commits or fails alone); idempotent."""
+    if not conn.autocommit:
+        raise ValueError("namespace cleanup needs an autocommit connection: each deletion is its own transaction")
     began = time.perf_counter()
-    params = {"ns": namespace, "before": deleted_at, "prefix": f"namespace={namespace},%"}
+    params = {"ns": namespace, "before": deleted_at, "key": namespace_key(namespace)}
     removed: dict[str, int] = {}
     with conn.transaction():
         for label, statement in _STEPS:
             started = time.perf_counter()
-            count = conn.execute(statement, params).rowcount  # type: ignore[arg-type]
+            count = conn.execute(sql.SQL(statement), params).rowcount
             log.info("cleanup %s: %s: %d rows in %.1fs", namespace, label, count, time.perf_counter() - started)
             if label not in _TEMPORARY:
                 removed[label] = count
+        conn.execute("drop table old_runs, old_sets")  # "on commit drop" too, but not inside a caller's savepoint
         conn.execute("update lineage.namespace_deletions set removed = %s where deletion_id = %s",
                      (orjson.dumps(removed).decode(), deletion_id))
     return CleanupSummary(deletion_id, namespace, removed, time.perf_counter() - began)
 
 
-def finish(conn: psycopg.Connection, deletion_ids: list[int]) -> None:
+def clean_pending(database_url: str) -> list[CleanupSummary]:
+    """Clean every deletion not cleaned yet, oldest first, each in its own transaction: one that
+    fails leaves those before it done (the next run retries it and those after it)."""
+    with connect(database_url, autocommit=True) as conn:
+        return [clean(conn, *deletion) for deletion in pending(conn)]
+
+
+def finish(database_url: str, deletion_ids: list[int]) -> None:
     """Mark the deletions cleaned (after the marts were rebuilt): the race guard lifts, and the
     namespace's search rows are re-derived without it."""
-    with conn.transaction():
+    with connect(database_url) as conn, conn.transaction():
         namespaces = [row[0] for row in conn.execute(
             """update lineage.namespace_deletions set cleaned_at = clock_timestamp()
                where deletion_id = any(%s) and cleaned_at is null returning namespace""", (deletion_ids,)).fetchall()]

@@ -20,8 +20,10 @@ import orjson
 import psycopg
 
 from lineage.dataset_schema import SCHEMA_PROPERTY, IncompatibleSchemaError, parse_schema
+from lineage.metadata_entity import program_run_entity
 from lineage.program_metadata import InvalidMetadataChangeError, MetadataChange, Watermarks, parse_change, resolve
 from warehouse import metadata_store, schema_store
+from warehouse.db import connect
 
 log = logging.getLogger(__name__)
 SCOPE = "SYSTEM"
@@ -43,6 +45,14 @@ class UnknownNamespaceError(InvalidMetadataChangeError):
     """The change's entity is in a namespace that does not exist."""
 
 
+def apply_pending(database_url: str, *, auto_create_namespaces: bool) -> ProgramMetadataSummary:
+    """The DAG's ``apply_metadata`` stage: apply the pending metadata changes in ``database_url``."""
+    with connect(database_url) as conn:
+        summary = apply_program_metadata(conn, auto_create_namespaces=auto_create_namespaces)
+    log.info("%s", summary.render())
+    return summary
+
+
 def apply_program_metadata(conn: psycopg.Connection, chunk: int = 1000, *,
                            auto_create_namespaces: bool = False) -> ProgramMetadataSummary:
     """Apply every compacted metadata change not applied yet; returns the change ids written.
@@ -57,7 +67,7 @@ def apply_program_metadata(conn: psycopg.Connection, chunk: int = 1000, *,
                order by event_time, event_id limit %s""", (chunk,)).fetchall():
         for namespace, event_id, event_time, application, program_type, program, run_id, payload in pending:
             with conn.transaction():
-                updater = metadata_store.program_run(namespace, application, program_type, program, run_id)
+                updater = program_run_entity(namespace, application, program_type, program, run_id)
                 try:
                     with conn.transaction():
                         change = parse_change(payload)

@@ -10,6 +10,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from lineage import events
 from lineage.errors import LineageError
 
 _BATCH_ID = re.compile(r"^[0-9A-Za-z-]{1,64}$")
@@ -47,9 +48,7 @@ def check_batch(database_url: str, batch_id: str) -> list[CheckResult]:
             f"select * from lineage.runs where last_batch_id = '{batch_id}'",
             [
                 gxe.ExpectColumnValuesToNotBeNull(column="run_id"),
-                gxe.ExpectColumnValuesToBeInSet(
-                    column="status", value_set=["running", "completed", "failed", "killed"]
-                ),
+                gxe.ExpectColumnValuesToBeInSet(column="status", value_set=events.run_statuses()),
                 gxe.ExpectColumnPairValuesAToBeGreaterThanB(
                     column_A="stopped_at", column_B="started_at", or_equal=True, ignore_row_if="either_value_is_missing"
                 ),
@@ -59,8 +58,8 @@ def check_batch(database_url: str, batch_id: str) -> list[CheckResult]:
             f"select * from lineage.access_details where batch_id = '{batch_id}'",
             [
                 gxe.ExpectColumnValuesToNotBeNull(column="dataset"),
-                gxe.ExpectColumnValuesToBeInSet(column="access", value_set=["read", "write", "read_write", "unknown"]),
-                gxe.ExpectColumnValuesToBeInSet(column="dataset_type", value_set=["dataset", "stream"]),
+                gxe.ExpectColumnValuesToBeInSet(column="access", value_set=events.access_types()),
+                gxe.ExpectColumnValuesToBeInSet(column="dataset_type", value_set=events.dataset_types()),
             ],
         ),
         "compaction_batches": (

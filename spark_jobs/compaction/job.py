@@ -117,6 +117,14 @@ def run_compaction(
             release_lock(conn)
 
 
+def compact_interval(database_url: str, interval_end: datetime, dag_run_id: str | None = None) -> CompactionSummary:
+    """The DAG's ``compact`` stage: one compaction up to ``interval_end`` into ``database_url``."""
+    spark = build_session("lineage-compaction")
+    summary = run_compaction(spark, interval_end=interval_end, database_url=database_url, dag_run_id=dag_run_id)
+    log.info("%s", summary.render())
+    return summary
+
+
 def _stage_and_merge(
     spark: SparkSession, conn: psycopg.Connection, merge: BatchMerge, chunks: list[list[LogFile]],
     settings: Settings, url: str,

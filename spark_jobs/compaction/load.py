@@ -16,8 +16,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from lineage.events import PARSED_COLUMNS
 from lineage.settings import libpq_url
-from spark_jobs.compaction.transforms import PARSED_COLUMNS, parse_arrow_batches
+from spark_jobs.compaction.transforms import parse_arrow_batches
 
 _COPIED = T.StructType([T.StructField("rows", T.LongType())])
 _COPIED_ARROW = pa.schema([("rows", pa.int64())])

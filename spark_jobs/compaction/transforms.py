@@ -15,20 +15,15 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
-from lineage.events import STAGED_COLUMNS, Rejection, parse_line, quarantine_text, to_staged_row
+from lineage.events import PARSED_COLUMNS, Rejection, parse_line, quarantine_text, to_staged_row
 
-_INT_COLUMNS = {"event_time_us", "line_number"}
-PARSED_COLUMNS: tuple[str, ...] = (*STAGED_COLUMNS, "reason", "raw_text")
-PARSED_SCHEMA = T.StructType(
-    [
-        T.StructField(name, T.LongType() if name in _INT_COLUMNS else T.StringType(), nullable=True)
-        for name in STAGED_COLUMNS
-    ]
-    + [T.StructField("reason", T.StringType()), T.StructField("raw_text", T.StringType())]
-)
-_ARROW_SCHEMA = pa.schema(
-    [pa.field(f.name, pa.int64() if f.name in _INT_COLUMNS else pa.string()) for f in PARSED_SCHEMA.fields]
-)
+PARSED_SCHEMA = T.StructType([
+    T.StructField(name, T.LongType() if sql_type == "bigint" else T.StringType(), nullable=True)
+    for name, sql_type in PARSED_COLUMNS.items()
+])
+_ARROW_SCHEMA = pa.schema([
+    pa.field(name, pa.int64() if sql_type == "bigint" else pa.string()) for name, sql_type in PARSED_COLUMNS.items()
+])
 _OUTPUT_ROWS_PER_BATCH = 20_000
 
 

@@ -14,7 +14,7 @@ import argparse
 import logging
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
@@ -68,6 +68,18 @@ def run_field_lineage(spark: SparkSession, settings: Settings | None = None,
     summary = FieldLineageSummary(**totals, seconds=time.perf_counter() - began)
     log.info(summary.render())
     return summary
+
+
+def derive_pending(database_url: str) -> FieldLineageSummary:
+    """The DAG's ``field_lineage`` stage: process the pending records in ``database_url``;
+    Spark starts only when there are some."""
+    with connect(database_url) as conn:
+        waiting = bool(fetch_pending(conn, 1))
+    if not waiting:
+        log.info("field lineage: no pending field operation records")
+        return FieldLineageSummary(0, 0, 0, 0, 0, 0.0)
+    settings = replace(Settings.from_env(), database_url=database_url)
+    return run_field_lineage(build_session("lineage-field-lineage", settings), settings)
 
 
 def main(argv: list[str] | None = None) -> int:

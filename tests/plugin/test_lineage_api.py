@@ -16,6 +16,7 @@ from spark_jobs.compaction.job import run_compaction
 from tests.airflow_support import libpq, logged_in_client
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import event, write_log
+from warehouse import entity_keys
 from warehouse.dbt_build import build_marts
 
 T0 = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
@@ -249,6 +250,7 @@ def test_lineage_before_the_marts_are_built_is_503_with_a_hint(
     with psycopg.connect(libpq(warehouse_db), autocommit=True) as conn:  # compacted, but no dbt build yet
         conn.execute("insert into lineage.datasets (namespace, dataset_type, dataset) "
                      "values ('default', 'dataset', 'd')")
+        entity_keys.fill_missing(conn)
     monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(warehouse_db))
     response = api.get("/v3/namespaces/default/datasets/d/lineage")
     assert response.status_code == 503

@@ -15,7 +15,7 @@ from lineage.metadata_entity import entity
 from lineage.settings import Settings
 from tests.airflow_support import libpq, logged_in_client
 from tests.conftest import create_scratch_db, drop_scratch_db
-from warehouse import metadata_store
+from warehouse import entity_keys, metadata_store
 from warehouse.dbt_build import build_marts
 
 NS = "/v3/namespaces/default"
@@ -38,6 +38,7 @@ def search_db() -> Iterator[str]:
                         ('other', 'dataset', 'purchases_eu')""")
         conn.execute("""insert into lineage.programs (namespace, application, program_type, program) values
                         ('default', 'PurchaseHistory', 'mapreduce', 'PurchaseHistoryBuilder')""")
+        entity_keys.fill_missing(conn)
         metadata_store.change(conn, entity([("namespace", "default"), ("dataset", "employees")]), "SYSTEM", "test",
                               add_properties={"schema": schema([("empName", "string"), ("empId", "long"),
                                                                 ("salary", "double")]).to_json()})

@@ -5,7 +5,8 @@ import json
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from spark_jobs.compaction.transforms import PARSED_COLUMNS, parse_log_lines
+from lineage.events import PARSED_COLUMNS
+from spark_jobs.compaction.transforms import parse_log_lines
 from tests.factories import access, event
 
 
@@ -16,7 +17,7 @@ def test_parse_gives_one_row_per_line_valid_or_rejected(spark) -> None:  # type:
     files = spark.createDataFrame([("file:/logs/a.jsonl", text)], ["file_path", "value"])
     parsed = parse_log_lines(files, 1_048_576)
 
-    assert tuple(parsed.columns) == PARSED_COLUMNS
+    assert tuple(parsed.columns) == tuple(PARSED_COLUMNS)
     assertDataFrameEqual(
         parsed.select("source_file", "line_number", "event_id", "dataset", "access", "raw_text"),
         spark.createDataFrame(

@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lineage.authorization import INSTANCE, Access, NotAuthorizedError, Privilege, enforcement_keys, grant_target
+from lineage.authorization import (
+    INSTANCE,
+    Access,
+    NotAuthorizedError,
+    Privilege,
+    enforcement_keys,
+    grant_key,
+    grant_target,
+)
 from lineage.metadata_entity import InvalidEntityError, entity, from_path
 
 NS = "namespace=sales"
@@ -29,6 +37,26 @@ PROGRAM = "namespace=sales,application=Shop,type=spark,program=Load"
 def test_each_entity_is_checked_on_its_nearest_enforceable_parent(segments: list[str], version: str | None,
                                                                   expected: tuple[str, ...]) -> None:
     assert enforcement_keys(from_path("sales", segments, version)) == expected
+
+
+@pytest.mark.parametrize(("segments", "version", "expected"), [
+    (["datasets", "orders"], None, DS),
+    (["datasets", "orders", "field", "id"], None, DS),
+    (["streams", "clicks"], None, "namespace=sales,stream=clicks"),
+    (["apps", "Shop", "spark", "Load"], None, PROGRAM),
+    (["apps", "Shop", "spark", "Load"], "1.0", PROGRAM),  # a version is covered by a grant on its program
+    (["apps", "Shop", "spark", "Load", "runs", "r1"], "2.0", PROGRAM),
+    (["apps", "Shop"], "1.0", None),
+    ([], None, None),
+    (["table", "t"], None, None),
+])
+def test_the_stored_grant_key_is_the_enforceable_entity_below_the_namespace(
+        segments: list[str], version: str | None, expected: str | None) -> None:
+    assert grant_key(from_path("sales", segments, version)) == expected
+
+
+def test_an_external_resource_has_no_grant_key() -> None:
+    assert grant_key(entity([("database", "db"), ("table", "t")])) is None
 
 
 def test_an_external_resource_is_checked_on_the_instance() -> None:

@@ -33,7 +33,7 @@ programs as not materialized (
 
 tags as (
 
-    select entity_key, namespace, entity_type, entity_details, scope, 'tag' as kind, 'tags' as key, key as value,
+    select entity_key, namespace, entity_type, entity_details, grant_key, scope, 'tag' as kind, 'tags' as key, key as value,
            updated_at as created_at
     from metadata
     where kind = 'tag'
@@ -42,7 +42,7 @@ tags as (
 
 properties as (
 
-    select entity_key, namespace, entity_type, entity_details, scope, 'property' as kind, key, value,
+    select entity_key, namespace, entity_type, entity_details, grant_key, scope, 'property' as kind, key, value,
            updated_at as created_at
     from metadata
     where kind = 'property' and not (scope = 'SYSTEM' and key = 'schema')
@@ -51,7 +51,7 @@ properties as (
 
 schema_fields as (
 
-    select m.entity_key, m.namespace, m.entity_type, m.entity_details, m.scope, 'field' as kind, 'field' as key,
+    select m.entity_key, m.namespace, m.entity_type, m.entity_details, m.grant_key, m.scope, 'field' as kind, 'field' as key,
            f.field ->> 'name' as value, m.updated_at as created_at
     from metadata as m
     cross join lateral jsonb_array_elements(m.value::jsonb -> 'fields') as f (field)
@@ -61,52 +61,35 @@ schema_fields as (
 
 lineage_entities as (
 
-    select
-        {{ entity_key_part("'namespace'", 'namespace') }} || ',' || {{ entity_key_part('dataset_type', 'dataset') }}
-            as entity_key,
-        namespace,
-        dataset_type as entity_type,
-        {{ entity_details([("'namespace'", 'namespace'), ('dataset_type', 'dataset')]) }} as entity_details,
-        created_at
+    -- keys and parts as the core rendered them when the rows were written (warehouse.entity_keys)
+    select entity_key, namespace, dataset_type as entity_type, entity_details, entity_key as grant_key, created_at
     from datasets
 
     union all
 
-    select
-        {{ entity_key_part("'namespace'", 'namespace') }} || ',' || {{ entity_key_part("'application'", 'application') }}
-            || ',' || {{ entity_key_part("'type'", 'program_type') }} || ',' || {{ entity_key_part("'program'", 'program') }},
-        namespace,
-        'program',
-        {{ entity_details([("'namespace'", 'namespace'), ("'application'", 'application'), ("'type'", 'program_type'),
-                           ("'program'", 'program')]) }},
-        created_at
+    select entity_key, namespace, 'program', entity_details, entity_key, created_at
     from programs
 
     union all
 
-    select
-        {{ entity_key_part("'namespace'", 'namespace') }} || ',' || {{ entity_key_part("'application'", 'application') }},
-        namespace,
-        'application',
-        {{ entity_details([("'namespace'", 'namespace'), ("'application'", 'application')]) }},
-        max(created_at)
+    select application_key, namespace, 'application', min(application_details::text)::jsonb, null, max(created_at)
     from programs
-    group by namespace, application
+    group by namespace, application_key
 
 ),
 
 named_entities as (
 
-    select entity_key, namespace, entity_type, entity_details, updated_at as created_at from metadata
+    select entity_key, namespace, entity_type, entity_details, grant_key, updated_at as created_at from metadata
     union all
-    select entity_key, namespace, entity_type, entity_details, created_at from lineage_entities
+    select entity_key, namespace, entity_type, entity_details, grant_key, created_at from lineage_entities
 
 ),
 
 names as (
 
     select distinct on (entity_key)
-        entity_key, namespace, entity_type, entity_details, 'SYSTEM' as scope, 'name' as kind, '' as key,
+        entity_key, namespace, entity_type, entity_details, grant_key, 'SYSTEM' as scope, 'name' as kind, '' as key,
         entity_details -> -1 ->> 'value' as value, created_at
     from named_entities
     order by entity_key, created_at desc
@@ -138,19 +121,9 @@ final as (
         value,
         lower(key) collate "C" as key_term,
         left(lower(value), 200) collate "C" as term,
-        -- the enforceable entity a READ grant on which shows this row (lineage.authorization):
-        -- a dataset or stream for it and what is under it, a program for it and its runs
-        case
-            when entity_details -> 1 ->> 'key' in ('dataset', 'stream') then
-                {{ entity_key_part("'namespace'", "entity_details -> 0 ->> 'value'") }} || ','
-                || {{ entity_key_part("(entity_details -> 1 ->> 'key')", "(entity_details -> 1 ->> 'value')") }}
-            when entity_details -> 1 ->> 'key' = 'application' and entity_details -> 2 ->> 'key' = 'type'
-                and entity_details -> 3 ->> 'key' = 'program' then
-                {{ entity_key_part("'namespace'", "entity_details -> 0 ->> 'value'") }} || ','
-                || {{ entity_key_part("'application'", "(entity_details -> 1 ->> 'value')") }} || ','
-                || {{ entity_key_part("'type'", "(entity_details -> 2 ->> 'value')") }} || ','
-                || {{ entity_key_part("'program'", "(entity_details -> 3 ->> 'value')") }}
-        end as grant_key
+        -- the dataset, stream or program a READ grant on which shows this row, as the core
+        -- decided when the row was written (lineage.authorization.grant_key)
+        grant_key
     from terms
     where not exists (
         select from {{ source('lineage', 'namespace_guards') }} as guard

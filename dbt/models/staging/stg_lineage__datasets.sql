@@ -12,6 +12,8 @@ renamed as (
         namespace,
         dataset_type,
         dataset,
+        entity_key,
+        entity as entity_details,
         created_at
     from source
 

@@ -11,6 +11,7 @@ renamed as (
         entity_type,
         namespace,
         entity as entity_details,
+        grant_key,
         scope,
         kind,
         key,

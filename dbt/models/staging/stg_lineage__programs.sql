@@ -13,6 +13,10 @@ renamed as (
         application,
         program_type,
         program,
+        entity_key,
+        entity as entity_details,
+        application_key,
+        application_entity as application_details,
         created_at
     from source
 

@@ -1,0 +1,78 @@
+"""The cleanup after namespace deletions, on real PostgreSQL: each deletion in its own
+transaction (several pending deletions are cleaned in one run), and a namespace's records
+matched by its key, never by a LIKE pattern a "_" in the name would widen."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from lineage.metadata_entity import entity
+from warehouse import metadata_store, namespace_cleanup, namespace_store
+from warehouse.db import connect
+
+NAMESPACES = ("a_b", "a1b", "aXb", "c1", "c2")
+
+
+def _history(url: str, namespace: str) -> dict[str, int]:
+    """Change records and "later event wins" watermarks of the namespace's entities, the
+    namespace entity's own included, found by exact key parts (no pattern)."""
+    with connect(url) as conn:
+        changes, watermarks = conn.execute(
+            """select (select count(*) from lineage.metadata_changes where split_part(entity_key, ',', 1) = %(k)s),
+                      (select count(*) from lineage.metadata_event_times
+                       where split_part(entity_key, ',', 1) = %(k)s)""",
+            {"k": f"namespace={namespace}"}).fetchone() or (0, 0)
+    return {"changes": changes, "watermarks": watermarks}
+
+
+@pytest.fixture
+def populated(warehouse_db: str) -> str:
+    """Five namespaces, each with a tagged namespace entity and dataset, and two watermarks."""
+    with connect(warehouse_db, autocommit=True) as conn:
+        for namespace in NAMESPACES:
+            namespace_store.create_namespace(conn, namespace, None)
+            for subject in (entity([("namespace", namespace)]), entity([("namespace", namespace), ("dataset", "d")])):
+                metadata_store.change(conn, subject, "USER", "tester", add_tags=["pii"])
+                conn.execute("""insert into lineage.metadata_event_times (entity_key, scope, kind, key, event_time)
+                                values (%s, 'SYSTEM', 'tag', 'pii', now())""", (subject.render(),))
+    return warehouse_db
+
+
+def test_three_pending_deletions_are_cleaned_in_one_run_each_in_its_own_transaction(populated: str) -> None:
+    with connect(populated, autocommit=True) as conn:
+        for namespace in ("a_b", "c1", "c2"):
+            assert namespace_store.delete_namespace(conn, namespace, "admin") is not None
+
+    summaries = namespace_cleanup.clean_pending(populated)
+
+    assert [s.namespace for s in summaries] == ["a_b", "c1", "c2"]
+    for namespace in ("a_b", "c1", "c2"):
+        assert _history(populated, namespace) == {"changes": 0, "watermarks": 0}
+    assert [s.removed["metadata_changes"] for s in summaries] == [2, 2, 2]  # the namespace entity's own row too
+    with connect(populated) as conn:
+        assert conn.execute("select count(*) from lineage.namespace_deletions where removed is not null"
+                            ).fetchone() == (3,)
+    namespace_cleanup.finish(populated, [s.deletion_id for s in summaries])
+    with connect(populated) as conn:
+        assert namespace_cleanup.pending(conn) == []
+
+
+@pytest.mark.parametrize("kept", ["a1b", "aXb"])
+def test_cleaning_a_b_leaves_namespaces_its_name_would_match_as_a_like_pattern_whole(populated: str,
+                                                                                      kept: str) -> None:
+    before = _history(populated, kept)
+    assert before == {"changes": 2, "watermarks": 2}
+    with connect(populated, autocommit=True) as conn:
+        namespace_store.delete_namespace(conn, "a_b", "admin")
+
+    namespace_cleanup.clean_pending(populated)
+
+    assert _history(populated, "a_b") == {"changes": 0, "watermarks": 0}
+    assert _history(populated, kept) == before
+
+
+def test_clean_refuses_a_connection_inside_a_transaction(populated: str) -> None:
+    with connect(populated) as conn, pytest.raises(ValueError, match="autocommit"):
+        namespace_cleanup.clean(conn, 1, "a_b", datetime.now(UTC))

@@ -1,0 +1,80 @@
+"""Stored entity keys: the core renders each row's entity key and grant key once, and the
+warehouse keeps them with the row, so SQL, dbt and the pages read them instead of re-deriving
+the rules (``lineage.metadata_entity`` renders keys, ``lineage.authorization`` picks grant keys).
+
+Bulk merges insert datasets and programs set-at-a-time in SQL; ``fill_missing`` then renders
+the keys of the rows just inserted, in the same transaction. Metadata rows get their grant key
+when written (``warehouse.metadata_store``); ``backfill`` fills rows written before migration
+0011 once, with that migration.
+"""
+
+from __future__ import annotations
+
+import orjson
+import psycopg
+
+from lineage.authorization import grant_key
+from lineage.metadata_entity import application_entity, dataset_entity, entity, program_entity
+
+
+def _details(parts: tuple[tuple[str, str], ...]) -> str:
+    return orjson.dumps([{"key": key, "value": value} for key, value in parts]).decode()
+
+
+def fill_missing(conn: psycopg.Connection) -> int:
+    """Render and store the keys of datasets and programs that have none yet; returns how many."""
+    with conn.transaction():  # a savepoint inside the caller's transaction
+        return _fill_missing(conn)
+
+
+def _fill_missing(conn: psycopg.Connection) -> int:
+    datasets = conn.execute("""select dataset_key, namespace, dataset_type, dataset from lineage.datasets
+                               where entity_key is null""").fetchall()
+    programs = conn.execute("""select program_key, namespace, application, program_type, program
+                               from lineage.programs where entity_key is null""").fetchall()
+    if datasets:
+        conn.execute("create temp table dataset_keys (dataset_key bigint, entity_key text, entity jsonb) "
+                     "on commit drop")
+        with conn.cursor().copy("copy dataset_keys from stdin") as copy:
+            for key, namespace, dataset_type, name in datasets:
+                subject = dataset_entity(namespace, dataset_type, name)
+                copy.write_row((key, subject.render(), _details(subject.parts)))
+        conn.execute("""update lineage.datasets d set entity_key = k.entity_key, entity = k.entity
+                        from dataset_keys k where d.dataset_key = k.dataset_key""")
+        conn.execute("drop table dataset_keys")
+    if programs:
+        conn.execute("create temp table program_keys (program_key bigint, entity_key text, entity jsonb, "
+                     "application_key text, application_entity jsonb) on commit drop")
+        with conn.cursor().copy("copy program_keys from stdin") as copy:
+            for key, namespace, application, program_type, name in programs:
+                subject = program_entity(namespace, application, program_type, name)
+                app = application_entity(namespace, application)
+                copy.write_row((key, subject.render(), _details(subject.parts), app.render(), _details(app.parts)))
+        conn.execute("""update lineage.programs p set entity_key = k.entity_key, entity = k.entity,
+                               application_key = k.application_key, application_entity = k.application_entity
+                        from program_keys k where p.program_key = k.program_key""")
+        conn.execute("drop table program_keys")
+    return len(datasets) + len(programs)
+
+
+def backfill(conn: psycopg.Connection) -> None:
+    """Keys of every row written without them: datasets and programs, and the grant keys of
+    metadata rows (run with migration 0011 for rows written before it, and by loaders that
+    bulk-insert metadata in SQL)."""
+    with conn.transaction():
+        _fill_missing(conn)
+        _fill_grant_keys(conn)
+
+
+def _fill_grant_keys(conn: psycopg.Connection) -> None:
+    entities = conn.execute("""select distinct entity_key, entity_type, entity from lineage.metadata
+                               where grant_key is null""").fetchall()
+    conn.execute("create temp table metadata_grant_keys (entity_key text, grant_key text) on commit drop")
+    with conn.cursor().copy("copy metadata_grant_keys from stdin") as copy:
+        for key, entity_type, details in entities:
+            found = grant_key(entity([(part["key"], part["value"]) for part in details], entity_type))
+            if found is not None:
+                copy.write_row((key, found))
+    conn.execute("""update lineage.metadata m set grant_key = k.grant_key from metadata_grant_keys k
+                    where m.entity_key = k.entity_key""")
+    conn.execute("drop table metadata_grant_keys")
