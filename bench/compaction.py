@@ -20,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psutil
 import psycopg
+from psycopg import sql
 
 from bench.generate import generate_events, write_logs
 from lineage.settings import Settings, libpq_url
@@ -62,8 +63,8 @@ def scratch_database(url: str, name: str) -> str:
     parts = urlsplit(url)
     admin = urlunsplit((parts.scheme, parts.netloc, "/postgres", "", ""))
     with psycopg.connect(libpq_url(admin), autocommit=True) as conn:
-        conn.execute(f'drop database if exists "{name}" with (force)')  # type: ignore[arg-type]
-        conn.execute(f'create database "{name}"')  # type: ignore[arg-type]
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", "", ""))
 
 

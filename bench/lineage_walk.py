@@ -54,7 +54,7 @@ def naive_walk(conn: psycopg.Connection, data: DataRef, start: datetime, end: da
     if first is None:
         return 0
     window = {"start": start, "end": end}
-    frontier, seen_data, seen_programs = {first[0]}, {first[0]}, set()
+    frontier, seen_data, seen_programs = {first[0]}, {first[0]}, set[int]()
     for _ in range(levels):
         programs = {p for node in frontier for (p,) in conn.execute(_NAIVE_PROGRAMS, {**window, "node": node})}
         programs -= seen_programs

@@ -197,14 +197,14 @@ def main(argv: list[str] | None = None) -> int:
         theirs = timed(value_terms[: max(5, args.samples // 4)], ilike)
         print(f"{'ILIKE %q% scan (Marquez)':28s} {percentiles(theirs)}")
         mine = sorted(ours["search, value prefix"])
-        samples = [(f"{rng.choice(vocabulary)}_{number}", rng.choice(tags)) for number in range(args.samples)]
+        tagged = [(f"{rng.choice(vocabulary)}_{number}", rng.choice(tags)) for number in range(args.samples)]
 
         def tag(sample: str) -> None:
             name, value = sample.split("|")
             metadata_store.change(conn, entity([("namespace", "bench"), ("dataset", name)]), "USER", "bench",
                                   add_tags=[value])
 
-        writes = timed([f"{name}|{value}" for name, value in samples], tag)
+        writes = timed([f"{name}|{value}" for name, value in tagged], tag)
         print(f"{'API write + index refresh':28s} {percentiles(writes)}")
         print(f"ILIKE scan / prefix search, p50: {sorted(theirs)[len(theirs) // 2] / mine[len(mine) // 2]:.0f}x")
     return 0

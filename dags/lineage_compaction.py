@@ -142,7 +142,7 @@ def lineage_compaction() -> None:
         if not change_ids:
             raise AirflowSkipException("no metadata changed; no asset event emitted")
         get_current_context()["outlet_events"][METADATA_CHANGES].extra = {
-            "change_ids": change_ids, "source": "compaction", "batch_id": compacted["batch_id"]}
+            "change_ids": [*change_ids], "source": "compaction", "batch_id": compacted["batch_id"]}
         return change_ids
 
     compacted = compact()

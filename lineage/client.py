@@ -25,7 +25,7 @@ from typing import Any
 
 from lineage import __version__
 from lineage.access_types import current_run
-from lineage.dataset_schema import SchemaField, schema
+from lineage.dataset_schema import FieldSpec, schema
 from lineage.errors import RunStateError
 from lineage.events import new_event
 from lineage.field_operations import FieldOperation
@@ -183,7 +183,7 @@ class RunContext:
     def record_schema(
         self,
         dataset: str,
-        fields: Iterable[SchemaField | tuple[str, str] | Mapping[str, Any]],
+        fields: Iterable[FieldSpec],
         *,
         dataset_type: str = "dataset",
         namespace: str | None = None,

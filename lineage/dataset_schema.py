@@ -47,7 +47,10 @@ class DatasetSchema:
         return orjson.dumps({"fields": [f.to_dict() for f in self.fields]}).decode("utf-8")
 
 
-def schema(fields: Iterable[SchemaField | tuple[str, str] | Mapping[str, Any]]) -> DatasetSchema:
+FieldSpec = SchemaField | tuple[str, str] | tuple[str, str, bool] | Mapping[str, Any]
+
+
+def schema(fields: Iterable[FieldSpec]) -> DatasetSchema:
     """Build and validate a schema from fields, ``(name, type)`` pairs or ``{"name", "type", "nullable"}``."""
     built = []
     for item in fields:

@@ -16,7 +16,7 @@ if $fast; then
   echo "==> pytest (unit tier)"
   set -- -m unit tests/unit "$@"
 else
-  echo "==> mypy (core)"; .venv/bin/mypy
+  echo "==> mypy (every package)"; .venv/bin/mypy
   echo "==> pytest"
 fi
 set +e

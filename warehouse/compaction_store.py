@@ -302,10 +302,10 @@ class BatchMerge:
         self._transaction.__exit__(type(error), error, error.__traceback__)
 
 
-def _timed(conn: psycopg.Connection, label: str, query: sql.Composable | str,
+def _timed(conn: psycopg.Connection, label: str, query: sql.Composed | str,
            params: dict[str, Any] | None = None) -> int:
     """Execute one merge statement, log its duration, return its row count."""
     started = time.perf_counter()
-    rowcount = conn.execute(sql.SQL(query) if isinstance(query, str) else query, params).rowcount
+    rowcount = conn.execute(query, params).rowcount
     log.info("merge: %s: %d rows in %.1fs", label, rowcount, time.perf_counter() - started)
     return rowcount

@@ -39,8 +39,8 @@ def store_results(conn: psycopg.Connection, fingerprinted: Sequence[dict[str, An
                   new_sets: Sequence[dict[str, Any]]) -> dict[str, int]:
     """Store one job run's results in the open transaction; returns counts by kind."""
     conn.execute(f"""create temp table field_records ({', '.join(f'{c} text' for c in _FINGERPRINTED_COLUMNS)})
-                     on commit drop""")  # type: ignore[arg-type]
-    with conn.cursor().copy(f"copy field_records ({', '.join(_FINGERPRINTED_COLUMNS)}) from stdin") as copy:  # type: ignore[arg-type]
+                     on commit drop""")
+    with conn.cursor().copy(f"copy field_records ({', '.join(_FINGERPRINTED_COLUMNS)}) from stdin") as copy:
         for row in fingerprinted:
             copy.write_row([row.get(column) for column in _FINGERPRINTED_COLUMNS])
     conn.execute("create temp table new_sets (fingerprint text, operations jsonb, paths jsonb) on commit drop")
@@ -202,5 +202,5 @@ def dataset_fields(conn: psycopg.Connection, namespace: str, dataset: str, start
                 left join lineage.runs r on r.run_key = f.run_key
                 where s.destination_namespace = %(namespace)s and s.destination = %(dataset)s
                   and starts_with(p.field, %(prefix)s)
-                group by p.field order by p.field""",  # type: ignore[arg-type]
+                group by p.field order by p.field""",
             {"namespace": namespace, "dataset": dataset, "prefix": prefix, "start": start, "end": end}).fetchall()

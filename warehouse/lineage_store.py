@@ -179,7 +179,7 @@ def program_runs(
         runs = cursor.execute(
             f"""select run_id, status, started_at, stopped_at from lineage.runs r
                 where program_key = %(program)s and {in_window("r.started_at", "r.stopped_at")}
-                order by started_at desc, run_id""",  # type: ignore[arg-type]
+                order by started_at desc, run_id""",
             {"program": found["program_key"], "start": start, "end": end},
         ).fetchall()
     return [_times(run) for run in runs]

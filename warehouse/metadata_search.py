@@ -46,15 +46,15 @@ def refresh(conn: psycopg.Connection, entity_keys: Sequence[str]) -> None:
         return
     keys = list(entity_keys)
     conn.execute("set local jit = off")
-    conn.execute(f"delete from {INDEX} where entity_key = any(%s)", (keys,))  # type: ignore[arg-type]
-    conn.execute(f"insert into {INDEX} select * from {TERMS_VIEW} where entity_key = any(%s)",  # type: ignore[arg-type]
+    conn.execute(f"delete from {INDEX} where entity_key = any(%s)", (keys,))
+    conn.execute(f"insert into {INDEX} select * from {TERMS_VIEW} where entity_key = any(%s)",
                  (keys,))
 
 
 def forget_namespace(conn: psycopg.Connection, namespace: str) -> None:
     """Drop a deleted namespace's index rows (no-op before the first mart build)."""
     if _index_built(conn):
-        conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))  # type: ignore[arg-type]
+        conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))
 
 
 def refresh_namespace(conn: psycopg.Connection, namespace: str) -> None:
@@ -62,8 +62,8 @@ def refresh_namespace(conn: psycopg.Connection, namespace: str) -> None:
     namespace holds becomes searchable)."""
     if not _index_built(conn):
         return
-    conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))  # type: ignore[arg-type]
-    conn.execute(f"insert into {INDEX} select * from {TERMS_VIEW} where namespace = %s",  # type: ignore[arg-type]
+    conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))
+    conn.execute(f"insert into {INDEX} select * from {TERMS_VIEW} where namespace = %s",
                  (namespace,))
 
 
@@ -148,7 +148,7 @@ def _details(conn: psycopg.Connection, keys: list[str], terms: Sequence[Term]) -
     rows = conn.execute(
         f"""select entity_key, entity_type, entity_details, scope, kind, key, value, key_term, term from {INDEX}
             where entity_key = any(%s) and term like any(%s)  -- backslash is LIKE's default escape
-            order by entity_key, scope, kind, key, value""",  # type: ignore[arg-type]
+            order by entity_key, scope, kind, key, value""",
         (keys, list({t.like_pattern for t in terms})), prepare=False).fetchall()
     found: dict[str, dict[str, Any]] = {}
     for entity_key, entity_type, details, scope, kind, key, value, key_term, term in rows:

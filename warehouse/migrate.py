@@ -74,7 +74,8 @@ def apply_migrations(database_url: str | None = None, directory: Path = MIGRATIO
                        version integer primary key, name text not null,
                        checksum text not null, applied_at timestamptz not null default now())"""
             )
-            applied = dict(conn.execute("select version, checksum from lineage.schema_migrations").fetchall())
+            applied: dict[int, str] = dict(
+                conn.execute("select version, checksum from lineage.schema_migrations").fetchall())
             for migration in migrations:
                 if migration.version in applied:
                     if applied[migration.version] != migration.checksum:
@@ -84,7 +85,7 @@ def apply_migrations(database_url: str | None = None, directory: Path = MIGRATIO
                         )
                     continue
                 with conn.transaction():
-                    conn.execute(migration.sql)  # type: ignore[arg-type]  # trusted repository files
+                    conn.execute(migration.sql)  # trusted repository files
                     if migration.version in _BACKFILLS:
                         _BACKFILLS[migration.version](conn)
                     conn.execute(

@@ -39,11 +39,12 @@ def check_batch(database_url: str, batch_id: str) -> list[CheckResult]:
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx
     import great_expectations.expectations as gxe
+    from great_expectations.data_context.types.base import ProgressBarsConfig
 
     context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = {"globally": False}
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
     source = context.data_sources.add_postgres("lineage_warehouse", connection_string=_sqlalchemy_url(database_url))
-    suites = {
+    suites: dict[str, tuple[str, list[gxe.Expectation]]] = {
         "runs": (
             f"select * from lineage.runs where last_batch_id = '{batch_id}'",
             [
@@ -93,7 +94,7 @@ def check_batch(database_url: str, batch_id: str) -> list[CheckResult]:
             results.append(
                 CheckResult(
                     table=table,
-                    expectation=item.expectation_config.type,
+                    expectation=item.expectation_config.type if item.expectation_config else "unknown",
                     success=bool(item.success),
                     unexpected=int(item.result.get("unexpected_count") or 0),
                 )

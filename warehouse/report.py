@@ -6,6 +6,8 @@ import argparse
 import sys
 from datetime import datetime
 
+from psycopg import sql
+
 from lineage.settings import Settings, libpq_url, redact_url
 from warehouse.db import connect
 
@@ -39,7 +41,7 @@ def render_report(database_url: str, since: datetime | None) -> str:
             (list(TABLE_SCHEMAS),),
         ).fetchall()
         for schema, table, kind in tables:
-            rows = conn.execute(f'select count(*) from "{schema}"."{table}"').fetchone()  # type: ignore[arg-type]
+            rows = conn.execute(sql.SQL("select count(*) from {}").format(sql.Identifier(schema, table))).fetchone()
             label = "mart " if schema == "lineage_marts" else "table"
             view = " (view)" if kind == "VIEW" else ""
             lines.append(f"  {label} {schema + '.' + table:<40} {rows[0] if rows else 0:>8} rows{view}")

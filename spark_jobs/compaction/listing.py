@@ -39,7 +39,7 @@ def list_log_files(spark: SparkSession, log_root: str, interval_end: datetime, l
     """
     jvm = spark.sparkContext._jvm
     assert jvm is not None
-    hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()
     days = ",".join(partition_days(interval_end, lookback_hours))
     pattern = jvm.org.apache.hadoop.fs.Path(f"{log_root.rstrip('/')}/dt={{{days}}}/hour=*/*{LOG_SUFFIX}")
     filesystem = pattern.getFileSystem(hadoop_conf)

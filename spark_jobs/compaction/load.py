@@ -32,7 +32,7 @@ def copy_arrow_batches(batches: Iterable[pa.RecordBatch], url: str, table: str, 
     statement = f"COPY {table} ({column_list}) FROM STDIN WITH (FORMAT csv)"
     options = pa_csv.WriteOptions(include_header=False, quoting_style="needed")
     copied = 0
-    with psycopg.connect(url) as conn, conn.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[arg-type]
+    with psycopg.connect(url) as conn, conn.cursor() as cursor, cursor.copy(statement) as copy:
         for batch in batches:
             if batch.num_rows == 0:
                 continue
@@ -53,7 +53,7 @@ def stage_parsed_lines(log_files: DataFrame, max_event_bytes: int, database_url:
 
     def parse_and_copy(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         parsed = parse_arrow_batches(batches, max_event_bytes)
-        yield pa.RecordBatch.from_pydict({"rows": [copy_arrow_batches(parsed, url, table, PARSED_COLUMNS)]},
+        yield pa.RecordBatch.from_pydict({"rows": [copy_arrow_batches(parsed, url, table, list(PARSED_COLUMNS))]},
                                          schema=_COPIED_ARROW)
 
     return _total(log_files.select("file_path", "value").mapInArrow(parse_and_copy, _COPIED))
