@@ -85,8 +85,9 @@ def lineage_compaction() -> None:
     def check(compacted: dict[str, Any]) -> list[str]:
         from airflow.exceptions import AirflowFailException
 
+        from lineage.errors import DataQualityError
         from warehouse.db import warehouse_url
-        from warehouse.quality import DataQualityError, check_batch
+        from warehouse.quality import check_batch
 
         if not compacted["files"]:
             log.info("no new files were compacted; nothing to check")

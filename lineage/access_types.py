@@ -29,7 +29,7 @@ from contextvars import ContextVar
 from enum import Enum
 from typing import Any, Protocol, TypeVar
 
-from lineage.errors import LineageError
+from lineage.errors import AccessTypeError
 
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound=type)
@@ -44,10 +44,6 @@ class AccessType(Enum):
     def within(self, caller: AccessType) -> bool:
         """Whether a call of this type may be nested in a call of ``caller``'s type."""
         return self is caller or self is AccessType.NO_ACCESS or caller is AccessType.READ_WRITE
-
-
-class AccessTypeError(LineageError, RuntimeError):
-    """A nested dataset call does more than its caller declared."""
 
 
 class AccessRecorder(Protocol):

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from lineage.errors import LineageError
-from lineage.metadata_entity import InvalidEntityError, MetadataEntity, entity
+from lineage.errors import InvalidEntityError, NotAuthorizedError
+from lineage.metadata_entity import MetadataEntity, entity
 
 INSTANCE = "instance"  # the key grants on the instance are stored under
 
@@ -36,10 +36,6 @@ class Privilege(IntEnum):
         if isinstance(name, str) and name.upper() in cls.__members__:
             return cls[name.upper()]
         raise InvalidEntityError(f"privilege {str(name)[:40]!r} is not one of READ, WRITE, ADMIN")
-
-
-class NotAuthorizedError(LineageError):
-    """The caller lacks the privilege; the message names what is needed and where (a 403)."""
 
 
 def namespace_key(namespace: str) -> str:

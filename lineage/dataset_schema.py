@@ -16,16 +16,12 @@ from typing import Any
 
 import orjson
 
-from lineage.errors import LineageError
+from lineage.errors import InvalidSchemaError
 
 SCHEMA_PROPERTY = "schema"
 MAX_FIELDS = 10_000
 MAX_FIELD_NAME_LENGTH = 1024
 MAX_TYPE_LENGTH = 256
-
-
-class InvalidSchemaError(LineageError, ValueError):
-    """A reported schema is malformed; the message names the field."""
 
 
 @dataclass(frozen=True)
@@ -127,9 +123,3 @@ def incompatibilities(current: DatasetSchema, proposed: DatasetSchema) -> list[s
     return reasons
 
 
-class IncompatibleSchemaError(LineageError):
-    """A schema update breaks the compatibility rule; ``reasons`` lists each incompatibility."""
-
-    def __init__(self, dataset: str, reasons: list[str]) -> None:
-        self.reasons = reasons
-        super().__init__(f"the new schema of {dataset} is incompatible with its current one: " + "; ".join(reasons))

@@ -21,9 +21,9 @@ from typing import Any
 import fastjsonschema
 import orjson
 
-from lineage.errors import InvalidEventError
-from lineage.field_paths import InvalidFieldOperationsError, normalize
-from lineage.program_metadata import InvalidMetadataChangeError, parse_change
+from lineage.errors import InvalidEventError, InvalidFieldOperationsError, InvalidMetadataChangeError
+from lineage.field_paths import normalize
+from lineage.program_metadata import parse_change
 
 SCHEMA_VERSION = 1
 DEFAULT_MAX_EVENT_BYTES = 1_048_576

@@ -21,13 +21,9 @@ from typing import Any
 
 import orjson
 
-from lineage.errors import LineageError
+from lineage.errors import InvalidFieldOperationsError
 
 OPERATION_TYPES = ("read", "transform", "write")
-
-
-class InvalidFieldOperationsError(LineageError, ValueError):
-    """A field operations record cannot give lineage; the message says why."""
 
 
 @dataclass(frozen=True)

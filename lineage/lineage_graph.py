@@ -15,14 +15,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from lineage.errors import LineageError
+from lineage.errors import InvalidLineageRequestError
 from lineage.graph_walk import walk
 
 COLLAPSE_TYPES = ("access", "run", "component")
-
-
-class InvalidLineageRequestError(LineageError, ValueError):
-    """A lineage parameter (levels, collapse) is out of range."""
 
 
 @dataclass(frozen=True)

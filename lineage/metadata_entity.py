@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from lineage.errors import LineageError
+from lineage.errors import InvalidEntityError
 
 MAX_KEY_LENGTH = 128
 MAX_VALUE_LENGTH = 1024
@@ -32,10 +32,6 @@ KNOWN_TYPES: dict[str, tuple[str, ...]] = {
     "stream": ("namespace", "stream"),
 }
 OPTIONAL_KEYS = {"version"}
-
-
-class InvalidEntityError(LineageError, ValueError):
-    """An entity's keys or values break the rules; the message names the part."""
 
 
 @dataclass(frozen=True)
@@ -179,3 +175,30 @@ def from_path(namespace: str, segments: Sequence[str], version: str | None = Non
         raise InvalidEntityError(f"custom entity parts come in /type/name pairs; '{rest[-1]}' has no name")
     parts.extend((rest[index], rest[index + 1]) for index in range(0, len(rest), 2))
     return entity(parts)
+
+
+_COLLECTION_OF = {kind: collection for collection, kind in _COLLECTIONS.items()}
+
+
+def to_path(subject: MetadataEntity) -> tuple[str | None, tuple[str, ...], str | None]:
+    """The REST path naming ``subject``: ``(namespace, segments, version)``, the inverse of
+    ``from_path`` (``from_path(*to_path(e)) == e`` for an entity in a namespace). An external
+    resource (no namespace; under ``/v3/external/``) is its ``type/name`` pairs."""
+    namespace = subject.namespace
+    rest = list(subject.parts[1:] if namespace is not None else subject.parts)
+    segments: list[str] = []
+    version = None
+    if namespace is not None and rest and rest[0][0] in _COLLECTION_OF:
+        kind, name = rest.pop(0)
+        segments += [_COLLECTION_OF[kind], name]
+        if kind == "application":
+            if rest and rest[0][0] == "version":
+                version = rest.pop(0)[1]
+            if len(rest) >= 2 and (rest[0][0], rest[1][0]) == ("type", "program"):
+                segments += [rest[0][1], rest[1][1]]
+                rest = rest[2:]
+                if rest and rest[0][0] == "run":
+                    segments += ["runs", rest.pop(0)[1]]
+    for key, value in rest:
+        segments += [key, value]
+    return namespace, tuple(segments), version

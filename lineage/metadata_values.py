@@ -5,16 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lineage.errors import LineageError
+from lineage.errors import InvalidMetadataError
 
 MAX_TAG_LENGTH = 256
 MAX_PROPERTY_KEY_LENGTH = 256
 MAX_PROPERTY_VALUE_LENGTH = 10_000
 SCOPES = ("USER", "SYSTEM")
-
-
-class InvalidMetadataError(LineageError, ValueError):
-    """A tag, property or scope breaks the documented limits."""
 
 
 def _check_text(what: str, text: Any, limit: int) -> str:

@@ -18,15 +18,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from lineage.errors import LineageError
+from lineage.errors import InvalidPipelineConfigError
 from lineage.field_operations import FieldInput, FieldOperation, Source
 
 SOURCE_TYPES = ("batchsource", "streamingsource", "source")
 SINK_TYPES = ("batchsink", "sparksink", "sink")
-
-
-class InvalidPipelineConfigError(LineageError, ValueError):
-    """The pipeline config cannot be read as stages with schemas and field mutations."""
 
 
 def _schema_fields(schema: Any) -> list[str]:

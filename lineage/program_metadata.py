@@ -14,15 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from lineage.dataset_schema import SCHEMA_PROPERTY, InvalidSchemaError, parse_schema
-from lineage.metadata_entity import InvalidEntityError, MetadataEntity, entity
-from lineage.metadata_values import InvalidMetadataError, check_properties, check_tags
+from lineage.dataset_schema import SCHEMA_PROPERTY, parse_schema
+from lineage.errors import InvalidEntityError, InvalidMetadataChangeError, InvalidMetadataError, InvalidSchemaError
+from lineage.metadata_entity import MetadataEntity, entity
+from lineage.metadata_values import check_properties, check_tags
 
 ALL_KEYS = "*"  # the watermark key of "remove all of this kind"
-
-
-class InvalidMetadataChangeError(InvalidMetadataError):
-    """A program-recorded metadata change is malformed; the message names the part."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lineage.errors import LineageError
+from lineage.errors import InvalidSearchError
 
 MAX_TERMS = 10
 MAX_TERM_LENGTH = 200  # the search index keeps the first 200 characters of each value
@@ -22,10 +22,6 @@ TAGS_KEY = "tags"
 FIELD_KEY = "field"
 
 _TOKEN = re.compile(r'(\+?)(?:([^\s:"]+):)?(?:"([^"]*)"|(\S*))')
-
-
-class InvalidSearchError(LineageError, ValueError):
-    """A search query or parameter cannot be used; the message says why."""
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,10 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from lineage.errors import LineageError
+from lineage.errors import InvalidTimeError
 
 _RELATIVE = re.compile(r"^now(?:-(\d{1,9})([smhd]))?$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
-
-
-class InvalidTimeError(LineageError, ValueError):
-    """A time parameter is not epoch seconds, ``now`` or ``now-<n><s|m|h|d>``."""
 
 
 def parse_timespec(text: str, *, now: datetime | None = None, name: str = "time") -> datetime:

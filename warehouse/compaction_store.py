@@ -19,17 +19,13 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from lineage.errors import LineageError
+from lineage.errors import CompactionBusyError
 from lineage.events import PARSED_COLUMNS, RUNNING
 from warehouse import entity_keys
 
 log = logging.getLogger(__name__)
 STAGING_SCHEMA = "lineage_staging"
 _COMPACTION_LOCK = 7_265_402
-
-
-class CompactionBusyError(LineageError):
-    """Another compaction holds the warehouse lock."""
 
 
 @dataclass(frozen=True)

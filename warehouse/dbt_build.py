@@ -8,14 +8,10 @@ import subprocess
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
-from lineage.errors import LineageError
+from lineage.errors import DbtBuildError
 from lineage.settings import Settings
 
 _DONE_LINE = re.compile(r"Done\. PASS=(\d+) WARN=(\d+) ERROR=(\d+) SKIP=(\d+)")
-
-
-class DbtBuildError(LineageError):
-    """``dbt build`` failed; the message holds the end of its output."""
 
 
 @dataclass(frozen=True)

@@ -17,18 +17,10 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from lineage.errors import LineageError
+from lineage.errors import MartNotBuiltError
 from lineage.lineage_graph import DataRef, ProgramRef, Relation
 
 WALK_MART = "lineage_marts.lineage_walk"
-
-
-class MartNotBuiltError(LineageError):
-    """The lineage marts have not been built in this warehouse yet."""
-
-    @classmethod
-    def of(cls, mart: str) -> MartNotBuiltError:
-        return cls(f"{mart} does not exist yet: run the lineage_compaction DAG (or `make marts`) once")
 
 
 def in_window(started: str, stopped: str) -> str:

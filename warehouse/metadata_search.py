@@ -21,8 +21,8 @@ import psycopg
 from psycopg import sql
 
 from lineage.authorization import Readable
+from lineage.errors import MartNotBuiltError
 from lineage.search_query import Term, like_escape
-from warehouse.lineage_store import MartNotBuiltError
 
 INDEX = "lineage_marts.metadata_search"
 TERMS_VIEW = "lineage_marts.metadata_search_terms"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psycopg
 
-from lineage.errors import LineageError
+from lineage.errors import MigrationError
 from lineage.settings import redact_url
 from warehouse import entity_keys
 from warehouse.db import connect
@@ -26,10 +26,6 @@ from warehouse.db import connect
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 _FILE_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 _LOCK_KEY = 7_265_401  # arbitrary, constant: the advisory lock all migrators share
-
-
-class MigrationError(LineageError):
-    """A migration cannot be applied, or an applied one was edited."""
 
 
 @dataclass(frozen=True)

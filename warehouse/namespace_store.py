@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from lineage.errors import LineageError
+from lineage.errors import DefaultNamespaceError
 from lineage.namespaces import DEFAULT_NAMESPACE
 from warehouse import grant_store, metadata_search
 
@@ -44,10 +44,6 @@ def create_namespace(conn: psycopg.Connection, namespace: str, description: str 
     if not created and description is not None:
         conn.execute("update lineage.namespaces set description = %s where namespace = %s", (description, namespace))
     return created
-
-
-class DefaultNamespaceError(LineageError):
-    """The ``default`` namespace exists from the start and cannot be deleted."""
 
 
 def delete_namespace(conn: psycopg.Connection, namespace: str, deleted_by: str) -> dict[str, Any] | None:

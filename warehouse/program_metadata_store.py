@@ -19,9 +19,10 @@ from typing import Any
 import orjson
 import psycopg
 
-from lineage.dataset_schema import SCHEMA_PROPERTY, IncompatibleSchemaError, parse_schema
+from lineage.dataset_schema import SCHEMA_PROPERTY, parse_schema
+from lineage.errors import IncompatibleSchemaError, InvalidMetadataChangeError, UnknownNamespaceError
 from lineage.metadata_entity import program_run_entity
-from lineage.program_metadata import InvalidMetadataChangeError, MetadataChange, Watermarks, parse_change, resolve
+from lineage.program_metadata import MetadataChange, Watermarks, parse_change, resolve
 from warehouse import metadata_store, schema_store
 from warehouse.db import connect
 
@@ -39,10 +40,6 @@ class ProgramMetadataSummary:
     def render(self) -> str:
         return (f"program metadata: {self.events} events -> {len(self.change_ids)} change records, "
                 f"{self.quarantined} quarantined, in {self.seconds:.1f}s")
-
-
-class UnknownNamespaceError(InvalidMetadataChangeError):
-    """The change's entity is in a namespace that does not exist."""
 
 
 def apply_pending(database_url: str, *, auto_create_namespaces: bool) -> ProgramMetadataSummary:

@@ -11,13 +11,9 @@ import re
 from dataclasses import dataclass
 
 from lineage import events
-from lineage.errors import LineageError
+from lineage.errors import DataQualityError
 
 _BATCH_ID = re.compile(r"^[0-9A-Za-z-]{1,64}$")
-
-
-class DataQualityError(LineageError):
-    """The compacted batch failed one or more expectations."""
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,8 @@ import orjson
 import psycopg
 from psycopg.rows import dict_row
 
-from lineage.dataset_schema import (
-    SCHEMA_PROPERTY,
-    DatasetSchema,
-    IncompatibleSchemaError,
-    incompatibilities,
-    parse_schema,
-)
+from lineage.dataset_schema import SCHEMA_PROPERTY, DatasetSchema, incompatibilities, parse_schema
+from lineage.errors import IncompatibleSchemaError
 from lineage.metadata_entity import MetadataEntity
 from warehouse import metadata_store
 

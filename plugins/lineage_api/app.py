@@ -6,9 +6,13 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from lineage.authorization import NotAuthorizedError
-from lineage.dataset_schema import IncompatibleSchemaError
-from lineage.errors import LineageError
+from lineage.errors import (
+    DefaultNamespaceError,
+    IncompatibleSchemaError,
+    LineageError,
+    MartNotBuiltError,
+    NotAuthorizedError,
+)
 from lineage_api.auth import get_user
 from lineage_api.routes import (
     dataset_schemas,
@@ -21,8 +25,6 @@ from lineage_api.routes import (
     search,
     status,
 )
-from warehouse.lineage_store import MartNotBuiltError
-from warehouse.namespace_store import DefaultNamespaceError
 
 URL_PREFIX = "/lineage"
 # The product's errors (LineageError) and their HTTP status; anything else is a 500.

@@ -17,7 +17,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from lineage.field_paths import InvalidFieldOperationsError, field_paths, normalize
+from lineage.errors import InvalidFieldOperationsError
+from lineage.field_paths import field_paths, normalize
 
 PENDING_SCHEMA = T.StructType([T.StructField(name, T.StringType()) for name in ("namespace", "event_id", "payload")])
 _FINGERPRINTED = pa.schema([pa.field(name, pa.string()) for name in (

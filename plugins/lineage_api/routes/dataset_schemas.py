@@ -18,7 +18,8 @@ import psycopg
 from fastapi import APIRouter, Body, HTTPException
 
 from lineage.authorization import Access, Privilege
-from lineage.dataset_schema import SCHEMA_PROPERTY, InvalidSchemaError, parse_schema
+from lineage.dataset_schema import SCHEMA_PROPERTY, parse_schema
+from lineage.errors import InvalidSchemaError
 from lineage.metadata_entity import MetadataEntity, from_path
 from lineage_api.asset_events import emit_metadata_changes
 from lineage_api.auth import Caller

@@ -14,7 +14,8 @@ from typing import Any
 from fastapi import APIRouter, Body, HTTPException
 
 from lineage.authorization import INSTANCE, Access, Privilege, grant_target
-from lineage.metadata_entity import InvalidEntityError, MetadataEntity, from_path
+from lineage.errors import InvalidEntityError
+from lineage.metadata_entity import MetadataEntity, from_path
 from lineage_api.auth import Caller
 from lineage_api.routes.lineage import namespace_connection
 from warehouse import grant_store

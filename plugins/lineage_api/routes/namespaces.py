@@ -6,7 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter, Body, HTTPException
 
-from lineage.authorization import INSTANCE, NotAuthorizedError, Privilege, namespace_key
+from lineage.authorization import INSTANCE, Privilege, namespace_key
+from lineage.errors import NotAuthorizedError
 from lineage.namespaces import check_description, check_namespace
 from lineage_api import warehouse_queries
 from lineage_api.asset_events import emit_namespace_deletion

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query
 
 from lineage.authorization import Access
+from lineage.errors import InvalidSearchError
 from lineage.metadata_values import check_scope
-from lineage.search_query import InvalidSearchError, parse_query
+from lineage.search_query import parse_query
 from lineage_api.auth import Caller
 from lineage_api.routes.lineage import namespace_connection
 from warehouse import metadata_search
