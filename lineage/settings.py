@@ -62,6 +62,14 @@ class Settings:
     dbt_bin: str = "dbt"
     dbt_project_dir: Path = CHECKOUT / "dbt"
     auto_create_namespaces: bool = False
+    # The API (one connection pool per api-server process): its size, how long a request waits
+    # to connect or for a free connection, and the longest one SQL statement may run.
+    api_pool_size: int = 8
+    api_connect_timeout_s: int = 5
+    api_statement_timeout_ms: int = 30_000
+    # Where the API reaches Airflow's REST API to emit asset events (None: the api-server that
+    # serves the request, at the address it was called by).
+    airflow_api_url: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -90,6 +98,10 @@ class Settings:
             dbt_bin=env.get(PREFIX + "DBT_BIN") or _default_dbt_bin(),
             dbt_project_dir=Path(env.get(PREFIX + "DBT_PROJECT_DIR") or CHECKOUT / "dbt"),
             auto_create_namespaces=_bool(env, "AUTO_CREATE_NAMESPACES", False),
+            api_pool_size=_int(env, "API_POOL_SIZE", 8, minimum=1, maximum=1000),
+            api_connect_timeout_s=_int(env, "API_CONNECT_TIMEOUT_S", 5, minimum=1, maximum=600),
+            api_statement_timeout_ms=_int(env, "API_STATEMENT_TIMEOUT_MS", 30_000, minimum=100, maximum=3_600_000),
+            airflow_api_url=_check_http_url(env, "AIRFLOW_API_URL"),
         )
 
 
@@ -116,6 +128,16 @@ def _check_database_url(url: str) -> str:
             f"got scheme {scheme!r}"
         )
     return url
+
+
+def _check_http_url(env: Mapping[str, str], name: str) -> str | None:
+    raw = (env.get(PREFIX + name) or "").strip()
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise SettingsError(f"{PREFIX}{name} must be an http(s) URL such as http://airflow:8080, got {raw!r}")
+    return raw.rstrip("/")
 
 
 def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int, maximum: int) -> int:

@@ -55,8 +55,17 @@ def api_server(warehouse_url: str) -> AbstractContextManager[str]:
     return run_api_server(airflow_env(AIRFLOW_CONN_LINEAGE_WAREHOUSE=libpq(warehouse_url)))
 
 
-def logged_in_client(warehouse_url: str, monkeypatch: Any, username: str = "admin", role: str = "admin") -> Any:
-    """A FastAPI TestClient of the plugin's app reading ``warehouse_url``, with a real Airflow JWT."""
+# Where the app under a TestClient sends asset events when a test gives no Airflow API: a closed
+# port, so the event is not recorded (``assetEvent: false``) at once.
+NO_AIRFLOW_API = "http://127.0.0.1:9"
+
+
+def logged_in_client(warehouse_url: str, monkeypatch: Any, username: str = "admin", role: str = "admin",
+                     airflow_api: str | None = None) -> Any:
+    """A FastAPI TestClient of the plugin's app reading ``warehouse_url``, with a real Airflow JWT;
+    asset events go to the Airflow REST API at ``airflow_api`` (the ``airflow_api`` fixture).
+    Use it as a context manager (``with logged_in_client(...) as client``) to run the app's
+    lifespan, which opens and closes its connection pool."""
     from airflow.api_fastapi.app import init_auth_manager
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
     from fastapi.testclient import TestClient
@@ -64,6 +73,7 @@ def logged_in_client(warehouse_url: str, monkeypatch: Any, username: str = "admi
 
     ensure_airflow_db()  # token checks read Airflow's revoked-token table
     monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(warehouse_url))
+    monkeypatch.setenv("LINEAGE_AIRFLOW_API_URL", airflow_api or NO_AIRFLOW_API)
     jwt = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username=username, role=role))
     client = TestClient(create_app())
     client.headers["Authorization"] = f"Bearer {jwt}"

@@ -116,6 +116,16 @@ def _postgres_for_its_tiers(request: pytest.FixtureRequest) -> None:
         request.getfixturevalue("postgres")
 
 
+@pytest.fixture(scope="session")
+def airflow_api(postgres: Cluster) -> Iterator[str]:
+    """A real ``airflow api-server`` for the session, started on first use: Airflow's REST API,
+    where the plugin's app under a TestClient records asset events; yields its base URL."""
+    from tests.airflow_support import api_server
+
+    with api_server(services.admin_url("lineage")) as base:
+        yield base
+
+
 @pytest.fixture
 def warehouse_db(postgres: Cluster) -> Iterator[str]:
     """A fresh, migrated warehouse database (cloned from the migrated template); yields its URL."""

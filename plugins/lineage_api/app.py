@@ -1,19 +1,23 @@
-"""The FastAPI app: JSON errors with a message, health, compaction status, the home page."""
+"""The FastAPI app Airflow mounts at ``/lineage``: routers, JSON errors, the warehouse pool's
+lifespan, and the OpenAPI document and its docs page (behind the login, like every route but
+the health check)."""
 
 from __future__ import annotations
 
-from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
-from lineage.errors import (
-    DefaultNamespaceError,
-    IncompatibleSchemaError,
-    LineageError,
-    MartNotBuiltError,
-    NotAuthorizedError,
-)
-from lineage_api.auth import get_user
+from airflow.api_fastapi.core_api.security import get_user
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import HTMLResponse
+from starlette.concurrency import run_in_threadpool
+
+from lineage.settings import Settings
+from lineage_api import http_errors
+from lineage_api.deps import CurrentUser
 from lineage_api.routes import (
     dataset_schemas,
     field_lineage,
@@ -25,44 +29,57 @@ from lineage_api.routes import (
     search,
     status,
 )
+from lineage_api.warehouse_pool import WarehousePool
 
 URL_PREFIX = "/lineage"
-# The product's errors (LineageError) and their HTTP status; anything else is a 500.
-_STATUS: tuple[tuple[type[Exception], int], ...] = (
-    (ValueError, 400), (NotAuthorizedError, 403), (DefaultNamespaceError, 409), (MartNotBuiltError, 503))
+TITLE = "Lineage warehouse"
 
 
-def create_app() -> FastAPI:
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Open the process's warehouse pool at start-up (Airflow runs a mounted app's lifespan),
+    close it at shutdown."""
+    pool: WarehousePool = app.state.warehouse
+    await run_in_threadpool(pool.open)
+    try:
+        yield
+    finally:
+        await run_in_threadpool(pool.close)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; Airflow mounts it at URL_PREFIX."""
-    app = FastAPI(title="Lineage warehouse", version="0.1.0", description="Lineage and metadata API (CDAP v3 paths)")
+    app = FastAPI(title=TITLE, version="0.1.0", description="Lineage and metadata API (CDAP v3 paths)",
+                  lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.settings = settings or Settings.from_env()
+    app.state.warehouse = WarehousePool(app.state.settings)
+    logged_in: dict[str, Any] = {"dependencies": [Depends(get_user)], "responses": http_errors.LOGGED_IN}
     app.include_router(status.public_router)
-    app.include_router(status.router, dependencies=[Depends(get_user)])
-    app.include_router(lineage.router, dependencies=[Depends(get_user)])
-    app.include_router(field_lineage.router, dependencies=[Depends(get_user)])
-    app.include_router(namespaces.router, dependencies=[Depends(get_user)])
-    app.include_router(grants.router, dependencies=[Depends(get_user)])
-    app.include_router(dataset_schemas.router, dependencies=[Depends(get_user)])
-    app.include_router(search.router, dependencies=[Depends(get_user)])  # before metadata's {target:path}
-    app.include_router(metadata.router, dependencies=[Depends(get_user)])
-    app.include_router(pages.public_router)
-    app.include_router(pages.router, dependencies=[Depends(get_user)])
-
-    @app.exception_handler(HTTPException)
-    async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
-        return JSONResponse({"message": str(exc.detail), "status": exc.status_code}, status_code=exc.status_code,
-                            headers=getattr(exc, "headers", None))
-
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
-        return JSONResponse({"message": f"bad request: {problems}", "status": 400}, status_code=400)
-
-    @app.exception_handler(LineageError)
-    async def lineage_error(_: Request, exc: LineageError) -> JSONResponse:
-        if isinstance(exc, IncompatibleSchemaError):
-            return JSONResponse({"message": str(exc), "status": 409, "incompatibilities": exc.reasons},
-                                status_code=409)
-        code = next((status for kind, status in _STATUS if isinstance(exc, kind)), 500)
-        return JSONResponse({"message": str(exc), "status": code}, status_code=code)
-
+    app.include_router(status.router, **logged_in)
+    for module in (lineage, field_lineage, namespaces, grants, dataset_schemas, search, metadata):
+        app.include_router(module.router, **logged_in)  # search before metadata's {target:path}
+    app.include_router(pages.public_router, include_in_schema=False)
+    app.include_router(pages.router, dependencies=[Depends(get_user)], responses=http_errors.answers(401, 403),
+                       include_in_schema=False)
+    app.include_router(_documentation(app))
+    http_errors.install(app)
     return app
+
+
+def _documentation(app: FastAPI) -> APIRouter:
+    router = APIRouter(include_in_schema=False)
+
+    @router.get("/openapi.json")
+    def openapi_document(_: CurrentUser, request: Request) -> dict[str, Any]:
+        """The OpenAPI document: every operation's bodies and error answers (400, not 422)."""
+        if app.openapi_schema is None:
+            app.openapi_schema = http_errors.without_422(get_openapi(
+                title=app.title, version=app.version, description=app.description, routes=app.routes))
+        mounted_at = request.scope.get("root_path", "")  # where Airflow mounted the app (/lineage)
+        return {**app.openapi_schema, "servers": [{"url": mounted_at}]} if mounted_at else app.openapi_schema
+
+    @router.get("/docs", response_class=HTMLResponse)
+    def docs(_: CurrentUser) -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="openapi.json", title=f"{TITLE} API")
+
+    return router

@@ -6,6 +6,7 @@ removes the old records, keeps the new ones and lifts the guard."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -50,8 +51,9 @@ def ok(response: Any) -> Any:
 
 
 @pytest.fixture
-def api(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> TestClient:
-    return logged_in_client(warehouse_db, monkeypatch)
+def api(warehouse_db: str, airflow_api: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    with logged_in_client(warehouse_db, monkeypatch, airflow_api=airflow_api) as client:  # asset events: real API
+        yield client
 
 
 def test_delete_recreate_and_cleanup(spark, warehouse_db: str, log_root: Path, settings_for,  # type: ignore[no-untyped-def]

@@ -15,11 +15,12 @@ from tests.airflow_support import token as get_token
 
 
 @pytest.fixture(scope="module")
-def client() -> TestClient:
+def client() -> Iterator[TestClient]:
     from airflow.api_fastapi.app import init_auth_manager
 
     init_auth_manager()  # what the api-server does at start; the real server is tested below
-    return TestClient(create_app())
+    with TestClient(create_app()) as client:
+        yield client
 
 
 def test_health_needs_no_login(client: TestClient) -> None:
@@ -28,7 +29,7 @@ def test_health_needs_no_login(client: TestClient) -> None:
     assert response.json() == {"status": "ok", "warehouse": "ok"}
 
 
-@pytest.mark.parametrize("path", ["/", "/api/v1/summary", "/api/v1/compactions"])
+@pytest.mark.parametrize("path", ["/", "/api/v1/summary", "/api/v1/compactions", "/openapi.json", "/docs"])
 def test_routes_answer_401_without_login(client: TestClient, path: str) -> None:
     response = client.get(path)
     assert response.status_code == 401
@@ -81,3 +82,21 @@ def test_real_api_server_lists_the_plugin_and_its_nav_entry(api_server: str) -> 
     assert len(ours) == 1, json.dumps(plugins.json())[:2000]
     assert ours[0]["fastapi_apps"][0]["url_prefix"] == "/lineage"
     assert ours[0]["external_views"][0]["href"] == "lineage/"
+
+
+def test_real_api_server_documents_the_api_behind_login_and_emits_asset_events_as_the_caller(
+        api_server: str) -> None:
+    from tests.airflow_support import ensure_dags_serialized
+
+    ensure_dags_serialized()  # registers the assets the API emits events on
+    for path in ("/lineage/openapi.json", "/lineage/docs"):
+        assert httpx.get(f"{api_server}{path}", timeout=10).status_code == 401
+    token = get_token(api_server, "admin", "admin").json()["access_token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    document = httpx.get(f"{api_server}/lineage/openapi.json", headers=headers, timeout=10).json()
+    assert document["servers"] == [{"url": "/lineage"}]
+    tags = f"{api_server}/lineage/v3/namespaces/default/datasets/announced/metadata/tags"
+    # The event goes through the api-server's own REST API with the caller's token: the
+    # Authorization header of an API client, or the UI's cookie of a page.
+    assert httpx.post(tags, json=["by-header"], headers=headers, timeout=30).json()["assetEvent"] is True
+    assert httpx.post(tags, json=["by-cookie"], cookies={"_token": token}, timeout=30).json()["assetEvent"] is True

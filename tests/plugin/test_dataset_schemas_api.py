@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -15,8 +16,9 @@ DS = "/v3/namespaces/default/datasets/orders"
 
 
 @pytest.fixture
-def api(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> TestClient:
-    return logged_in_client(warehouse_db, monkeypatch)
+def api(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    with logged_in_client(warehouse_db, monkeypatch) as client:
+        yield client
 
 
 def fields(*spec: tuple[str, str, bool]) -> dict[str, Any]:
@@ -83,7 +85,11 @@ def test_schema_fields_are_field_entities_without_lineage(api: TestClient) -> No
     assert api.get(f"{DS}/lineage/fields").status_code == 404  # nothing known of the dataset yet
     api.put(f"{DS}/properties", json=V2)
     listed = api.get(f"{DS}/lineage/fields", params={"prefix": "co"}).json()["fields"]
+    links = listed[0].pop("links")
     assert listed == [{"name": "coupon", "hasLineage": False, "inSchema": True}]
-    tagged = api.post(f"{DS}/field/coupon/metadata/tags", json=["marketing"])
+    assert links == {"metadata": "v3/namespaces/default/datasets/orders/field/coupon/metadata",
+                     "page": "ui/entity?ns=default&target=datasets%2Forders%2Ffield%2Fcoupon",
+                     "provenancePage": "ui/fields?ns=default&dataset=orders&field=coupon"}
+    tagged = api.post(f"/{links['metadata']}/tags", json=["marketing"])  # the field's link leads to its metadata
     assert tagged.status_code == 200
     assert api.get(f"{DS}/field/coupon/metadata/tags").json()["USER"] == ["marketing"]

@@ -82,10 +82,10 @@ def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]
     previous = os.environ.get("AIRFLOW_CONN_LINEAGE_WAREHOUSE")
     os.environ["AIRFLOW_CONN_LINEAGE_WAREHOUSE"] = libpq(url)
     token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
-    client = TestClient(create_app())
-    client.headers["Authorization"] = f"Bearer {token}"
-    client.url = url  # type: ignore[attr-defined]
-    yield client
+    with TestClient(create_app()) as client:
+        client.headers["Authorization"] = f"Bearer {token}"
+        client.url = url  # type: ignore[attr-defined]
+        yield client
     if previous is None:
         os.environ.pop("AIRFLOW_CONN_LINEAGE_WAREHOUSE", None)
     else:
@@ -137,11 +137,16 @@ def test_provenance_and_impact_follow_fields_across_datasets(api: TestClient) ->
 
 def test_dataset_fields_say_which_have_lineage_in_the_window(api: TestClient) -> None:
     response = api.get("/v3/namespaces/myns/datasets/mytableds/lineage/fields", params=WINDOW)
-    assert response.json()["fields"] == [{"name": f, "hasLineage": True, "inSchema": False}
-                                         for f in sorted(DESTINATION_FIELDS)]
+    assert without_links(response.json()["fields"]) == [{"name": f, "hasLineage": True, "inSchema": False}
+                                                        for f in sorted(DESTINATION_FIELDS)]
     later = api.get("/v3/namespaces/myns/datasets/mytableds/lineage/fields",
                     params={"start": str(int(END.timestamp())), "end": "now", "prefix": "na"}).json()
-    assert later["fields"] == [{"name": "name", "hasLineage": False, "inSchema": False}]
+    assert without_links(later["fields"]) == [{"name": "name", "hasLineage": False, "inSchema": False}]
+    assert later["fields"][0]["links"]["provenancePage"] == "ui/fields?ns=myns&dataset=mytableds&field=name"
+
+
+def without_links(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{key: value for key, value in item.items() if key != "links"} for item in items]
 
 
 def test_a_record_without_a_read_is_quarantined_and_the_runs_other_records_kept(api: TestClient) -> None:

@@ -94,11 +94,11 @@ def warehouse(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wareh
 
 
 @pytest.fixture
-def api(warehouse: Warehouse, monkeypatch: pytest.MonkeyPatch) -> TestClient:
+def api(warehouse: Warehouse, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
     """A client of the plugin app, logged in with a real Airflow JWT, over the seed 001 data."""
-    client = logged_in_client(warehouse.url, monkeypatch)
-    client.compact = warehouse.compact  # type: ignore[attr-defined]
-    return client
+    with logged_in_client(warehouse.url, monkeypatch) as client:
+        client.compact = warehouse.compact  # type: ignore[attr-defined]
+        yield client
 
 
 def lineage(api: TestClient, path: str, **params: Any) -> dict[str, Any]:
@@ -242,16 +242,15 @@ def test_external_sources_appear_once_per_stream_source_and_day(api: TestClient)
                          "access": "write", "runs": ["2026-11-20"], "components": []}]
 
 
-def test_lineage_before_the_marts_are_built_is_503_with_a_hint(
-    api: TestClient, warehouse_db: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_lineage_before_the_marts_are_built_is_503_with_a_hint(warehouse_db: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     import psycopg
 
     with psycopg.connect(libpq(warehouse_db), autocommit=True) as conn:  # compacted, but no dbt build yet
         conn.execute("insert into lineage.datasets (namespace, dataset_type, dataset) "
                      "values ('default', 'dataset', 'd')")
         entity_keys.fill_missing(conn)
-    monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(warehouse_db))
-    response = api.get("/v3/namespaces/default/datasets/d/lineage")
+    with logged_in_client(warehouse_db, monkeypatch) as api:  # the app's pool reads its warehouse once
+        response = api.get("/v3/namespaces/default/datasets/d/lineage")
     assert response.status_code == 503
     assert "lineage_marts.lineage_walk does not exist yet" in response.json()["message"]

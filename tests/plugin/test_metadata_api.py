@@ -4,6 +4,7 @@ characters, change records, read-your-writes, concurrent writers, errors."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,8 +16,9 @@ DS = "/v3/namespaces/default/datasets/purchases/metadata"
 
 
 @pytest.fixture
-def api(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> TestClient:
-    return logged_in_client(warehouse_db, monkeypatch)
+def api(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    with logged_in_client(warehouse_db, monkeypatch) as client:
+        yield client
 
 
 def ok(response: Any) -> Any:
@@ -129,15 +131,18 @@ def test_malformed_requests_are_400_and_unknown_namespaces_404(
     assert ok(api.get(DS))["metadata"]["USER"] == {"tags": [], "properties": {}}  # nothing stored
 
 
-def test_each_api_change_emits_an_asset_event_with_its_change_id(api: TestClient) -> None:
+def test_each_api_change_emits_an_asset_event_with_its_change_id(warehouse_db: str, airflow_api: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through Airflow's REST API (a real api-server), as the caller."""
     import sqlalchemy
 
     from tests.airflow_support import airflow_env, ensure_dags_serialized
 
     ensure_dags_serialized()
-    added = ok(api.post(f"{DS}/tags", json=["notify-me"]))
-    assert added["assetEvent"] is True
-    unchanged = ok(api.post(f"{DS}/tags", json=["notify-me"]))
+    with logged_in_client(warehouse_db, monkeypatch, airflow_api=airflow_api) as api:
+        added = ok(api.post(f"{DS}/tags", json=["notify-me"]))
+        assert added["assetEvent"] is True
+        unchanged = ok(api.post(f"{DS}/tags", json=["notify-me"]))
     assert unchanged == {"changeId": None, "assetEvent": False}  # nothing changed, nothing announced
     engine = sqlalchemy.create_engine(airflow_env()["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"])
     with engine.connect() as conn:
@@ -145,4 +150,11 @@ def test_each_api_change_emits_an_asset_event_with_its_change_id(api: TestClient
             "select e.extra from asset_event e join asset a on a.id = e.asset_id "
             "where a.name = 'lineage_metadata_changes' order by e.id desc limit 1")).scalar_one()
     engine.dispose()
-    assert extras == {"change_ids": [added["changeId"]], "source": "api", "updater": "admin"}
+    # Airflow's REST API marks the events it records (from_rest_api)
+    assert extras == {"change_ids": [added["changeId"]], "source": "api", "updater": "admin", "from_rest_api": True}
+
+
+def test_without_airflow_the_change_is_stored_and_no_asset_event_is_claimed(api: TestClient) -> None:
+    added = ok(api.post(f"{DS}/tags", json=["quiet"]))  # the fixture's client has no Airflow API
+    assert added["assetEvent"] is False and added["changeId"] is not None
+    assert ok(api.get(f"{DS}/tags"))["USER"] == ["quiet"]

@@ -53,8 +53,9 @@ def marts_built(search_db: str) -> str:
 
 
 @pytest.fixture
-def api(marts_built: str, monkeypatch: pytest.MonkeyPatch) -> TestClient:
-    return logged_in_client(marts_built, monkeypatch)
+def api(marts_built: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    with logged_in_client(marts_built, monkeypatch) as client:
+        yield client
 
 
 def ok(response: Any) -> Any:
@@ -205,10 +206,10 @@ def test_bad_search_requests_get_clear_errors(api: TestClient, path: str, params
 
 def test_search_before_the_mart_is_built_is_503_and_writes_still_work(warehouse_db: str,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    client = logged_in_client(warehouse_db, monkeypatch)
-    ok(client.post(f"{dataset('early')}/tags", json=["early"]))
-    response = client.get(f"{NS}/metadata/search", params={"query": "early"})
-    assert response.status_code == 503
-    assert "lineage_compaction" in response.json()["message"]
-    build_marts(warehouse_db, Settings.from_env(), command="run", select="+metadata_search")
-    assert names(ok(client.get(f"{NS}/metadata/search", params={"query": "tags:early"}))) == ["early"]
+    with logged_in_client(warehouse_db, monkeypatch) as client:
+        ok(client.post(f"{dataset('early')}/tags", json=["early"]))
+        response = client.get(f"{NS}/metadata/search", params={"query": "early"})
+        assert response.status_code == 503
+        assert "lineage_compaction" in response.json()["message"]
+        build_marts(warehouse_db, Settings.from_env(), command="run", select="+metadata_search")
+        assert names(ok(client.get(f"{NS}/metadata/search", params={"query": "tags:early"}))) == ["early"]

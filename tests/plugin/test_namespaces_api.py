@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -9,8 +11,9 @@ from tests.airflow_support import logged_in_client
 
 
 @pytest.fixture
-def api(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> TestClient:
-    return logged_in_client(warehouse_db, monkeypatch)
+def api(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    with logged_in_client(warehouse_db, monkeypatch) as client:
+        yield client
 
 
 def test_default_exists_and_a_new_namespace_is_created_once(api: TestClient) -> None:

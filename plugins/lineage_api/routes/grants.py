@@ -11,34 +11,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, HTTPException
+import psycopg
+from fastapi import APIRouter
 
 from lineage.authorization import INSTANCE, Access, Privilege, grant_target
-from lineage.errors import InvalidEntityError
+from lineage.errors import InvalidEntityError, NotFoundError
 from lineage.metadata_entity import MetadataEntity, from_path
-from lineage_api.auth import Caller
-from lineage_api.routes.lineage import namespace_connection
+from lineage_api.deps import Caller, Connection, existing_namespace
+from lineage_api.http_errors import answers
+from lineage_api.models import Grant, GrantGiven, GrantRequest, GrantRevoked, MyGrants
 from warehouse import grant_store
 
-router = APIRouter(prefix="/v3/grants")
+router = APIRouter(prefix="/v3/grants", responses=answers(404))
 MAX_PRINCIPAL_LENGTH = 256
 
 
-def _principal(value: object) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_PRINCIPAL_LENGTH or "\x00" in value:
+def _principal(value: str) -> str:
+    if not value.strip() or len(value) > MAX_PRINCIPAL_LENGTH or "\x00" in value:
         raise InvalidEntityError(f"a principal is an Airflow user name of 1-{MAX_PRINCIPAL_LENGTH} characters")
     return value
 
 
-def _target(path: object) -> tuple[MetadataEntity | None, str | None]:
-    """(entity, namespace) of an entity path; (None, None) for the instance."""
+def _target(path: str, conn: psycopg.Connection) -> tuple[MetadataEntity | None, str | None]:
+    """(entity, namespace) of an entity path, its namespace checked (404); (None, None) for the instance."""
     if path == INSTANCE:
         return None, None
-    segments = [part for part in str(path).split("/") if part] if isinstance(path, str) else []
+    segments = [part for part in path.split("/") if part]
     if len(segments) < 2 or segments[0] != "namespaces":
         raise InvalidEntityError("the entity is 'instance' or a path such as 'namespaces/sales', "
                                  "'namespaces/sales/datasets/orders', 'namespaces/sales/apps/Shop/spark/Load'")
-    return from_path(segments[1], segments[2:]), segments[1]
+    subject = from_path(segments[1], segments[2:])
+    return subject, existing_namespace(segments[1], conn)
 
 
 def _manageable(caller: Access, subject: MetadataEntity | None) -> str:
@@ -51,41 +54,39 @@ def _manageable(caller: Access, subject: MetadataEntity | None) -> str:
     return key
 
 
-@router.get("")
-def list_grants(caller: Caller, namespace: str | None = None, principal: str | None = None) -> list[dict[str, Any]]:
+@router.get("", response_model=list[Grant])
+def list_grants(caller: Caller, conn: Connection, namespace: str | None = None,
+                principal: str | None = None) -> list[dict[str, Any]]:
     """Grants, of one namespace (ADMIN on it) or all (ADMIN on the instance), optionally of one principal."""
-    with namespace_connection(namespace) as conn:  # 404 for an unknown namespace
-        _manageable(caller, from_path(namespace, []) if namespace else None)
-        return grant_store.list_grants(conn, namespace, principal)
+    if namespace is not None:
+        existing_namespace(namespace, conn)
+    _manageable(caller, from_path(namespace, []) if namespace else None)
+    return grant_store.list_grants(conn, namespace, principal)
 
 
-@router.get("/mine")
+@router.get("/mine", response_model=MyGrants)
 def my_grants(caller: Caller) -> dict[str, Any]:
     """The caller's own privileges."""
     return {"principal": caller.principal, "instanceAdmin": caller.instance_admin,
             "grants": {key: privilege.name for key, privilege in sorted(caller.grants.items())}}
 
 
-@router.put("")
-def put_grant(caller: Caller, body: Any = Body(...)) -> dict[str, Any]:  # noqa: B008
+@router.put("", response_model=GrantGiven)
+def put_grant(body: GrantRequest, caller: Caller, conn: Connection) -> dict[str, Any]:
     """Give ``{"principal", "entity", "privilege"}``: the principal then holds exactly that
     privilege there (it includes the lesser ones)."""
-    if not isinstance(body, dict) or set(body) != {"principal", "entity", "privilege"}:
-        raise HTTPException(400, 'the body is {"principal": "...", "entity": "namespaces/...", "privilege": "READ"}')
-    principal, privilege = _principal(body["principal"]), Privilege.parse(body["privilege"])
-    subject, namespace = _target(body["entity"])
-    with namespace_connection(namespace) as conn:
-        key = _manageable(caller, subject)
-        grant_store.put_grant(conn, principal, key, namespace, privilege, caller.principal)
+    principal, privilege = _principal(body.principal), Privilege.parse(body.privilege)
+    subject, namespace = _target(body.entity, conn)
+    key = _manageable(caller, subject)
+    grant_store.put_grant(conn, principal, key, namespace, privilege, caller.principal)
     return {"principal": principal, "entity": key, "privilege": privilege.name}
 
 
-@router.delete("")
-def revoke_grant(caller: Caller, principal: str, entity: str) -> dict[str, Any]:
+@router.delete("", response_model=GrantRevoked)
+def revoke_grant(principal: str, entity: str, caller: Caller, conn: Connection) -> dict[str, Any]:
     """Take back what ``principal`` holds on ``entity`` (404 when nothing was granted there)."""
-    subject, namespace = _target(entity)
-    with namespace_connection(namespace) as conn:
-        key = _manageable(caller, subject)
-        if not grant_store.revoke(conn, _principal(principal), key):
-            raise HTTPException(404, f"{principal!r} holds no grant on {key}")
+    subject, _ = _target(entity, conn)
+    key = _manageable(caller, subject)
+    if not grant_store.revoke(conn, _principal(principal), key):
+        raise NotFoundError(f"{principal!r} holds no grant on {key}")
     return {"principal": principal, "entity": key, "revoked": True}

@@ -9,119 +9,141 @@ API writes are USER metadata; SYSTEM metadata comes from programs and the system
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException
+import psycopg
+from fastapi import APIRouter, Body, Depends
 
 from lineage.authorization import Access, Privilege
+from lineage.errors import InvalidEntityError
 from lineage.metadata_entity import MetadataEntity, entity, from_path
-from lineage.metadata_values import check_properties, check_scope, check_tags
-from lineage.timespec import parse_window, visible_window
-from lineage_api.asset_events import emit_metadata_changes
-from lineage_api.auth import Caller
-from lineage_api.routes.lineage import End, Start, namespace_connection
+from lineage.metadata_values import check_scope
+from lineage.timespec import visible_window
+from lineage_api.asset_events import AirflowApi, emit_metadata_changes
+from lineage_api.deps import Airflow, Caller, Connection, HistoryWindow, Namespace
+from lineage_api.http_errors import answers
+from lineage_api.links import entity_links
+from lineage_api.models import ChangeAnswer, EntityMetadata, MetadataHistory, Properties, Tags
 from warehouse import metadata_store, namespace_store
 
-router = APIRouter()
-_PREFIXES = ("/v3/namespaces/{namespace}/{target:path}", "/v3/external/{target:path}")
+router = APIRouter(responses=answers(404))
 
 
-def _entity(namespace: str | None, target: str, version: str | None) -> MetadataEntity:
+@dataclass(frozen=True)
+class Subject:
+    """The entity a metadata path names, and its namespace (None: an external resource)."""
+
+    entity: MetadataEntity
+    namespace: str | None
+
+
+def namespaced(namespace: Namespace, target: str, version: str | None = None) -> Subject:
+    return Subject(from_path(namespace, [part for part in target.split("/") if part], version), namespace)
+
+
+def external(target: str) -> Subject:
     segments = [part for part in target.split("/") if part]
-    if namespace is None:
-        if len(segments) % 2:
-            raise HTTPException(400, f"an external entity is /type/name pairs; '{segments[-1]}' has no name")
-        return entity(zip(segments[::2], segments[1::2], strict=True))
-    return from_path(namespace, segments, version)
+    if len(segments) % 2:
+        raise InvalidEntityError(f"an external entity is /type/name pairs; '{segments[-1]}' has no name")
+    return Subject(entity(zip(segments[::2], segments[1::2], strict=True)), None)
 
 
-def _change(namespace: str | None, target: str, version: str | None, caller: Access, **change: Any
-            ) -> dict[str, Any]:
+def _change(subject: Subject, caller: Access, conn: psycopg.Connection, airflow: AirflowApi,
+            **change: Any) -> dict[str, Any]:
     """Apply a USER change (WRITE needed); answer its change id (null when nothing changed) and
     whether the ``lineage_metadata_changes`` asset event was emitted."""
-    subject = _entity(namespace, target, version)
-    with namespace_connection(namespace) as conn:
-        caller.require(subject, Privilege.WRITE)
-        record = metadata_store.change(conn, subject, "USER", caller.principal, **change)
+    caller.require(subject.entity, Privilege.WRITE)
+    record = metadata_store.change(conn, subject.entity, "USER", caller.principal, **change)
     if record is None:
         return {"changeId": None, "assetEvent": False}
-    return {"changeId": record["changeId"], "assetEvent": emit_metadata_changes([record["changeId"]], caller.principal)}
+    return {"changeId": record["changeId"],
+            "assetEvent": emit_metadata_changes(airflow, [record["changeId"]], caller.principal)}
 
 
-def _read(namespace: str | None, target: str, version: str | None, scope: str | None, caller: Access
-          ) -> dict[str, Any]:
-    subject = _entity(namespace, target, version)
-    with namespace_connection(namespace) as conn:
-        caller.require(subject, Privilege.READ)
-        since = namespace_store.visible_since(conn, namespace) if namespace else None
-        found = metadata_store.read(conn, subject, check_scope(scope), since)
-    return {"entity": subject.to_dict(), "metadata": found}
+def _read(subject: Subject, scope: str | None, caller: Access, conn: psycopg.Connection) -> dict[str, Any]:
+    caller.require(subject.entity, Privilege.READ)
+    since = namespace_store.visible_since(conn, subject.namespace) if subject.namespace else None
+    return {"entity": subject.entity.to_dict(), "metadata": metadata_store.read(conn, subject.entity,
+                                                                                check_scope(scope), since),
+            "links": entity_links(subject.entity)}
 
 
-for prefix in _PREFIXES:
-    @router.get(prefix + "/metadata")
-    def get_metadata(target: str, caller: Caller, namespace: str | None = None, version: str | None = None,
+def _routes(prefix: str, kind: str, subject_of: Callable[..., Subject]) -> None:
+    """The metadata routes under ``prefix``, naming their entity with ``subject_of``."""
+    # The dependency differs per prefix, so it is a default (the module's annotations are
+    # resolved in its globals); it comes first, as the path names the entity first.
+    named: Subject = Depends(subject_of)
+
+    def get_metadata(*, subject: Subject = named, caller: Caller, conn: Connection,
                      scope: str | None = None) -> dict[str, Any]:
-        """Tags and properties of both scopes (or one, with ``?scope=``)."""
-        return _read(namespace, target, version, scope, caller)
+        """Tags and properties of both scopes (or one, with ``?scope=``), and the entity's links."""
+        return _read(subject, scope, caller, conn)
 
-    @router.get(prefix + "/metadata/properties")
-    def get_properties(target: str, caller: Caller, namespace: str | None = None, version: str | None = None,
-                       scope: str | None = None) -> dict[str, Any]:
-        found = _read(namespace, target, version, scope, caller)["metadata"]
+    def get_properties(*, subject: Subject = named, caller: Caller, conn: Connection,
+                       scope: str | None = None) -> dict[str, dict[str, str]]:
+        found = _read(subject, scope, caller, conn)["metadata"]
         return {name: value["properties"] for name, value in found.items()}
 
-    @router.get(prefix + "/metadata/tags")
-    def get_tags(target: str, caller: Caller, namespace: str | None = None, version: str | None = None,
-                 scope: str | None = None) -> dict[str, Any]:
-        found = _read(namespace, target, version, scope, caller)["metadata"]
+    def get_tags(*, subject: Subject = named, caller: Caller, conn: Connection,
+                 scope: str | None = None) -> dict[str, list[str]]:
+        found = _read(subject, scope, caller, conn)["metadata"]
         return {name: value["tags"] for name, value in found.items()}
 
-    @router.post(prefix + "/metadata/properties")
-    def add_properties(target: str, caller: Caller, properties: Any = Body(...),  # noqa: B008
-                       namespace: str | None = None, version: str | None = None) -> dict[str, Any]:
+    def add_properties(*, subject: Subject = named, caller: Caller, conn: Connection, airflow: Airflow,
+                       properties: Annotated[Properties, Body()]) -> dict[str, Any]:
         """Add or replace USER properties: a JSON object of string values."""
-        return _change(namespace, target, version, caller, add_properties=check_properties(properties))
+        return _change(subject, caller, conn, airflow, add_properties=properties)
 
-    @router.post(prefix + "/metadata/tags")
-    def add_tags(target: str, caller: Caller, tags: Any = Body(...),  # noqa: B008
-                 namespace: str | None = None, version: str | None = None) -> dict[str, Any]:
+    def add_tags(*, subject: Subject = named, caller: Caller, conn: Connection, airflow: Airflow,
+                 tags: Annotated[Tags, Body()]) -> dict[str, Any]:
         """Add USER tags: a JSON list of strings."""
-        return _change(namespace, target, version, caller, add_tags=check_tags(tags))
+        return _change(subject, caller, conn, airflow, add_tags=tags)
 
-    @router.delete(prefix + "/metadata/properties/{key}")
-    def remove_property(target: str, key: str, caller: Caller, namespace: str | None = None,
-                        version: str | None = None) -> dict[str, Any]:
-        return _change(namespace, target, version, caller, remove_properties=[key])
+    def remove_property(*, subject: Subject = named, key: str, caller: Caller, conn: Connection,
+                        airflow: Airflow) -> dict[str, Any]:
+        return _change(subject, caller, conn, airflow, remove_properties=[key])
 
-    @router.delete(prefix + "/metadata/tags/{tag}")
-    def remove_tag(target: str, tag: str, caller: Caller, namespace: str | None = None,
-                   version: str | None = None) -> dict[str, Any]:
-        return _change(namespace, target, version, caller, remove_tags=[tag])
+    def remove_tag(*, subject: Subject = named, tag: str, caller: Caller, conn: Connection,
+                   airflow: Airflow) -> dict[str, Any]:
+        return _change(subject, caller, conn, airflow, remove_tags=[tag])
 
-    @router.delete(prefix + "/metadata/properties")
-    def remove_properties(target: str, caller: Caller, namespace: str | None = None,
-                          version: str | None = None) -> dict[str, Any]:
-        return _change(namespace, target, version, caller, remove_properties=None)
+    def remove_properties(*, subject: Subject = named, caller: Caller, conn: Connection,
+                          airflow: Airflow) -> dict[str, Any]:
+        return _change(subject, caller, conn, airflow, remove_properties=None)
 
-    @router.delete(prefix + "/metadata/tags")
-    def remove_tags(target: str, caller: Caller, namespace: str | None = None,
-                    version: str | None = None) -> dict[str, Any]:
-        return _change(namespace, target, version, caller, remove_tags=None)
+    def remove_tags(*, subject: Subject = named, caller: Caller, conn: Connection,
+                    airflow: Airflow) -> dict[str, Any]:
+        return _change(subject, caller, conn, airflow, remove_tags=None)
 
-    @router.delete(prefix + "/metadata")
-    def remove_metadata(target: str, caller: Caller, namespace: str | None = None,
-                        version: str | None = None) -> dict[str, Any]:
-        return _change(namespace, target, version, caller, remove_properties=None, remove_tags=None)
+    def remove_metadata(*, subject: Subject = named, caller: Caller, conn: Connection,
+                        airflow: Airflow) -> dict[str, Any]:
+        return _change(subject, caller, conn, airflow, remove_properties=None, remove_tags=None)
 
-    @router.get(prefix + "/metadata/history")
-    def metadata_history(target: str, caller: Caller, namespace: str | None = None, version: str | None = None,
-                         start: Start = "0", end: End = "now") -> dict[str, Any]:
+    def metadata_history(*, window: HistoryWindow, subject: Subject = named, caller: Caller,
+                         conn: Connection) -> dict[str, Any]:
         """The entity's change records in [start, end): previous and updated state, the diff."""
-        window = parse_window(start, end)
-        subject = _entity(namespace, target, version)
-        with namespace_connection(namespace) as conn:
-            caller.require(subject, Privilege.READ)
-            if namespace is not None:
-                window = visible_window(window, namespace_store.visible_since(conn, namespace))
-            return {"entity": subject.to_dict(), "changes": metadata_store.history(conn, subject, *window)}
+        caller.require(subject.entity, Privilege.READ)
+        if subject.namespace is not None:
+            window = visible_window(window, namespace_store.visible_since(conn, subject.namespace))
+        return {"entity": subject.entity.to_dict(), "changes": metadata_store.history(conn, subject.entity, *window)}
+
+    for method, path, endpoint, model in (
+            ("GET", "/metadata", get_metadata, EntityMetadata),
+            ("GET", "/metadata/properties", get_properties, dict[str, dict[str, str]]),
+            ("GET", "/metadata/tags", get_tags, dict[str, list[str]]),
+            ("POST", "/metadata/properties", add_properties, ChangeAnswer),
+            ("POST", "/metadata/tags", add_tags, ChangeAnswer),
+            ("DELETE", "/metadata/properties/{key}", remove_property, ChangeAnswer),
+            ("DELETE", "/metadata/tags/{tag}", remove_tag, ChangeAnswer),
+            ("DELETE", "/metadata/properties", remove_properties, ChangeAnswer),
+            ("DELETE", "/metadata/tags", remove_tags, ChangeAnswer),
+            ("DELETE", "/metadata", remove_metadata, ChangeAnswer),
+            ("GET", "/metadata/history", metadata_history, MetadataHistory)):
+        router.add_api_route(prefix + path, endpoint, methods=[method], response_model=model,
+                             name=f"{endpoint.__name__}_{kind}", operation_id=f"{endpoint.__name__}_{kind}")
+
+
+_routes("/v3/namespaces/{namespace}/{target:path}", "namespaced", namespaced)
+_routes("/v3/external/{target:path}", "external", external)

@@ -12,10 +12,12 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse
 
+from lineage.errors import NotFoundError, UnavailableError
 from lineage_api import warehouse_queries
+from lineage_api.deps import Connection
 
 router = APIRouter()
 public_router = APIRouter()  # scripts and styles: no data in them
@@ -41,7 +43,7 @@ _SCRIPTS = {"search": "search", "entity": "entity", "run": "entity", "lineage": 
 def ui_page(page: str) -> str:
     """One page's shell: search, entity, run, lineage or fields."""
     if page not in PAGES:
-        raise HTTPException(404, f"no page {page!r}; pages: {', '.join(PAGES)}")
+        raise NotFoundError(f"no page {page!r}; pages: {', '.join(PAGES)}")
     title, uses_graph = PAGES[page]
     scripts = [f'<script src="../static/vendor/{name}" defer></script>\n' for name in VENDOR] if uses_graph else []
     vendor = "".join(scripts)
@@ -51,10 +53,10 @@ def ui_page(page: str) -> str:
 @public_router.get("/static/vendor/{name}")
 def vendor_file(name: str) -> FileResponse:
     if name not in VENDOR:
-        raise HTTPException(404, f"no vendor file {name!r}")
+        raise NotFoundError(f"no vendor file {name!r}")
     path = UI / "node_modules" / VENDOR[name]
     if not path.is_file():
-        raise HTTPException(503, f"{name} is not installed: run scripts/bootstrap.sh (npm ci in {UI})")
+        raise UnavailableError(f"{name} is not installed: run scripts/bootstrap.sh (npm ci in {UI})")
     return FileResponse(path, media_type="text/javascript")
 
 
@@ -62,7 +64,7 @@ def vendor_file(name: str) -> FileResponse:
 def static_file(name: str) -> FileResponse:
     path = STATIC / name
     if "/" in name or not path.is_file():
-        raise HTTPException(404, f"no static file {name!r}")
+        raise NotFoundError(f"no static file {name!r}")
     media = {"js": "text/javascript", "css": "text/css"}.get(path.suffix.lstrip("."), "application/octet-stream")
     return FileResponse(path, media_type=media)
 
@@ -85,16 +87,16 @@ _PAGE = """<!doctype html>
 
 
 @router.get("/", response_class=HTMLResponse)
-def home() -> str:
+def home(conn: Connection) -> str:
     """Warehouse totals and the latest compactions."""
-    totals = warehouse_queries.warehouse_totals()
+    totals = warehouse_queries.warehouse_totals(conn)
     rows = "".join(
         "<tr>" + "".join(
             f'<td class="{css}">{escape(str(batch[key]))}</td>'
             for key, css in (("batch_id", ""), ("finished_at", ""), ("files", "num"), ("events_read", "num"),
                              ("events_compacted", "num"), ("duplicates", "num"), ("quarantined", "num"))
         ) + "</tr>"
-        for batch in warehouse_queries.recent_compactions(20)
+        for batch in warehouse_queries.recent_compactions(conn, 20)
     )
     summary = ", ".join(f"{escape(key.replace('_', ' '))}: {value}" for key, value in totals.items())
     return _PAGE.format(totals=summary, rows=rows or '<tr><td colspan="7">no compactions yet</td></tr>')

@@ -52,36 +52,17 @@ function showError(container, error) {
   container.replaceChildren(el("p", {class: "error", role: "alert"}, error.message || String(error)));
 }
 
-// An entity's REST path (after /v3/namespaces/{ns}/ or /v3/external/) from its parts.
-function entityTarget(details) {
-  const parts = details.map(({key, value}) => [key, value]);
-  const namespace = parts[0] && parts[0][0] === "namespace" ? parts.shift()[1] : null;
-  const segments = [];
-  let version = null;
-  for (let index = 0; index < parts.length; index++) {
-    const [key, value] = parts[index];
-    if (namespace !== null && key === "dataset" && index === 0) segments.push("datasets", value);
-    else if (namespace !== null && key === "stream" && index === 0) segments.push("streams", value);
-    else if (namespace !== null && key === "application" && index === 0) segments.push("apps", value);
-    else if (key === "version") version = value;
-    else if (key === "type" && parts[index + 1] && parts[index + 1][0] === "program") {
-      segments.push(value, parts[index + 1][1]);
-      index++;
-    } else if (key === "run") segments.push("runs", value);
-    else segments.push(key, value);
-  }
-  return {namespace, target: segments.map(encodeURIComponent).join("/"), version};
+// A link to a page the API named: answers carry `links` ({page, metadata, lineagePage, ...}),
+// paths relative to BASE built by the API from the entity, so no page re-derives REST paths.
+function pageLink(links, text, id) {
+  return links && links.page ? el("a", {href: BASE + links.page, class: "entity-link", id}, text) : text;
 }
 
-function metadataPath({namespace, target}) {
-  return namespace === null ? `v3/external/${target}/metadata` : `v3/namespaces/${encodeURIComponent(namespace)}/${target}/metadata`;
-}
-
-function entityLink(details, label) {
-  const {namespace, target, version} = entityTarget(details);
-  const text = label ?? details[details.length - 1].value;
-  return el("a", {href: pageUrl("entity", {ns: namespace ?? "", target, version: version ?? "",
-                                           external: namespace === null ? "1" : ""}), class: "entity-link"}, text);
+// The API path of the entity a page shows: the page's URL names it as the API does, by its
+// namespace and its path under it (the `target` of a `page` link), or as an external resource.
+function entityPath() {
+  const target = param("target");
+  return param("external") ? `v3/external/${target}` : `v3/namespaces/${encodeURIComponent(param("ns", "default"))}/${target}`;
 }
 
 // Time ranges: presets and custom, as epoch seconds for the API.

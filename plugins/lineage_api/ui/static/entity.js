@@ -44,19 +44,21 @@ function editForms(path, reload) {
     problem);
 }
 
-async function schemaSection(body, ref) {
+async function schemaSection(body) {
   const text = body.metadata.SYSTEM.properties.schema;
-  if (!text) return null;
+  if (!text || !body.links.fields) return null;
   const fields = JSON.parse(text).fields;
-  const dataset = body.entity.details[1].value;
+  // Each field's links (its metadata, its page, its provenance) come with the dataset's fields.
+  const listed = await api(body.links.fields).catch(() => ({fields: []}));
+  const linksOf = new Map(listed.fields.map((f) => [f.name, f.links]));
   const rows = await Promise.all(fields.slice(0, 200).map(async (field) => {
-    const fieldRef = {namespace: ref.namespace, target: `${ref.target}/field/${encodeURIComponent(field.name)}`};
-    const tags = await api(`${metadataPath(fieldRef)}/tags`).catch(() => ({USER: [], SYSTEM: []}));
+    const links = linksOf.get(field.name) || {};
+    const tags = links.metadata ? await api(`${links.metadata}/tags`).catch(() => ({USER: [], SYSTEM: []})) : {USER: [], SYSTEM: []};
     return el("tr", {},
-      el("td", {}, el("a", {href: pageUrl("entity", {ns: ref.namespace, target: fieldRef.target})}, field.name)),
+      el("td", {}, pageLink(links, field.name)),
       el("td", {}, field.type), el("td", {}, field.nullable ? "yes" : "no"),
       el("td", {}, el("ul", {class: "chips"}, ...[...tags.USER, ...tags.SYSTEM].map((t) => el("li", {class: "tag"}, t)))),
-      el("td", {}, el("a", {href: pageUrl("fields", {ns: ref.namespace, dataset, field: field.name})}, "provenance")));
+      el("td", {}, links.provenancePage ? el("a", {href: BASE + links.provenancePage}, "provenance") : ""));
   }));
   return el("section", {id: "schema"}, el("h2", {}, `Schema (${fields.length} fields)`),
     el("table", {class: "schema"}, el("thead", {}, el("tr", {}, ...["field", "type", "nullable", "tags", ""].map((h) => el("th", {}, h)))),
@@ -64,23 +66,21 @@ async function schemaSection(body, ref) {
 }
 
 window.PAGES.entity = async function (main) {
-  const ref = {namespace: param("external") ? null : param("ns", "default"), target: param("target")};
   const version = param("version");
-  const path = metadataPath(ref);
+  let path = `${entityPath()}/metadata`;
   async function load() {
     const body = await api(path, {version});
+    path = body.links.metadata;  // where its tags, properties and history are
     const details = body.entity.details;
-    const [first, second] = [details[0], details[1]];
-    const lineageLink = first.key === "namespace" && details.length === 2 && ["dataset", "stream"].includes(second.key)
-      ? el("a", {id: "lineage-link", href: pageUrl("lineage", {ns: first.value, type: second.key, name: second.value})}, "Dataset lineage")
-      : null;
+    const lineageLink = body.links.lineagePage
+      ? el("a", {id: "lineage-link", href: BASE + body.links.lineagePage}, "Dataset lineage") : null;
     const changes = await api(`${path}/history`, {version}).catch(() => ({changes: []}));
     main.replaceChildren(
       el("h1", {}, el("span", {class: "badge"}, body.entity.type), " ", details[details.length - 1].value),
       el("p", {class: "muted", id: "entity-parts"}, details.map(({key, value}) => `${key}=${value}`).join(", ")),
       el("p", {}, lineageLink),
       el("div", {class: "scopes"}, ...metadataTables(body, path, load)),
-      await schemaSection(body, ref) || "",
+      await schemaSection(body) || "",
       el("section", {id: "history"}, el("h2", {}, "Recent changes"),
         el("ul", {}, ...changes.changes.slice(-10).reverse().map((c) => el("li", {},
           `${when(c.time)} ${c.scope} by ${c.updater}: +${JSON.stringify(c.additions)} −${JSON.stringify(c.deletions)}`)))));
@@ -89,22 +89,22 @@ window.PAGES.entity = async function (main) {
 };
 
 window.PAGES.run = async function (main) {
-  const ns = param("ns", "default"), app = param("app"), type = param("type"), program = param("program"), run = param("run");
-  const base = `v3/namespaces/${encodeURIComponent(ns)}/apps/${encodeURIComponent(app)}/${encodeURIComponent(type)}/${encodeURIComponent(program)}`;
-  const found = await api(`${base}/runs/${encodeURIComponent(run)}/accesses`);
-  const path = `${base}/runs/${encodeURIComponent(run)}/metadata`;
+  const path = `${entityPath()}/metadata`;
+  const metadata = await api(path);
+  const parts = Object.fromEntries(metadata.entity.details.map(({key, value}) => [key, value]));
+  const found = await api(metadata.links.accesses);
   const reload = async () => {
-    const metadata = await api(path);
-    document.getElementById("run-metadata").replaceChildren(...metadataTables(metadata, path, reload));
+    const body = await api(path);
+    document.getElementById("run-metadata").replaceChildren(...metadataTables(body, path, reload));
   };
   main.replaceChildren(
-    el("h1", {}, "Run ", el("span", {class: "value"}, run)),
-    el("p", {}, `${type} ${app}.${program} · status `, el("strong", {id: "run-status"}, found.status),
+    el("h1", {}, "Run ", el("span", {class: "value"}, parts.run)),
+    el("p", {}, `${parts.type} ${parts.application}.${parts.program} · status `, el("strong", {id: "run-status"}, found.status),
        ` · started ${when(found.started_at)} · stopped ${when(found.stopped_at)}`),
     el("h2", {}, "Read and written"),
     el("table", {id: "accesses"}, el("thead", {}, el("tr", {}, ...["dataset", "type", "access", "component", "at"].map((h) => el("th", {}, h)))),
       el("tbody", {}, ...found.accesses.map((a) => el("tr", {class: a.access},
-        el("td", {}, entityLink([{key: "namespace", value: a.namespace}, {key: a.type, value: a.name}])),
+        el("td", {}, pageLink(a.links, a.name)),
         el("td", {}, a.type), el("td", {}, a.access), el("td", {}, a.component || ""), el("td", {}, when(a.accessed_at)))))),
     el("div", {id: "run-metadata", class: "scopes"}));
   await reload();

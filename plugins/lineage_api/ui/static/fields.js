@@ -85,8 +85,8 @@ window.PAGES.fields = async function (main) {
       }
       if (impacted.length) window.cy = graph(canvas, elements, FIELD_STYLE);
       list.replaceChildren(el("h2", {}, "Impacted fields"), el("ul", {id: "impact-list"}, ...impacted.map((f) =>
-        el("li", {}, `level ${f.level}: `, el("a", {href: pageUrl("fields", {ns: f.namespace, dataset: f.dataset, field: f.field})},
-                                              `${f.dataset}.${f.field}`)))));
+        el("li", {}, `level ${f.level}: `, f.links && f.links.provenancePage
+          ? el("a", {href: BASE + f.links.provenancePage}, `${f.dataset}.${f.field}`) : `${f.dataset}.${f.field}`))));
     }
     if (window.cy) window.cy.fit(undefined, 20);
   }

@@ -9,11 +9,13 @@ function lineageElements(body, groupByApplication) {
     return groupByApplication
       ? {id: `application.${p.namespace}.${p.application}`, label: p.application, classes: "application",
          ns: p.namespace, app: p.application}
-      : {id, label: `${p.id} (${p.type})`, classes: "program", ns: p.namespace, app: p.application, type: p.type, program: p.id};
+      : {id, label: `${p.id} (${p.type})`, classes: "program", ns: p.namespace, app: p.application, type: p.type, program: p.id,
+         links: body.links[id]};
   };
   for (const relation of body.relations) {
     const d = body.data[relation.data].id;
-    nodes.set(relation.data, {data: {id: relation.data, label: d.id, ns: d.namespace, type: d.type, name: d.id},
+    nodes.set(relation.data, {data: {id: relation.data, label: d.id, ns: d.namespace, type: d.type, name: d.id,
+                                     links: body.links[relation.data]},
                               classes: d.type === "stream" ? "stream" : "dataset"});
     const p = programNode(relation.program);
     nodes.set(p.id, {data: {...p}, classes: p.classes});
@@ -64,19 +66,25 @@ window.PAGES.lineage = async function (main) {
         panel.replaceChildren(el("h2", {}, data.label), el("p", {class: "muted"}, "Ungroup to list the runs of each program."));
         return;
       }
+      if (!data.links) {
+        panel.replaceChildren(el("h2", {}, data.label), el("p", {class: "muted"}, "You may not read this dataset."));
+        return;
+      }
+      const centred = new URL(BASE + data.links.lineagePage, location.href);
+      centred.searchParams.set("range", range.select.value);
+      centred.searchParams.set("levels", levels.value);
       panel.replaceChildren(el("h2", {}, data.name),
-        el("p", {}, entityLink([{key: "namespace", value: data.ns}, {key: data.type, value: data.name}], "Open the entity page")),
-        el("p", {}, el("a", {href: pageUrl("lineage", {ns: data.ns, type: data.type, name: data.name, range: range.select.value,
-                                                         levels: levels.value})}, "Center the lineage here")));
+        el("p", {}, pageLink(data.links, "Open the entity page")),
+        el("p", {}, el("a", {href: centred.pathname + centred.search}, "Center the lineage here")));
       return;
     }
-    const base = `v3/namespaces/${encodeURIComponent(data.ns)}/apps/${encodeURIComponent(data.app)}/` +
-                 `${encodeURIComponent(data.type)}/${encodeURIComponent(data.program)}`;
-    const found = await api(`${base}/runs`, window_);
+    if (!data.links) {
+      panel.replaceChildren(el("h2", {}, data.label), el("p", {class: "muted"}, "You may not read this program."));
+      return;
+    }
+    const found = await api(data.links.runs, window_);
     panel.replaceChildren(el("h2", {}, `${data.program}`), el("p", {class: "muted"}, `${data.type} in ${data.app}: ${found.runs.length} runs`),
-      el("ul", {id: "runs"}, ...found.runs.map((r) => el("li", {},
-        el("a", {href: pageUrl("run", {ns: data.ns, app: data.app, type: data.type, program: data.program, run: r.run_id})}, r.run_id),
-        ` ${r.status}, ${when(r.started_at)}`))));
+      el("ul", {id: "runs"}, ...found.runs.map((r) => el("li", {}, pageLink(r.links, r.run_id), ` ${r.status}, ${when(r.started_at)}`))));
   }
   async function load() {
     window_ = windowOf(range.select.value, range.start.value, range.end.value);

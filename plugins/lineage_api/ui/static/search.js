@@ -68,7 +68,7 @@ window.PAGES.search = async function (main) {
   function resultItem(result) {
     const details = result.entity.details;
     return el("li", {class: "result"},
-      el("span", {class: "badge"}, result.entity.type), " ", entityLink(details), " ",
+      el("span", {class: "badge"}, result.entity.type), " ", pageLink(result.links, details[details.length - 1].value), " ",
       el("span", {class: "muted"}, details.map(({key, value}) => `${key}=${value}`).join(", ")),
       el("ul", {class: "matches"}, ...result.matches.map((m) => el("li", {},
         el("span", {class: "badge " + m.scope.toLowerCase()}, m.scope), " ", m.kind, m.key ? ` ${m.key}` : "",

@@ -1,0 +1,96 @@
+"""What routes take from a request, as FastAPI dependencies: the warehouse connection, the
+caller, a namespace that exists, a time window, Airflow's REST API. A route parses (these),
+calls the core or a query, and answers.
+
+FastAPI resolves each dependency once per request, so the caller's grants and the route read
+through the same pooled connection: one connection per request. A dependency raises the
+core's errors (``lineage.errors``); ``lineage_api.http_errors`` turns them into answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Annotated, Any
+
+import psycopg
+from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
+from airflow.api_fastapi.core_api.security import get_user
+from fastapi import Depends, Query, Request
+
+from lineage.authorization import Access
+from lineage.errors import NotFoundError
+from lineage.timespec import parse_window
+from lineage_api.asset_events import AirflowApi
+from lineage_api.warehouse_pool import WarehousePool
+from warehouse import grant_store, lineage_store
+
+CurrentUser = Annotated[BaseUser, Depends(get_user)]
+
+
+def warehouse_connection(request: Request) -> Iterator[psycopg.Connection]:
+    """The request's one autocommit connection, from the app's pool."""
+    pool: WarehousePool = request.app.state.warehouse
+    with pool.connection() as conn:
+        yield conn
+
+
+Connection = Annotated[psycopg.Connection, Depends(warehouse_connection)]
+
+
+def is_instance_admin(user: Any) -> bool:
+    """An Airflow admin: the simple auth manager's ADMIN role, or FAB's Admin role."""
+    role = getattr(user, "role", None)
+    if isinstance(role, str):
+        return role.upper() == "ADMIN"
+    return any(getattr(r, "name", r) == "Admin" for r in getattr(user, "roles", None) or ())
+
+
+def caller_access(user: CurrentUser, conn: Connection) -> Access:
+    """The logged-in caller and their grants (seed 000), read through the request's connection."""
+    return grant_store.access_for(conn, user.get_name(), is_instance_admin(user))
+
+
+Caller = Annotated[Access, Depends(caller_access)]
+
+
+def existing_namespace(namespace: str, conn: Connection) -> str:
+    """The path's namespace, once it exists (404 otherwise)."""
+    if not lineage_store.namespace_exists(conn, namespace):
+        raise NotFoundError(f"namespace {namespace!r} not found")
+    return namespace
+
+
+Namespace = Annotated[str, Depends(existing_namespace)]
+
+TIME = "epoch seconds, now, now-30m, now-6h, now-7d"
+TimeWindow = tuple[datetime, datetime]
+
+
+def time_window(start: Annotated[str, Query(description=TIME)] = "now-7d",
+                end: Annotated[str, Query(description=TIME)] = "now") -> TimeWindow:
+    """[start, end), by default the last seven days."""
+    return parse_window(start, end)
+
+
+def history_window(start: Annotated[str, Query(description=TIME)] = "0",
+                   end: Annotated[str, Query(description=TIME)] = "now") -> TimeWindow:
+    """[start, end), by default all time."""
+    return parse_window(start, end)
+
+
+Window = Annotated[TimeWindow, Depends(time_window)]
+HistoryWindow = Annotated[TimeWindow, Depends(history_window)]
+
+
+def seconds(window: TimeWindow) -> tuple[int, int]:
+    """The window in epoch seconds, the API's time unit."""
+    return int(window[0].timestamp()), int(window[1].timestamp())
+
+
+def airflow_api(request: Request) -> AirflowApi:
+    """Airflow's REST API as the caller: with their own token (header or the UI's cookie)."""
+    return AirflowApi.for_request(request, request.app.state.settings.airflow_api_url)
+
+
+Airflow = Annotated[AirflowApi, Depends(airflow_api)]

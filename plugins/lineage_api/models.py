@@ -1,0 +1,469 @@
+"""The API's request and response bodies, so ``/lineage/openapi.json`` describes what routes
+take and answer. Routes still return what the core and the stores build; these models check
+and document it at the boundary.
+
+Request bodies validate with the core's own checks (``lineage.metadata_values``,
+``lineage.namespaces``), so a bad body is a 400 naming the rule it breaks. Parts whose shape
+the core owns and documents (a field path's operations, a view's drawing) are typed as JSON
+objects here.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    model_validator,
+)
+from typing_extensions import TypedDict
+
+from lineage.errors import InvalidRequestError
+from lineage.metadata_values import check_properties, check_tags
+from lineage.namespaces import check_description
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+class ErrorBody(Body):
+    """Every error answer: what went wrong (naming the bad value) and the HTTP status."""
+
+    message: str
+    status: int
+
+
+class SchemaConflictBody(ErrorBody):
+    """A 409 of a schema update: each incompatibility with the current schema."""
+
+    incompatibilities: list[str] | None = None
+
+
+# --- links: where a page goes next ----------------------------------------------------------
+
+class Links(TypedDict, total=False):
+    """Paths relative to the API's prefix (``/lineage/``): API resources of an entity and the
+    pages that show it. Only those that apply are present."""
+
+    metadata: Annotated[str, Field(description="the entity's metadata (append /tags, /properties, /history)")]
+    page: Annotated[str, Field(description="the page of the entity (or of a run)")]
+    lineage: Annotated[str, Field(description="a dataset's or stream's lineage")]
+    lineagePage: Annotated[str, Field(description="the dataset lineage page centred on it")]
+    fields: Annotated[str, Field(description="a dataset's fields")]
+    provenancePage: Annotated[str, Field(description="the field provenance page of a field")]
+    runs: Annotated[str, Field(description="a program's runs")]
+    accesses: Annotated[str, Field(description="what a run read and wrote")]
+
+
+# --- entities and metadata ------------------------------------------------------------------
+
+class EntityPart(Body):
+    key: str
+    value: str
+
+
+class EntityRef(Body):
+    """A metadata entity: its type and its ordered key=value parts."""
+
+    type: str
+    details: list[EntityPart]
+
+
+class ScopeMetadata(Body):
+    tags: list[str]
+    properties: dict[str, str]
+
+
+Scope = Literal["USER", "SYSTEM"]
+
+
+class EntityMetadata(Body):
+    entity: EntityRef
+    metadata: dict[Scope, ScopeMetadata]
+    links: Links
+
+
+class ChangeAnswer(Body):
+    """A USER change: its change id (null when nothing changed) and whether the
+    ``lineage_metadata_changes`` asset event was emitted through Airflow's REST API."""
+
+    changeId: int | None
+    assetEvent: bool
+
+
+class ChangeRecord(Body):
+    changeId: int
+    scope: Scope
+    previous: ScopeMetadata
+    updated: ScopeMetadata
+    additions: ScopeMetadata
+    deletions: ScopeMetadata
+    time: int
+    updater: str
+
+
+class MetadataHistory(Body):
+    entity: EntityRef
+    changes: list[ChangeRecord]
+
+
+Tags = Annotated[list[str], BeforeValidator(check_tags)]
+Properties = Annotated[dict[str, str], BeforeValidator(check_properties)]
+
+
+# --- search ---------------------------------------------------------------------------------
+
+class SearchMatch(Body):
+    scope: Scope
+    kind: str
+    key: str | None
+    value: str
+
+
+class SearchScore(Body):
+    matchedTerms: int
+    exactMatches: int
+
+
+class SearchResult(Body):
+    entity: EntityRef
+    matches: list[SearchMatch]
+    score: SearchScore
+    links: Links
+
+
+class SearchAnswer(Body):
+    query: str
+    terms: list[str]
+    total: int
+    limit: int
+    offset: int
+    results: list[SearchResult]
+
+
+class Suggestion(Body):
+    type: Literal["key", "value"]
+    key: str | None
+    text: str
+
+
+class SuggestAnswer(Body):
+    prefix: str
+    suggestions: list[Suggestion]
+
+
+# --- dataset lineage (seed 001) -------------------------------------------------------------
+
+class LineageRelation(Body):
+    data: str
+    program: str
+    access: str
+    runs: list[str]
+    components: list[str]
+
+
+class ProgramId(Body):
+    namespace: str
+    application: str
+    type: str
+    id: str
+
+
+class ProgramNode(Body):
+    id: ProgramId
+
+
+class DataId(Body):
+    namespace: str
+    type: str
+    id: str
+
+
+class DataNode(Body):
+    id: DataId
+
+
+class LineageAnswer(Body):
+    """Seed 001's lineage JSON; ``links`` maps each node id the caller may read to its links."""
+
+    start: int
+    end: int
+    relations: list[LineageRelation]
+    programs: dict[str, ProgramNode]
+    data: dict[str, DataNode]
+    links: dict[str, Links]
+
+
+class RunAccess(Body):
+    namespace: str
+    type: str
+    name: str
+    access: str
+    component: str | None
+    accessed_at: int | None
+    links: Links
+
+
+class RunAccesses(Body):
+    run_id: str
+    status: str
+    started_at: int | None
+    stopped_at: int | None
+    accesses: list[RunAccess]
+
+
+class ProgramRun(Body):
+    run_id: str
+    status: str
+    started_at: int | None
+    stopped_at: int | None
+    links: Links
+
+
+class ProgramRuns(Body):
+    start: int
+    end: int
+    runs: list[ProgramRun]
+
+
+# --- field lineage (seed 004) ---------------------------------------------------------------
+
+class FieldPath(Body):
+    """One distinct path into a field, with every run that recorded it."""
+
+    operations: list[dict[str, Any]] = Field(description="the path's operations, first to last (seed 004)")
+    sources: list[dict[str, Any]] = Field(description="the source fields the path starts from")
+    runs: list[str]
+    runCount: int
+    firstSeenInSeconds: int
+    lastSeenInSeconds: int
+    fingerprint: str
+    graph: dict[str, Any] | None = Field(None, description="the simple or detailed view's nodes and edges")
+
+
+class RelatedField(Body):
+    namespace: str
+    dataset: str
+    field: str
+    level: int
+    paths: list[FieldPath]
+    links: Links | None = Field(None, description="absent for a field the caller may not read")
+
+
+class FieldLineageAnswer(Body):
+    """Provenance (``paths`` and ``upstream``) or impact (``impacts``) of a field."""
+
+    fieldName: str
+    startTimeInSeconds: int
+    endTimeInSeconds: int
+    direction: Literal["incoming", "outgoing"]
+    paths: list[FieldPath] | None = None
+    upstream: list[RelatedField] | None = None
+    impacts: list[RelatedField] | None = None
+
+
+class DatasetField(Body):
+    name: str
+    hasLineage: bool
+    inSchema: bool
+    links: Links
+
+
+class DatasetFields(Body):
+    dataset: str
+    startTimeInSeconds: int
+    endTimeInSeconds: int
+    fields: list[DatasetField]
+
+
+# --- dataset schemas (seed 002) -------------------------------------------------------------
+
+class SchemaFieldBody(Body):
+    name: str
+    type: str
+    nullable: bool = True
+
+
+class SchemaBody(Body):
+    fields: list[SchemaFieldBody]
+
+
+_SCHEMA_JSON_SCHEMA: dict[str, Any] = {"anyOf": [
+    {"type": "object", "required": ["fields"], "properties": {"fields": {"type": "array", "items": {
+        "type": "object", "required": ["name", "type"],
+        "properties": {"name": {"type": "string"}, "type": {"type": "string"},
+                       "nullable": {"type": "boolean", "default": True}}}}}},
+    {"type": "string", "description": "the same schema as a JSON string"}]}
+SCHEMA_BODY_RULE = ('the body is {"schema": {"fields": [{"name": ..., "type": ..., "nullable": ...}]}}; '
+                    "other dataset properties are metadata (POST .../metadata/properties)")
+
+
+class SchemaUpdate(Body):
+    """``{"schema": {"fields": [...]}}``; the schema may be a JSON string, as CDAP's dataset
+    properties carry it. Its rules are checked by ``lineage.dataset_schema``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: Annotated[dict[str, Any] | str, WithJsonSchema(_SCHEMA_JSON_SCHEMA)] = Field(alias="schema")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_key(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or set(data) != {"schema"}:
+            raise InvalidRequestError(SCHEMA_BODY_RULE)
+        return data
+
+
+class SchemaStored(Body):
+    version: int | None
+    changeId: int | None
+    assetEvent: bool
+
+
+class DatasetProperties(Body):
+    schema_: SchemaBody | None = Field(alias="schema")
+    version: int | None
+
+
+class SchemaVersion(Body):
+    version: int
+    schema_: SchemaBody = Field(alias="schema")
+    time: int
+    updater: str
+
+
+class SchemaVersions(Body):
+    dataset: str
+    versions: list[SchemaVersion]
+
+
+# --- namespaces (seed 003) ------------------------------------------------------------------
+
+class NamespaceUpdate(Body):
+    """The optional body of ``PUT /v3/namespaces/{ns}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: Annotated[str | None, BeforeValidator(check_description)] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _an_object(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise InvalidRequestError('the body is optional: {"description": "..."}')
+        return data
+
+
+class NamespaceInfo(Body):
+    name: str
+    description: str
+    createdAt: int
+
+
+class NamespaceCreated(NamespaceInfo):
+    created: bool
+
+
+class NamespaceDeleted(Body):
+    namespace: str
+    deletionId: int
+    deletedAt: int
+    assetEvent: bool = Field(description="whether the deletion's asset event (which schedules the cleanup) was emitted")
+
+
+class NamespaceDeletion(Body):
+    deletionId: int
+    namespace: str
+    deletedAt: int
+    deletedBy: str
+    cleanedAt: int | None
+    removed: dict[str, int] | None = Field(description="rows removed per table, once cleaned")
+
+
+# --- grants (seed 000) ----------------------------------------------------------------------
+
+class GrantRequest(Body):
+    """Give ``principal`` exactly ``privilege`` on ``entity`` (``instance`` or an entity path
+    such as ``namespaces/sales/datasets/orders``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    principal: str
+    entity: str
+    privilege: str = Field(description="READ, WRITE or ADMIN")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _three_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or set(data) != {"principal", "entity", "privilege"}:
+            raise InvalidRequestError(
+                'the body is {"principal": "...", "entity": "namespaces/...", "privilege": "READ"}')
+        return data
+
+
+class Grant(Body):
+    principal: str
+    entity: str
+    privilege: str
+    grantedBy: str
+    grantedAt: int
+
+
+class GrantGiven(Body):
+    principal: str
+    entity: str
+    privilege: str
+
+
+class GrantRevoked(Body):
+    principal: str
+    entity: str
+    revoked: bool
+
+
+class MyGrants(Body):
+    principal: str
+    instanceAdmin: bool
+    grants: dict[str, str]
+
+
+# --- status ---------------------------------------------------------------------------------
+
+class Health(Body):
+    status: Literal["ok"]
+    warehouse: Literal["ok", "unreachable"]
+
+
+class Compaction(Body):
+    batch_id: str
+    dag_run_id: str | None
+    interval_end: datetime | None
+    started_at: datetime
+    finished_at: datetime
+    files: int
+    events_read: int
+    events_compacted: int
+    duplicates: int
+    quarantined: int
+    runs_touched: int
+    accesses_added: int
+
+
+class Compactions(Body):
+    compactions: list[Compaction]
+
+
+class Summary(Body):
+    namespaces: int
+    runs: int
+    dataset_accesses: int
+    quarantined_lines: int
+    compacted_files: int

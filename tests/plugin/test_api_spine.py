@@ -1,0 +1,217 @@
+"""The API's spine on real PostgreSQL and Airflow: the OpenAPI document (every operation's
+bodies, 400 not 422), one pooled connection per request, a warehouse that is down or slow
+(503 with a message naming the problem), the warehouse connection inside Airflow (no silent
+fallback), and the links pages follow."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+
+from harness.ports import free_port
+from lineage.errors import WarehouseConnectionError
+from lineage.settings import Settings
+from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq, logged_in_client
+from warehouse.db import warehouse_url
+
+ERROR_BODY = {"$ref": "#/components/schemas/ErrorBody"}
+
+
+@pytest.fixture
+def api(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    with logged_in_client(warehouse_db, monkeypatch) as client:
+        yield client
+
+
+def operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(path, method, operation) for path, methods in document["paths"].items()
+            for method, operation in methods.items()]
+
+
+def test_the_openapi_document_lists_400_not_422_and_a_body_for_every_answer(api: TestClient) -> None:
+    document = api.get("/openapi.json").json()
+    found = operations(document)
+    assert len(found) >= 35
+    for path, method, operation in found:
+        responses = operation["responses"]
+        assert "422" not in responses, (method, path)
+        ok = responses["200"]["content"]["application/json"]["schema"]
+        assert ok.get("$ref") or ok.get("type") or ok.get("anyOf"), (method, path, ok)
+        if path == "/health":
+            continue
+        for status in ("400", "401", "403", "503"):
+            assert responses[status]["content"]["application/json"]["schema"] == ERROR_BODY, (method, path, status)
+        if ("{namespace}/" in path and not path.endswith("/deletions")) or path.startswith("/v3/external"):
+            assert "404" in responses, (method, path)  # unknown namespace, entity, run or grant
+    assert {"HTTPValidationError", "ValidationError"}.isdisjoint(document["components"]["schemas"])
+    schemas = document["components"]["schemas"]
+    update = document["paths"]["/v3/namespaces/{namespace}/datasets/{dataset}/properties"]["put"]
+    assert update["responses"]["409"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/SchemaConflictBody"}
+    assert update["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/SchemaUpdate"}
+    tags = document["paths"]["/v3/namespaces/{namespace}/{target}/metadata/tags"]["post"]
+    assert tags["requestBody"]["content"]["application/json"]["schema"]["type"] == "array"
+    assert set(schemas["GrantRequest"]["required"]) == {"principal", "entity", "privilege"}
+    assert set(schemas["LineageAnswer"]["properties"]) == {"start", "end", "relations", "programs", "data", "links"}
+
+
+def test_the_docs_page_serves_the_document_to_a_logged_in_user(api: TestClient) -> None:
+    page = api.get("/docs")
+    assert page.status_code == 200
+    assert "swagger" in page.text.lower() and "openapi.json" in page.text
+
+
+def test_authorization_and_the_route_read_through_one_pooled_connection(warehouse_db: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    with logged_in_client(warehouse_db, monkeypatch, username="viewer", role="viewer") as viewer:
+        pool = viewer.app.state.warehouse  # type: ignore[attr-defined]
+        before = pool.stats()["requests_num"] if "requests_num" in pool.stats() else 0
+        for _ in range(5):  # the viewer's grants are read, then the namespaces
+            assert viewer.get("/v3/namespaces").status_code == 200
+        assert viewer.get("/v3/namespaces/default/datasets/d/metadata").status_code == 403
+        stats = pool.stats()
+    assert stats["requests_num"] - before == 6
+    assert stats["pool_size"] <= 2  # one request at a time needs one connection
+
+
+def test_a_warehouse_that_is_down_answers_503_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    closed = free_port()
+    monkeypatch.setenv("LINEAGE_API_CONNECT_TIMEOUT_S", "1")
+    with logged_in_client(f"postgresql://postgres@127.0.0.1:{closed}/lineage", monkeypatch) as api:
+        began = time.monotonic()
+        response = api.get("/v3/namespaces")
+        waited = time.monotonic() - began
+        health = api.get("/health")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == 503
+    assert f"the warehouse at 127.0.0.1:{closed}/lineage gave no connection within 1 s" in body["message"]
+    assert "Connection refused" in body["message"]
+    assert waited < 10
+    assert health.json() == {"status": "ok", "warehouse": "unreachable"}
+
+
+def test_a_slow_statement_is_cut_by_the_statement_timeout_and_answers_503(warehouse_db: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINEAGE_API_STATEMENT_TIMEOUT_MS", "300")
+    with logged_in_client(warehouse_db, monkeypatch) as api, psycopg.connect(libpq(warehouse_db)) as locker:
+        locker.execute("lock table lineage.namespaces in access exclusive mode")  # until this transaction ends
+        began = time.monotonic()
+        response = api.get("/v3/namespaces")
+        waited = time.monotonic() - began
+        locker.rollback()
+        after = api.get("/v3/namespaces")  # the connection went back to the pool, usable
+    assert response.status_code == 503
+    assert "statement timeout" in response.json()["message"]
+    assert waited < 5
+    assert after.status_code == 200
+
+
+def test_inside_airflow_an_unreadable_connection_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE")
+    with pytest.raises(WarehouseConnectionError, match="'lineage_warehouse' cannot be read"):
+        warehouse_url(inside_airflow=True)
+    assert warehouse_url() == Settings.from_env().database_url  # a plain process, outside any task
+
+
+def test_routes_answer_503_naming_the_connection_until_it_can_be_read(warehouse_db: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    client = logged_in_client(warehouse_db, monkeypatch)
+    monkeypatch.delenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE")
+    with client:
+        missing = client.get("/v3/namespaces")
+        monkeypatch.setenv("AIRFLOW_CONN_LINEAGE_WAREHOUSE", libpq(warehouse_db))
+        defined = client.get("/v3/namespaces")
+    assert missing.status_code == 503
+    assert "the Airflow connection 'lineage_warehouse' cannot be read" in missing.json()["message"]
+    assert defined.status_code == 200
+
+
+PROBE_DAG = """
+from __future__ import annotations
+
+import os
+
+import pendulum
+from airflow.sdk import dag, task
+
+
+@dag(schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"), catchup=False)
+def lineage_probe_warehouse_url() -> None:
+    @task
+    def resolve() -> None:
+        from warehouse.db import warehouse_url
+
+        url = warehouse_url()
+        with open(os.environ["PROBE_OUT"], "w") as out:
+            out.write(url)
+
+    resolve()
+
+
+lineage_probe_warehouse_url()
+"""
+
+
+def test_a_task_reads_the_airflow_connection_and_fails_without_it(tmp_path: Path) -> None:
+    """``airflow dags test`` runs a task calling ``warehouse_url()``: inside the task it is the
+    connection's URL, never the settings' one, and without the connection the task fails."""
+    ensure_airflow_db()
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    (dags / "lineage_probe_warehouse_url.py").write_text(PROBE_DAG)
+    resolved = tmp_path / "url"
+    given = "postgresql://someone@warehouse.example:5432/lineage"
+
+    def probe(**connection: str) -> subprocess.CompletedProcess[str]:
+        env = {key: value for key, value in airflow_env(AIRFLOW__CORE__DAGS_FOLDER=str(dags),
+                                                        PROBE_OUT=str(resolved), **connection).items()
+               if key != "AIRFLOW_CONN_LINEAGE_WAREHOUSE" or connection}
+        return subprocess.run([AIRFLOW, "dags", "test", "lineage_probe_warehouse_url"], env=env, text=True,
+                              capture_output=True, timeout=300, check=False)
+
+    probe(AIRFLOW_CONN_LINEAGE_WAREHOUSE=given)
+    assert resolved.read_text() == given  # the Airflow connection, not LINEAGE_DATABASE_URL
+    resolved.unlink()
+    failed = probe()
+    assert not resolved.exists()  # no fallback to the settings URL
+    output = failed.stdout + failed.stderr
+    assert "WarehouseConnectionError" in output and "'lineage_warehouse' cannot be read" in output, output[-3000:]
+
+
+def test_answers_carry_the_links_pages_follow(api: TestClient) -> None:
+    assert api.put("/v3/namespaces/default/datasets/orders/properties",
+                   json={"schema": {"fields": [{"name": "id", "type": "long"}]}}).status_code == 200
+    dataset = api.get("/v3/namespaces/default/datasets/orders/metadata").json()["links"]
+    assert dataset == {"metadata": "v3/namespaces/default/datasets/orders/metadata",
+                       "page": "ui/entity?ns=default&target=datasets%2Forders",
+                       "lineage": "v3/namespaces/default/datasets/orders/lineage",
+                       "lineagePage": "ui/lineage?ns=default&type=dataset&name=orders",
+                       "fields": "v3/namespaces/default/datasets/orders/lineage/fields"}
+    run = api.get("/v3/namespaces/default/apps/Shop/spark/Load/runs/r1/metadata").json()["links"]
+    assert run == {"metadata": "v3/namespaces/default/apps/Shop/spark/Load/runs/r1/metadata",
+                   "page": "ui/run?ns=default&target=apps%2FShop%2Fspark%2FLoad%2Fruns%2Fr1",
+                   "accesses": "v3/namespaces/default/apps/Shop/spark/Load/runs/r1/accesses"}
+    spaced = api.get("/v3/namespaces/default/datasets/my orders/field/a,b/metadata").json()["links"]
+    assert spaced == {"metadata": "v3/namespaces/default/datasets/my%20orders/field/a%2Cb/metadata",
+                      "page": "ui/entity?ns=default&target=datasets%2Fmy%2520orders%2Ffield%2Fa%252Cb",
+                      "provenancePage": "ui/fields?ns=default&dataset=my+orders&field=a%2Cb"}
+    versioned = api.get("/v3/namespaces/default/apps/Shop/metadata", params={"version": "1.0"}).json()["links"]
+    assert versioned == {"metadata": "v3/namespaces/default/apps/Shop/metadata",
+                         "page": "ui/entity?ns=default&target=apps%2FShop&version=1.0"}
+    program = api.get("/v3/namespaces/default/apps/Shop/spark/Load/metadata").json()["links"]
+    assert program["runs"] == "v3/namespaces/default/apps/Shop/spark/Load/runs"
+    external = api.get("/v3/external/database/crm/table/customers/metadata").json()["links"]
+    assert external == {"metadata": "v3/external/database/crm/table/customers/metadata",
+                        "page": "ui/entity?target=database%2Fcrm%2Ftable%2Fcustomers&external=1"}
+    for links in (dataset, versioned, program, external, spaced):  # each metadata link is the entity's metadata
+        assert api.get("/" + links["metadata"], params={"version": "1.0"} if links is versioned else {}
+                       ).status_code == 200
