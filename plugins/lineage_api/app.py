@@ -63,6 +63,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                        include_in_schema=False)
     app.include_router(_documentation(app))
     http_errors.install(app)
+
+    def openapi() -> dict[str, Any]:
+        """The OpenAPI document: every operation's bodies and error answers (400, not 422)."""
+        if app.openapi_schema is None:
+            app.openapi_schema = http_errors.without_422(get_openapi(
+                title=app.title, version=app.version, description=app.description, routes=app.routes))
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to customise it
     return app
 
 
@@ -71,12 +80,9 @@ def _documentation(app: FastAPI) -> APIRouter:
 
     @router.get("/openapi.json")
     def openapi_document(_: CurrentUser, request: Request) -> dict[str, Any]:
-        """The OpenAPI document: every operation's bodies and error answers (400, not 422)."""
-        if app.openapi_schema is None:
-            app.openapi_schema = http_errors.without_422(get_openapi(
-                title=app.title, version=app.version, description=app.description, routes=app.routes))
-        mounted_at = request.scope.get("root_path", "")  # where Airflow mounted the app (/lineage)
-        return {**app.openapi_schema, "servers": [{"url": mounted_at}]} if mounted_at else app.openapi_schema
+        """``app.openapi()``, with the path Airflow mounted the app at (``/lineage``) as its server."""
+        mounted_at = request.scope.get("root_path", "")
+        return {**app.openapi(), "servers": [{"url": mounted_at}]} if mounted_at else app.openapi()
 
     @router.get("/docs", response_class=HTMLResponse)
     def docs(_: CurrentUser) -> HTMLResponse:
