@@ -3,8 +3,8 @@
     PYTHONPATH=.:plugins .venv/bin/python scripts/api_docs.py > docs/api.md
 
 Builds the app (``lineage_api.app.create_app()``; nothing connects to the warehouse), takes
-``app.openapi()`` as the API serves it at ``/lineage/openapi.json`` (400 for bad input, no
-422), and writes one section per route module with, per path and method: summary and
+``app.openapi()``, the document the API serves at ``/lineage/openapi.json`` (400 for bad
+input, never 422), and writes one section per route module with, per path and method: summary and
 description, parameters, request body, answers with their status codes and schema names;
 then every schema with its fields. Hand-written guidance lives in docs/api-intro.md, which is
 printed first.
@@ -195,22 +195,10 @@ def render_schema(name: str, schema: dict[str, Any], out: list[str]) -> None:
     out.append("")
 
 
-def served_document(app: Any) -> dict[str, Any]:
-    """``app.openapi()`` as ``/lineage/openapi.json`` serves it: without FastAPI's 422 answers
-    when the app says so (bad input answers 400)."""
-    document: dict[str, Any] = copy.deepcopy(app.openapi())
-    try:
-        from lineage_api.http_errors import without_422
-    except ImportError:
-        return document
-    served: dict[str, Any] = without_422(document)
-    return served
-
-
 def render(app: Any) -> str:
     from lineage_api.app import URL_PREFIX
 
-    document = served_document(app)
+    document: dict[str, Any] = copy.deepcopy(app.openapi())  # what /lineage/openapi.json serves
     modules = route_modules(app)
     groups: dict[str, list[tuple[str, str, dict[str, Any]]]] = defaultdict(list)
     intros: dict[str, str] = {}
