@@ -27,7 +27,7 @@ from lineage import __version__
 from lineage.access_types import current_run
 from lineage.dataset_schema import FieldSpec, schema
 from lineage.errors import RunStateError
-from lineage.events import new_event
+from lineage.events import HAND_VERSION, new_event
 from lineage.field_operations import FieldOperation
 from lineage.log_writer import EventLogWriter
 from lineage.settings import Settings
@@ -205,7 +205,8 @@ class RunContext:
     # internals -------------------------------------------------------------------------
     def _record(self, kind: str, payload: Mapping[str, Any], *, at: datetime | None = None) -> None:
         self._require_open()
-        event = new_event(kind, self.namespace, self.run, payload, event_time=at, producer=PRODUCER)
+        event = new_event(kind, self.namespace, self.run, payload, event_time=at, producer=PRODUCER,
+                          schema_version=HAND_VERSION)
         with self._lock:
             self._buffer.append(event)
             full = len(self._buffer) >= self._flush_every

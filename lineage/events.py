@@ -1,10 +1,11 @@
-"""Raw event format v1: building events, validating log lines, flattening them for staging.
+"""Raw event format (v2; v1 still read): building events, validating log lines, staging them.
 
-The JSON Schema in ``lineage/schemas/raw_event_v1.json`` is the single home of the format's
-rules; this module compiles it once and adds only what JSON Schema cannot say (the line size
-limit and a parseable, zoned ``event_time``). The client validates what it writes with the
-same function the compaction uses, so a producer learns of a mistake when it records, not
-hours later in the quarantine.
+The JSON Schema files ``lineage/schemas/raw_event_v2.json`` (and ``raw_event_v1.json``, whose
+lines stay valid) are the single home of the format's rules; this module compiles them once and
+adds only what JSON Schema cannot say (the line size limit, a parseable, zoned ``event_time``,
+the semantics of field operations, metadata changes and OpenLineage envelopes). The client
+validates what it writes with the same function the compaction uses, so a producer learns of a
+mistake when it records, not hours later in the quarantine.
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ import orjson
 
 from lineage.errors import InvalidEventError, InvalidFieldOperationsError, InvalidMetadataChangeError
 from lineage.field_paths import normalize
+from lineage.openlineage_event import check_openlineage
 from lineage.program_metadata import parse_change
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # the latest format (outside identities, openlineage events)
+SCHEMA_VERSIONS = (1, 2)  # what readers accept
+HAND_VERSION = 1  # what the hand-written client writes: v1's strict names catch typos in names people type
 DEFAULT_MAX_EVENT_BYTES = 1_048_576
 RUNNING = "running"  # the status of a run with a start and no end yet (not an event value)
 
@@ -43,9 +47,9 @@ PARSED_COLUMNS: dict[str, str] = {**STAGED_COLUMNS, "reason": "text", "raw_text"
 
 
 @cache
-def schema() -> dict[str, Any]:
-    """The raw event JSON Schema (v1) as a dict."""
-    text = resources.files("lineage.schemas").joinpath("raw_event_v1.json").read_text("utf-8")
+def schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
+    """The raw event JSON Schema of format ``version`` as a dict."""
+    text = resources.files("lineage.schemas").joinpath(f"raw_event_v{version}.json").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 
@@ -71,7 +75,7 @@ def run_statuses() -> list[str]:
 
 
 @cache
-def _validators() -> tuple[Callable[[Any], Any], dict[str, Callable[[Any], Any]]]:
+def _validators(version: int) -> tuple[Callable[[Any], Any], dict[str, Callable[[Any], Any]]]:
     """The envelope validator and one payload validator per kind, compiled from the schema file.
 
     The file states per-kind payloads as ``allOf: [{if: kind, then: payload $ref}]``, which any
@@ -79,11 +83,16 @@ def _validators() -> tuple[Callable[[Any], Any], dict[str, Callable[[Any], Any]]
     Here the same file is compiled as the envelope alone plus the payload schema its own
     ``allOf`` names for each kind, so the rules still live only in the file.
     """
-    full = schema()
+    full = schema(version)
     envelope = {key: value for key, value in full.items() if key != "allOf"}
     payloads: dict[str, Callable[[Any], Any]] = {}
+    envelope_rules = [branch for branch in full["allOf"] if "const" not in branch["if"]["properties"]["kind"]]
+    if envelope_rules:  # rules on the envelope itself (v2: every kind but openlineage has a run)
+        envelope["allOf"] = envelope_rules
     for branch in full["allOf"]:
-        kind = branch["if"]["properties"]["kind"]["const"]
+        kind = branch["if"]["properties"]["kind"].get("const")
+        if kind is None:
+            continue
         ref = branch["then"]["properties"]["payload"]["$ref"]
         payloads[kind] = fastjsonschema.compile({"definitions": full["definitions"], "$ref": ref})
     return fastjsonschema.compile(envelope), payloads
@@ -123,17 +132,20 @@ def new_event(
     event_time: datetime | None = None,
     event_id: str | None = None,
     producer: str | None = None,
+    schema_version: int = SCHEMA_VERSION,
 ) -> dict[str, Any]:
-    """Build one event and validate it; raises InvalidEventError with the schema's reason."""
+    """Build one event of format ``schema_version`` and validate it; raises InvalidEventError
+    with the schema's reason."""
     event: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": schema_version,
         "event_id": event_id or str(uuid.uuid4()),
         "kind": kind,
         "event_time": format_time(event_time or datetime.now(UTC)),
         "namespace": namespace,
-        "run": dict(run),
         "payload": dict(payload),
     }
+    if run:  # an openlineage event carries its run inside its payload
+        event["run"] = dict(run)
     if producer:
         event["producer"] = producer
     validate_event(event)
@@ -147,16 +159,19 @@ def new_event(
 
 
 def validate_event(event: Any) -> None:
-    """Raise InvalidEventError unless ``event`` is a valid v1 event."""
-    if isinstance(event, dict) and "schema_version" in event and event["schema_version"] != SCHEMA_VERSION:
+    """Raise InvalidEventError unless ``event`` is a valid event of a known format version."""
+    version = event.get("schema_version", SCHEMA_VERSION) if isinstance(event, dict) else SCHEMA_VERSION
+    if version not in SCHEMA_VERSIONS or isinstance(version, bool):
         raise InvalidEventError(
-            f"unknown schema_version {event['schema_version']!r}; this reader knows {SCHEMA_VERSION}"
+            f"unknown schema_version {version!r}; this reader knows {', '.join(map(str, SCHEMA_VERSIONS))}"
         )
-    envelope, payloads = _validators()
+    envelope, payloads = _validators(version)
     try:
         envelope(event)
     except fastjsonschema.JsonSchemaValueException as exc:
         raise InvalidEventError(f"schema violation: {exc.message}") from exc
+    if event["kind"] == "openlineage":  # first, for the reasons HTTP and the transport give too
+        check_openlineage(event["payload"])
     try:
         payloads[event["kind"]](event["payload"])
     except fastjsonschema.JsonSchemaValueException as exc:

@@ -37,11 +37,39 @@ class SourceRef:
 
 
 @dataclass(frozen=True)
+class Transformation:
+    """How an input field reaches an operation's outputs (OpenLineage's column lineage vocabulary):
+    DIRECT (IDENTITY, TRANSFORMATION, AGGREGATION) or INDIRECT (JOIN, FILTER, GROUP_BY, SORT,
+    WINDOW, CONDITIONAL); ``masking`` when the output does not reveal the input's value."""
+
+    type: str
+    subtype: str | None = None
+    description: str = ""
+    masking: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        rendered: dict[str, Any] = {"type": self.type, "masking": self.masking}
+        if self.subtype:
+            rendered["subtype"] = self.subtype
+        if self.description:
+            rendered["description"] = self.description
+        return rendered
+
+
+@dataclass(frozen=True)
 class FieldRef:
-    """A field as an operation's input: ``field`` as output by operation ``origin``."""
+    """A field as an operation's input: ``field`` as output by operation ``origin``, and how it
+    reaches the outputs when the producer said so."""
 
     field: str
     origin: str
+    transformation: Transformation | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        rendered: dict[str, Any] = {"field": self.field, "origin": self.origin}
+        if self.transformation is not None:
+            rendered["transformation"] = self.transformation.to_dict()
+        return rendered
 
 
 @dataclass(frozen=True)
@@ -59,7 +87,7 @@ class Operation:
         return {
             "id": self.id, "type": self.type, "name": self.name,
             "sources": [source.to_dict() for source in self.sources],
-            "inputs": [{"field": ref.field, "origin": ref.origin} for ref in self.inputs],
+            "inputs": [ref.to_dict() for ref in self.inputs],
             "outputs": list(self.outputs),
         }
 
@@ -151,7 +179,7 @@ def normalize(payload: Mapping[str, Any], namespace: str) -> FieldRecord:
                         f"operation {op_id!r}: input field {field!r} is output by no earlier operation")
             elif origin not in ids:
                 raise InvalidFieldOperationsError(f"operation {op_id!r}: origin {origin!r} names no operation")
-            inputs.append(FieldRef(field, origin))
+            inputs.append(FieldRef(field, origin, _transformation(item.get("transformation"))))
         outputs = tuple(raw.get("outputs", []))
         if op_type == "write" and not outputs:
             outputs = tuple(ref.field for ref in inputs)  # a write keeps the names of what it writes
@@ -173,6 +201,12 @@ def normalize(payload: Mapping[str, Any], namespace: str) -> FieldRecord:
         raise InvalidFieldOperationsError(
             "no field reaches the destination: add a write operation or list destination_fields")
     return FieldRecord(destination, ordered, destination_fields)
+
+
+def _transformation(raw: Mapping[str, Any] | None) -> Transformation | None:
+    if not raw:
+        return None
+    return Transformation(raw["type"], raw.get("subtype"), raw.get("description", ""), raw.get("masking", False))
 
 
 def _source(ref: Mapping[str, Any], namespace: str) -> SourceRef:

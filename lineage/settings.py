@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from lineage.errors import SettingsError
+from lineage.errors import InvalidEntityError, SettingsError
+from lineage.identity import NamespaceMap
 
 PREFIX = "LINEAGE_"
 WAREHOUSE_CONN_ID = "lineage_warehouse"
@@ -67,6 +68,8 @@ class Settings:
     api_pool_size: int = 8
     api_connect_timeout_s: int = 5
     api_statement_timeout_ms: int = 30_000
+    # OpenLineage namespaces -> warehouse namespaces (``LINEAGE_NAMESPACE_MAP``, lineage.identity).
+    namespace_map: NamespaceMap = field(default_factory=NamespaceMap)
     # Where the API reaches Airflow's REST API to emit asset events (None: the api-server that
     # serves the request, at the address it was called by).
     airflow_api_url: str | None = None
@@ -102,6 +105,7 @@ class Settings:
             api_connect_timeout_s=_int(env, "API_CONNECT_TIMEOUT_S", 5, minimum=1, maximum=600),
             api_statement_timeout_ms=_int(env, "API_STATEMENT_TIMEOUT_MS", 30_000, minimum=100, maximum=3_600_000),
             airflow_api_url=_check_http_url(env, "AIRFLOW_API_URL"),
+            namespace_map=namespace_map(env.get(PREFIX + "NAMESPACE_MAP", "")),
         )
 
 
@@ -166,6 +170,20 @@ def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
 
 def _spark_conf(raw: str) -> dict[str, str]:
     """Parse ``LINEAGE_SPARK_CONF``: a JSON object, or ``key=value`` pairs separated by commas."""
+    return _pairs(raw, "SPARK_CONF", lambda item: item.partition("="))
+
+
+def namespace_map(raw: str) -> NamespaceMap:
+    """Parse ``LINEAGE_NAMESPACE_MAP``: ``prefix=namespace`` pairs (or a JSON object), e.g.
+    ``s3://finance-=finance,postgres://shop-db:5432=shop`` (the last ``=`` splits a pair)."""
+    try:
+        return NamespaceMap.of(_pairs(raw, "NAMESPACE_MAP", lambda item: item.rpartition("=")).items())
+    except InvalidEntityError as exc:
+        raise SettingsError(f"{PREFIX}NAMESPACE_MAP: {exc}") from exc
+
+
+def _pairs(raw: str, name: str, split: Callable[[str], tuple[str, str, str]]) -> dict[str, str]:
+    """A JSON object, or ``key=value`` items separated by commas (``split`` finds the ``=``)."""
     raw = raw.strip()
     if not raw:
         return {}
@@ -173,14 +191,14 @@ def _spark_conf(raw: str) -> dict[str, str]:
         try:
             loaded = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise SettingsError(f"{PREFIX}SPARK_CONF is not valid JSON: {exc.msg}") from exc
+            raise SettingsError(f"{PREFIX}{name} is not valid JSON: {exc.msg}") from exc
         if not isinstance(loaded, dict):
-            raise SettingsError(f"{PREFIX}SPARK_CONF must be a JSON object, got {type(loaded).__name__}")
+            raise SettingsError(f"{PREFIX}{name} must be a JSON object, got {type(loaded).__name__}")
         return {str(key): str(value) for key, value in loaded.items()}
     pairs: dict[str, str] = {}
     for item in raw.split(","):
-        key, sep, value = item.partition("=")
+        key, sep, value = split(item)
         if not sep or not key.strip():
-            raise SettingsError(f"{PREFIX}SPARK_CONF entry {item!r} is not key=value")
+            raise SettingsError(f"{PREFIX}{name} entry {item!r} is not key=value")
         pairs[key.strip()] = value.strip()
     return pairs

@@ -139,7 +139,8 @@ def _stage_and_merge(
                 F.col("_metadata.file_path").alias("file_path"), "value"
             )
             with _phase(f"chunk {index}/{len(chunks)}: parsing, validating and staging {len(chunk)} files"):
-                events_read += stage_parsed_lines(log_files, settings.max_event_bytes, url, table)
+                events_read += stage_parsed_lines(log_files, settings.max_event_bytes, url, table,
+                                                  settings.namespace_map)
             if merging is not None:
                 merging.result()
             merging = merger.submit(_merge_logged, merge, table, index, len(chunks))

@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from lineage.events import PARSED_COLUMNS
+from lineage.identity import NO_MAPPING, NamespaceMap
 from lineage.settings import libpq_url
 from spark_jobs.compaction.transforms import parse_arrow_batches
 
@@ -43,7 +44,8 @@ def copy_arrow_batches(batches: Iterable[pa.RecordBatch], url: str, table: str, 
     return copied
 
 
-def stage_parsed_lines(log_files: DataFrame, max_event_bytes: int, database_url: str, table: str) -> int:
+def stage_parsed_lines(log_files: DataFrame, max_event_bytes: int, database_url: str, table: str,
+                       namespaces: NamespaceMap = NO_MAPPING) -> int:
     """Parse every line of ``log_files`` and COPY it into ``table`` in one pass; returns lines staged.
 
     ``parse_arrow_batches`` and ``copy_arrow_batches`` run in the same Python worker, so parsed
@@ -52,7 +54,7 @@ def stage_parsed_lines(log_files: DataFrame, max_event_bytes: int, database_url:
     url = libpq_url(database_url)
 
     def parse_and_copy(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        parsed = parse_arrow_batches(batches, max_event_bytes)
+        parsed = parse_arrow_batches(batches, max_event_bytes, namespaces)
         yield pa.RecordBatch.from_pydict({"rows": [copy_arrow_batches(parsed, url, table, list(PARSED_COLUMNS))]},
                                          schema=_COPIED_ARROW)
 

@@ -3,7 +3,8 @@
 Parsing runs the core's ``parse_line`` in Python (``mapInArrow``): the JSON Schema is the
 format's single home, so Spark does not restate its rules in SQL. Every line comes out as one
 row (valid events with ``reason`` null, rejected lines with their reason and raw text), so the
-job stages all of them in a single pass over the files.
+job stages all of them in a single pass over the files; a line carrying an OpenLineage event
+comes out as the native events it stands for (``lineage.openlineage_mapping.expand``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
+from lineage.errors import InvalidEventError
 from lineage.events import PARSED_COLUMNS, Rejection, parse_line, quarantine_text, to_staged_row
+from lineage.identity import NO_MAPPING, NamespaceMap
+from lineage.openlineage_mapping import KIND as OPENLINEAGE
+from lineage.openlineage_mapping import expand
 
 PARSED_SCHEMA = T.StructType([
     T.StructField(name, T.LongType() if sql_type == "bigint" else T.StringType(), nullable=True)
@@ -27,7 +32,8 @@ _ARROW_SCHEMA = pa.schema([
 _OUTPUT_ROWS_PER_BATCH = 20_000
 
 
-def parse_arrow_batches(batches: Iterator[pa.RecordBatch], max_event_bytes: int) -> Iterator[pa.RecordBatch]:
+def parse_arrow_batches(batches: Iterator[pa.RecordBatch], max_event_bytes: int,
+                        namespaces: NamespaceMap = NO_MAPPING) -> Iterator[pa.RecordBatch]:
     """Arrow batches of (file_path, value) files -> Arrow batches of parsed lines (PARSED_COLUMNS)."""
     columns: dict[str, list[Any]] = {name: [] for name in _ARROW_SCHEMA.names}
     for batch in batches:
@@ -37,7 +43,8 @@ def parse_arrow_batches(batches: Iterator[pa.RecordBatch], max_event_bytes: int)
             for line_number, line in enumerate((text or "").split("\n"), start=1):
                 if not line.strip():
                     continue
-                _append(columns, _parse_one(line, file_path, line_number, max_event_bytes))
+                for row in _parse_one(line, file_path, line_number, max_event_bytes, namespaces):
+                    _append(columns, row)
                 if len(columns["source_file"]) >= _OUTPUT_ROWS_PER_BATCH:
                     yield pa.RecordBatch.from_pydict(columns, schema=_ARROW_SCHEMA)
                     columns = {name: [] for name in _ARROW_SCHEMA.names}
@@ -45,25 +52,39 @@ def parse_arrow_batches(batches: Iterator[pa.RecordBatch], max_event_bytes: int)
         yield pa.RecordBatch.from_pydict(columns, schema=_ARROW_SCHEMA)
 
 
-def parse_log_lines(log_files: DataFrame, max_event_bytes: int) -> DataFrame:
-    """One row per non-blank line of each file: staged columns, or ``reason`` + ``raw_text``.
+def parse_log_lines(log_files: DataFrame, max_event_bytes: int, namespaces: NamespaceMap = NO_MAPPING) -> DataFrame:
+    """Rows of each non-blank line of each file: staged columns, or ``reason`` + ``raw_text``.
 
     ``log_files`` has ``file_path`` and ``value`` (the whole file's text).
     """
     return log_files.select("file_path", "value").mapInArrow(
-        lambda batches: parse_arrow_batches(batches, max_event_bytes), PARSED_SCHEMA
+        lambda batches: parse_arrow_batches(batches, max_event_bytes, namespaces), PARSED_SCHEMA
     )
 
 
-def _parse_one(line: str, file_path: str, line_number: int, max_event_bytes: int) -> dict[str, Any]:
+def _parse_one(line: str, file_path: str, line_number: int, max_event_bytes: int,
+               namespaces: NamespaceMap) -> list[dict[str, Any]]:
     parsed = parse_line(line, max_event_bytes)
     if isinstance(parsed, Rejection):
-        row: dict[str, Any] = dict.fromkeys(_ARROW_SCHEMA.names)
-        row.update(source_file=file_path, line_number=line_number, reason=parsed.reason, raw_text=quarantine_text(line))
-        return row
-    row = to_staged_row(parsed, file_path, line_number)
-    row["reason"] = None
-    row["raw_text"] = None
+        return [_rejected(line, file_path, line_number, parsed.reason)]
+    events = [parsed]
+    if parsed["kind"] == OPENLINEAGE:
+        try:
+            events = expand(parsed, namespaces)
+        except InvalidEventError as exc:
+            return [_rejected(line, file_path, line_number, str(exc))]
+    rows = []
+    for event in events:
+        row = to_staged_row(event, file_path, line_number)
+        row["reason"] = None
+        row["raw_text"] = None
+        rows.append(row)
+    return rows
+
+
+def _rejected(line: str, file_path: str, line_number: int, reason: str) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(_ARROW_SCHEMA.names)
+    row.update(source_file=file_path, line_number=line_number, reason=reason, raw_text=quarantine_text(line))
     return row
 
 

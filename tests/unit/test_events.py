@@ -28,7 +28,7 @@ def test_parse_line_accepts_a_valid_access_event() -> None:
          "data must contain ['event_id'] properties"),
         (json.dumps(access("d", namespace=42)), "namespace must be string"),
         (json.dumps(event("teleport")), "kind must be one of"),
-        (json.dumps(access("d", schema_version=2)), "unknown schema_version 2"),
+        (json.dumps(access("d", schema_version=3)), "unknown schema_version 3"),
         (json.dumps(access("d", access_type="delete")), "access must be one of"),
         (json.dumps(access("bad name with spaces")), "name must match pattern"),
         (json.dumps(event("run_end", {"status": "exploded"})), "status must be one of"),
@@ -104,6 +104,9 @@ def test_new_event_refuses_naive_times() -> None:
 
 def test_schema_file_documents_every_kind() -> None:
     assert set(schema()["properties"]["kind"]["enum"]) == {
+        "run_start", "run_end", "dataset_access", "field_operations", "metadata_change", "openlineage"
+    }
+    assert set(schema(1)["properties"]["kind"]["enum"]) == {
         "run_start", "run_end", "dataset_access", "field_operations", "metadata_change"
     }
 

@@ -58,3 +58,13 @@ def test_urls_convert_and_redact() -> None:
     assert libpq_url("postgresql+psycopg://u:secret@h:1/db") == "postgresql://u:secret@h:1/db"
     assert redact_url("postgresql://u:secret@h:1/db") == "postgresql://u:***@h:1/db"
     assert redact_url("postgresql://u@h:1/db") == "postgresql://u@h:1/db"
+
+
+def test_namespace_map_is_read_from_pairs_or_json_and_bad_targets_fail() -> None:
+    mapped = Settings.from_env({"LINEAGE_NAMESPACE_MAP": "s3://finance-=finance, postgres://db:5432=shop"})
+    assert mapped.namespace_map.for_dataset("s3://finance-raw") == "finance"
+    assert mapped.namespace_map.for_dataset("postgres://db:5432") == "shop"
+    assert Settings.from_env({"LINEAGE_NAMESPACE_MAP": '{"kafka://": "streams"}'}).namespace_map.for_dataset(
+        "kafka://broker:9092") == "streams"
+    with pytest.raises(SettingsError, match="LINEAGE_NAMESPACE_MAP"):
+        Settings.from_env({"LINEAGE_NAMESPACE_MAP": "s3://=not-a-namespace"})

@@ -1,0 +1,128 @@
+"""One identity rule for the datasets and jobs the warehouse learns of from outside its own
+client: OpenLineage producers (Airflow, dbt, Spark, Flink, any client) and automatic capture.
+
+A **physical dataset** keeps the identity OpenLineage gives it (its naming spec): a namespace
+naming the data source (``s3://lake``, ``postgres://db:5432``, ``file``, ``bigquery``) and a
+name inside it (``sales/2026``, ``shop.public.orders``, ``/tmp/a.csv``). In the warehouse it
+is a dataset whose name is the identity's *rendering*, OpenLineage's URI form
+``{namespace}/{name}``: ``s3://lake/sales/2026``, ``postgres://db:5432/shop.public.orders``,
+``file//tmp/a.csv``. The rendering is reversible (``parse_dataset(render) == identity``), so
+two identities never merge: a ``/`` inside the namespace (after its ``scheme://``) is written
+``%2F`` and a ``%`` ``%25``; the name is kept as is. Names of our own client (format v1) never
+contain ``/``, so a rendered name never collides with one.
+
+A **job** keeps its identity too: the OpenLineage job namespace is the program's application
+and the job name its program (any text), of program type ``openlineage``.
+
+Which **warehouse namespace** (authorization, quarantine of unknown namespaces) an identity
+lands in is decided by ``NamespaceMap`` (the setting ``LINEAGE_NAMESPACE_MAP``): the longest
+configured prefix of the OpenLineage namespace wins; otherwise a job namespace that is a valid
+warehouse namespace name is its own (``default`` stays ``default``), and everything else lands
+in ``default``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from lineage.errors import InvalidEntityError
+
+MAX_RENDERED_LENGTH = 1024  # a metadata entity's value limit: the rendering is the dataset's name
+PROGRAM_TYPE = "openlineage"
+DEFAULT_NAMESPACE = "default"
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_WAREHOUSE_NAMESPACE = re.compile(r"[A-Za-z0-9_]{1,64}\Z")  # the event format's namespace rule
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class DatasetIdentity:
+    """A dataset as OpenLineage names it: its data source (``namespace``) and ``name``."""
+
+    namespace: str
+    name: str
+
+    def render(self) -> str:
+        """The warehouse dataset name: ``{namespace}/{name}`` (the namespace escaped)."""
+        scheme = _scheme(self.namespace)
+        rest = self.namespace[len(scheme):].replace("%", "%25").replace("/", "%2F")
+        return f"{scheme}{rest}/{self.name}"
+
+
+def dataset_identity(namespace: object, name: object) -> DatasetIdentity:
+    """A checked identity; InvalidEntityError names what is wrong."""
+    for label, value in (("namespace", namespace), ("name", name)):
+        if not isinstance(value, str) or not value:
+            raise InvalidEntityError(f"a dataset {label} must be non-empty text, got {value!r}")
+        if _CONTROL.search(value):
+            raise InvalidEntityError(f"dataset {label} {value[:80]!r} contains a control character")
+    identity = DatasetIdentity(str(namespace), str(name))
+    if len(identity.render()) > MAX_RENDERED_LENGTH:
+        raise InvalidEntityError(f"dataset {identity.render()[:80]!r}...: namespace and name are over "
+                                 f"{MAX_RENDERED_LENGTH} characters together")
+    return identity
+
+
+def parse_dataset(rendered: str) -> DatasetIdentity | None:
+    """The identity a warehouse dataset name renders, or None for a name of our own client."""
+    scheme = _scheme(rendered)
+    rest = rendered[len(scheme):]
+    cut = rest.find("/")
+    if cut < 0:
+        return None
+    namespace = scheme + rest[:cut].replace("%2F", "/").replace("%25", "%")
+    return DatasetIdentity(namespace, rest[cut + 1:])
+
+
+def check_job_part(label: str, value: object) -> str:
+    """A job namespace or name as the program identity keeps it (any text but control characters)."""
+    if not isinstance(value, str) or not value:
+        raise InvalidEntityError(f"job {label} must be non-empty text, got {value!r}")
+    if _CONTROL.search(value) or len(value) > MAX_RENDERED_LENGTH:
+        raise InvalidEntityError(f"job {label} {value[:80]!r} has a control character or is over "
+                                 f"{MAX_RENDERED_LENGTH} characters")
+    return value
+
+
+def _scheme(namespace: str) -> str:
+    match = _SCHEME.match(namespace)
+    return match.group(0) if match else ""
+
+
+@dataclass(frozen=True)
+class NamespaceMap:
+    """OpenLineage namespaces -> warehouse namespaces: ``(prefix, namespace)`` rules."""
+
+    rules: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[str, str]]) -> NamespaceMap:
+        rules = []
+        for prefix, namespace in pairs:
+            if not prefix:
+                raise InvalidEntityError("a namespace map rule needs a non-empty OpenLineage namespace prefix")
+            if not _WAREHOUSE_NAMESPACE.match(namespace):
+                raise InvalidEntityError(f"namespace map rule {prefix!r}: {namespace!r} is not a warehouse "
+                                         "namespace name (1-64 letters, digits or '_')")
+            rules.append((prefix, namespace))
+        return cls(tuple(sorted(rules, key=lambda rule: -len(rule[0]))))
+
+    def _mapped(self, ol_namespace: str) -> str | None:
+        return next((namespace for prefix, namespace in self.rules if ol_namespace.startswith(prefix)), None)
+
+    def for_dataset(self, ol_namespace: str) -> str:
+        """The warehouse namespace of a dataset of data source ``ol_namespace``."""
+        return self._mapped(ol_namespace) or DEFAULT_NAMESPACE
+
+    def for_job(self, ol_namespace: str) -> str:
+        """The warehouse namespace of a job of OpenLineage namespace ``ol_namespace``."""
+        mapped = self._mapped(ol_namespace)
+        if mapped:
+            return mapped
+        return ol_namespace if _WAREHOUSE_NAMESPACE.match(ol_namespace) else DEFAULT_NAMESPACE
+
+
+NO_MAPPING = NamespaceMap()  # the defaults alone

@@ -1,0 +1,93 @@
+"""The envelope of an OpenLineage event (spec 2-0-x): what makes one acceptable, its id, its time.
+
+OpenLineage has three event shapes: a RunEvent (``run`` + ``job``, with ``eventType`` START,
+RUNNING, COMPLETE, FAIL, ABORT or OTHER, or none), a DatasetEvent (``dataset``) and a JobEvent
+(``job``, no run). Only what the warehouse cannot do without is checked; facets are never
+checked here (an unknown, invalid or ``null`` facet never rejects an event). The HTTP endpoint,
+the in-process transport and the compaction use these same checks, so a producer gets the
+same reason wherever the event enters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from lineage.errors import InvalidEventError
+
+EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "FAIL", "ABORT", "OTHER")
+MAX_ID_LENGTH = 128
+
+
+def event_shape(event: Any) -> str:
+    """``run``, ``dataset`` or ``job``: which OpenLineage event ``event`` is, once checked."""
+    if isinstance(event, dict) and "run" in event:
+        return "run"
+    if isinstance(event, dict) and "dataset" in event and "job" not in event:
+        return "dataset"
+    return "job"
+
+
+def check_openlineage(event: Any) -> None:
+    """Raise InvalidEventError naming the first missing or malformed envelope field."""
+    if not isinstance(event, dict):
+        raise InvalidEventError(f"an OpenLineage event must be a JSON object, got {type(event).__name__}")
+    if not isinstance(event.get("eventTime"), str):
+        raise InvalidEventError("OpenLineage event: eventTime is missing (an ISO 8601 time is required)")
+    event_time(event)
+    shape = event_shape(event)
+    if shape == "run":
+        run = event.get("run")
+        if not isinstance(run, dict) or not isinstance(run.get("runId"), str) or not run["runId"]:
+            raise InvalidEventError("OpenLineage event: run.runId is missing")
+        if len(run["runId"]) > MAX_ID_LENGTH:
+            raise InvalidEventError(f"OpenLineage event: run.runId is over {MAX_ID_LENGTH} characters")
+        event_type = event.get("eventType")
+        if event_type is not None and event_type not in EVENT_TYPES:
+            raise InvalidEventError(f"OpenLineage event: eventType {str(event_type)[:40]!r} is not one of "
+                                    f"{', '.join(EVENT_TYPES)}")
+    if shape == "dataset":
+        _check_named(event.get("dataset"), "dataset")
+    else:
+        _check_named(event.get("job"), "job")
+    for side in ("inputs", "outputs"):
+        datasets = event.get(side)
+        if datasets is None:
+            continue
+        if not isinstance(datasets, list):
+            raise InvalidEventError(f"OpenLineage event: {side} must be a list")
+        for index, dataset in enumerate(datasets):
+            _check_named(dataset, f"{side}[{index}]")
+
+
+def _check_named(value: Any, label: str) -> None:
+    if not isinstance(value, dict):
+        raise InvalidEventError(f"OpenLineage event: {label} is missing")
+    for key in ("namespace", "name"):
+        if not isinstance(value.get(key), str) or not value[key]:
+            raise InvalidEventError(f"OpenLineage event: {label}.{key} is missing")
+
+
+def event_time(event: dict[str, Any]) -> datetime:
+    """The event's time; a time without an offset is read as UTC (see ``has_offset``)."""
+    text = event["eventTime"]
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError as exc:
+        raise InvalidEventError(f"OpenLineage event: eventTime {text[:40]!r} is not an ISO 8601 time") from exc
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def has_offset(event: dict[str, Any]) -> bool:
+    """False when the producer sent a time without a UTC offset (kept, read as UTC, flagged)."""
+    text = event["eventTime"]
+    return text.endswith("Z") or datetime.fromisoformat(text).tzinfo is not None
+
+
+def content_id(event: dict[str, Any]) -> str:
+    """The event's id, derived from its content: the same event sent twice has the same id."""
+    canonical = orjson.dumps(event, option=orjson.OPT_SORT_KEYS)
+    return "ol-" + hashlib.sha256(canonical).hexdigest()[:32]

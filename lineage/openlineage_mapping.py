@@ -1,0 +1,271 @@
+"""What an OpenLineage event becomes in the warehouse: the native events (format v2) it stands for.
+
+The raw log keeps each OpenLineage event verbatim, wrapped in an ``openlineage`` envelope
+(``wrap``); the compaction ``expand``s it into the events our own client writes, so runs,
+accesses, field lineage, schemas and search need no second code path:
+
+- a RunEvent's job is a program: application = job namespace, program type ``openlineage``,
+  program = job name (kept whole, see ``lineage.identity``); its run is the run ``runId``;
+- START is a run start, COMPLETE / FAIL / ABORT a run end (completed / failed / killed);
+  RUNNING, OTHER and events without ``eventType`` only add to the run. Runs accumulate over
+  all their events in any arrival order (the merge keeps the earliest start and the latest end);
+- each input is a read, each output a write (a dataset on both sides is both);
+- a ``schema`` facet becomes the dataset's SYSTEM schema (nested fields as ``a/b`` paths);
+- a ``columnLineage`` facet on an output becomes one field-operations record for it: a read per
+  source dataset, one operation per output field whose inputs keep their transformation (type,
+  subtype, description, masking), and the write.
+
+Facets the warehouse does not use stay in the raw log; a facet that is malformed is skipped,
+never a reason to reject the event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from lineage.errors import InvalidEntityError, InvalidEventError
+from lineage.events import SCHEMA_VERSION, format_time, new_event
+from lineage.identity import (
+    DEFAULT_NAMESPACE,
+    PROGRAM_TYPE,
+    DatasetIdentity,
+    NamespaceMap,
+    check_job_part,
+    dataset_identity,
+)
+from lineage.openlineage_event import check_openlineage, content_id, event_shape, event_time
+
+KIND = "openlineage"
+_RUN_ENDS = {"COMPLETE": "completed", "FAIL": "failed", "ABORT": "killed"}
+_SUBTYPES = {"IDENTITY", "TRANSFORMATION", "AGGREGATION", "JOIN", "FILTER", "GROUP_BY", "SORT", "WINDOW",
+             "CONDITIONAL"}
+_MAX_TYPE_LENGTH = 256
+
+
+def wrap(event: dict[str, Any], namespaces: NamespaceMap, *, producer: str | None = None) -> dict[str, Any]:
+    """The raw-log envelope carrying ``event`` verbatim; InvalidEventError when it is not acceptable.
+
+    The envelope's namespace is the warehouse namespace of the event's job (of its dataset for
+    a DatasetEvent): the one its writer needs WRITE on.
+    """
+    check_openlineage(event)
+    return new_event(KIND, event_namespace(event, namespaces), {}, event, event_time=event_time(event),
+                     event_id=content_id(event), producer=(producer or str(event.get("producer") or ""))[:256])
+
+
+def envelope_of(event: Any, namespaces: NamespaceMap, *, producer: str | None = None) -> dict[str, Any]:
+    """``wrap(event)``, or for a malformed event an envelope all the same (namespace ``default``,
+    time now), so the compaction quarantines it with its reason instead of it being lost."""
+    try:
+        return wrap(event, namespaces, producer=producer)
+    except InvalidEventError:
+        payload = event if isinstance(event, dict) else {"value": event}
+        return {"schema_version": SCHEMA_VERSION, "event_id": content_id(payload), "kind": KIND,
+                "event_time": format_time(datetime.now(UTC)), "namespace": DEFAULT_NAMESPACE, "payload": payload}
+
+
+def event_namespace(event: Mapping[str, Any], namespaces: NamespaceMap) -> str:
+    """The warehouse namespace an OpenLineage event belongs to."""
+    if event_shape(event) == "dataset":
+        return namespaces.for_dataset(event["dataset"]["namespace"])
+    return namespaces.for_job(event["job"]["namespace"])
+
+
+def touched_namespaces(event: Mapping[str, Any], namespaces: NamespaceMap) -> set[str]:
+    """Every warehouse namespace the event writes into (its job's and its datasets')."""
+    touched = {event_namespace(event, namespaces)}
+    for side in ("inputs", "outputs"):
+        touched.update(namespaces.for_dataset(dataset["namespace"]) for dataset in event.get(side) or [])
+    return touched
+
+
+def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[str, Any]]:
+    """The native events an ``openlineage`` envelope stands for, each with a derived id."""
+    event = envelope["payload"]
+    base_id = envelope["event_id"]
+    moment = event_time(event)
+    derived: list[tuple[str, str, dict[str, str], dict[str, Any]]] = []  # (kind, namespace, run, payload)
+    shape = event_shape(event)
+    if shape == "run":
+        try:
+            job = event["job"]
+            run = {"application": check_job_part("namespace", job["namespace"]), "program_type": PROGRAM_TYPE,
+                   "program": check_job_part("name", job["name"]), "run_id": event["run"]["runId"]}
+        except InvalidEntityError as exc:
+            raise InvalidEventError(f"OpenLineage event: {exc}") from exc
+        namespace = envelope["namespace"]
+        event_type = event.get("eventType")
+        if event_type == "START":
+            derived.append(("run_start", namespace, run, {}))
+        elif event_type in _RUN_ENDS:
+            derived.append(("run_end", namespace, run, {"status": _RUN_ENDS[event_type]}))
+        for side, access in (("inputs", "read"), ("outputs", "write")):
+            for dataset in event.get(side) or []:
+                derived.append(("dataset_access", namespace, run,
+                                {"dataset": _dataset_ref(dataset, namespaces), "access": access}))
+        for dataset in event.get("outputs") or []:
+            operations = field_operations(dataset, namespaces)
+            if operations is not None:
+                derived.append(("field_operations", namespace, run, operations))
+        for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
+            change = schema_change(dataset, namespaces)
+            if change is not None:
+                derived.append(("metadata_change", namespace, run, change))
+    return [new_event(kind, namespace, run, payload, event_time=moment, event_id=f"{base_id}.{index}",
+                      producer=envelope.get("producer"))
+            for index, (kind, namespace, run, payload) in enumerate(derived)]
+
+
+def _identity(dataset: Mapping[str, Any]) -> DatasetIdentity:
+    try:
+        return dataset_identity(dataset["namespace"], dataset["name"])
+    except InvalidEntityError as exc:
+        raise InvalidEventError(f"OpenLineage event: {exc}") from exc
+
+
+def _dataset_ref(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, str]:
+    """A dataset of an event as our events name it: warehouse namespace + rendered identity."""
+    identity = _identity(dataset)
+    return {"namespace": namespaces.for_dataset(identity.namespace), "name": identity.render()}
+
+
+def _facet(dataset: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    facets = dataset.get("facets")
+    facet = facets.get(name) if isinstance(facets, Mapping) else None
+    return facet if isinstance(facet, Mapping) else None
+
+
+def schema_change(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
+    """A ``set_schema`` change for a dataset with a ``schema`` facet (None without a usable one)."""
+    facet = _facet(dataset, "schema")
+    fields = list(_schema_fields(facet.get("fields"), "")) if facet else []
+    if not fields:
+        return None
+    ref = _dataset_ref(dataset, namespaces)
+    return {"entity": [["namespace", ref["namespace"]], ["dataset", ref["name"]]], "operation": "set_schema",
+            "schema": {"fields": fields}}
+
+
+def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:
+    """A schema facet's fields as ``{"name", "type"}``, nested fields as ``parent/child`` paths."""
+    if not isinstance(fields, list):
+        return
+    for field in fields:
+        if not isinstance(field, Mapping) or not isinstance(field.get("name"), str) or not field["name"]:
+            continue
+        path = prefix + field["name"]
+        type_name = field.get("type")
+        yield {"name": path, "type": type_name[:_MAX_TYPE_LENGTH] if isinstance(type_name, str) and type_name
+               else "unknown"}
+        yield from _schema_fields(field.get("fields"), path + "/")
+
+
+def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
+    """The field-operations record a ``columnLineage`` facet on ``output`` stands for (None without one).
+
+    Sources listed only in the facet (not among the event's inputs) are read too. Dataset-level
+    dependencies (the facet's ``dataset`` list) are inputs of every output field, as INDIRECT.
+    """
+    facet = _facet(output, "columnLineage")
+    if facet is None or not isinstance(facet.get("fields"), Mapping):
+        return None
+    reads: dict[tuple[str, str], dict[str, Any]] = {}  # source identity -> its read operation
+
+    def read_of(item: Mapping[str, Any]) -> str | None:
+        try:
+            identity = _identity(item)
+        except InvalidEventError:
+            return None
+        key = (identity.namespace, identity.name)
+        if key not in reads:
+            reads[key] = {"id": f"read:{len(reads) + 1}", "type": "read", "name": "read",
+                          "description": f"read {identity.render()}",
+                          "inputs": [{"source": _dataset_ref(item, namespaces)}], "outputs": []}
+        return str(reads[key]["id"])
+
+    def inputs_of(items: Any, default: dict[str, Any] | None) -> list[dict[str, Any]]:
+        found = []
+        for item in items if isinstance(items, list) else []:
+            field = item.get("field") if isinstance(item, Mapping) else None
+            origin = read_of(item) if isinstance(field, str) and field else None
+            if origin is None:
+                continue
+            read = next(op for op in reads.values() if op["id"] == origin)
+            if field not in read["outputs"]:
+                read["outputs"].append(field)
+            for transformation in _transformations(item.get("transformations"), default):
+                found.append({"field": field, "origin": origin, **transformation})
+        return found
+
+    dataset_level = inputs_of(facet.get("dataset"), {"type": "INDIRECT"})
+    transforms = []
+    for name, spec in sorted(facet["fields"].items()):
+        if not isinstance(spec, Mapping) or not name:
+            continue
+        inputs = inputs_of(spec.get("inputFields"), _old_shape(spec)) + dataset_level
+        if not inputs:
+            continue
+        description = spec.get("transformationDescription") or next(
+            (item["transformation"].get("description") for item in inputs
+             if item.get("transformation", {}).get("description")), "")
+        transforms.append({"id": f"field:{name}", "type": "transform", "name": _operation_name(inputs),
+                           "description": str(description)[:4096], "inputs": _unique(inputs), "outputs": [name]})
+    if not transforms:
+        return None
+    write = {"id": "write", "type": "write", "name": "write",
+             "inputs": [{"field": op["outputs"][0], "origin": op["id"]} for op in transforms]}
+    return {"destination": _dataset_ref(output, namespaces), "operations": [*reads.values(), *transforms, write]}
+
+
+def _old_shape(spec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The transformation an old-shape facet (``transformationType``) gives each input."""
+    kind = spec.get("transformationType")
+    if kind == "IDENTITY":
+        return {"type": "DIRECT", "subtype": "IDENTITY"}
+    if kind == "MASKED":
+        return {"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": True}
+    return None
+
+
+def _transformations(raw: Any, default: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``[{"transformation": {...}}]`` per transformation of an input (``[{}]`` when untyped)."""
+    found = []
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, Mapping) or item.get("type") not in ("DIRECT", "INDIRECT"):
+            continue
+        transformation: dict[str, Any] = {"type": item["type"]}
+        if item.get("subtype") in _SUBTYPES:
+            transformation["subtype"] = item["subtype"]
+        if isinstance(item.get("description"), str) and item["description"]:
+            transformation["description"] = item["description"][:4096]
+        if isinstance(item.get("masking"), bool):
+            transformation["masking"] = item["masking"]
+        found.append({"transformation": transformation})
+    if found:
+        return found
+    return [{"transformation": default}] if default else [{}]
+
+
+def _operation_name(inputs: list[dict[str, Any]]) -> str:
+    """Named for what the DIRECT inputs say: identity, aggregation or transformation."""
+    subtypes = {item.get("transformation", {}).get("subtype") for item in inputs
+                if item.get("transformation", {}).get("type") == "DIRECT"}
+    if subtypes == {"IDENTITY"}:
+        return "identity"
+    if "AGGREGATION" in subtypes:
+        return "aggregation"
+    return "transformation"
+
+
+def _unique(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    kept = []
+    for item in inputs:
+        key = repr(sorted(item.items(), key=lambda pair: pair[0]))
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
+

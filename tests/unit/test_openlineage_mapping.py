@@ -1,0 +1,170 @@
+"""OpenLineage events -> the native events they stand for (pure core). Expected values are
+written out by hand from the OpenLineage spec's meaning, not taken from the code."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from lineage.errors import InvalidEventError
+from lineage.events import validate_event
+from lineage.field_paths import field_paths, normalize
+from lineage.identity import NO_MAPPING, NamespaceMap
+from lineage.openlineage_mapping import expand, touched_namespaces, wrap
+
+RUN_ID = "0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a11"
+
+
+def run_event(event_type: str | None = "COMPLETE", **extra: Any) -> dict[str, Any]:
+    event: dict[str, Any] = {
+        "eventTime": "2026-11-23T10:00:00.000Z",
+        "producer": "https://github.com/apache/airflow/tree/providers-openlineage/2.20.3",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": RUN_ID, "facets": {}},
+        "job": {"namespace": "default", "name": "etl_dag.load orders"},
+        "inputs": [{"namespace": "postgres://db:5432", "name": "shop.public.orders",
+                    "facets": {"schema": {"fields": [{"name": "id", "type": "integer"},
+                                                     {"name": "address", "type": "struct",
+                                                      "fields": [{"name": "city", "type": "varchar"}]}]}}},
+                   {"namespace": "s3://lake", "name": "customers/2026"}],
+        "outputs": [{"namespace": "postgres://db:5432", "name": "shop.marts.order_totals", "facets": {
+            "columnLineage": {
+                "fields": {
+                    "order_id": {"inputFields": [{"namespace": "postgres://db:5432", "name": "shop.public.orders",
+                                                  "field": "id", "transformations": [
+                                                      {"type": "DIRECT", "subtype": "IDENTITY", "description": "",
+                                                       "masking": False}]}]},
+                    "city_hash": {"inputFields": [{"namespace": "s3://lake", "name": "customers/2026",
+                                                   "field": "city", "transformations": [
+                                                       {"type": "DIRECT", "subtype": "TRANSFORMATION",
+                                                        "description": "md5(city)", "masking": True}]}]},
+                },
+                "dataset": [{"namespace": "postgres://db:5432", "name": "shop.public.orders", "field": "status",
+                             "transformations": [{"type": "INDIRECT", "subtype": "FILTER"}]}],
+            }}}],
+    }
+    if event_type is not None:
+        event["eventType"] = event_type
+    event.update(extra)
+    return event
+
+
+def expanded(event: dict[str, Any], mapping: NamespaceMap = NO_MAPPING) -> list[dict[str, Any]]:
+    return expand(wrap(event, mapping), mapping)
+
+
+def test_a_complete_event_is_a_run_end_reads_writes_field_operations_and_a_schema() -> None:
+    events = expanded(run_event())
+    kinds = [e["kind"] for e in events]
+    assert kinds == ["run_end", "dataset_access", "dataset_access", "dataset_access", "field_operations",
+                     "metadata_change"]
+    assert events[0]["payload"] == {"status": "completed"}
+    assert events[0]["run"] == {"application": "default", "program_type": "openlineage",
+                                "program": "etl_dag.load orders", "run_id": RUN_ID}
+    accesses = [(e["payload"]["dataset"]["name"], e["payload"]["access"]) for e in events[1:4]]
+    assert accesses == [("postgres://db:5432/shop.public.orders", "read"), ("s3://lake/customers/2026", "read"),
+                        ("postgres://db:5432/shop.marts.order_totals", "write")]
+    schema = events[5]["payload"]
+    assert schema["entity"] == [["namespace", "default"], ["dataset", "postgres://db:5432/shop.public.orders"]]
+    assert schema["schema"]["fields"] == [{"name": "id", "type": "integer"}, {"name": "address", "type": "struct"},
+                                          {"name": "address/city", "type": "varchar"}]
+    for native in events:
+        validate_event(native)  # every derived event is a valid native event
+
+
+def test_column_lineage_keeps_sources_apart_and_each_input_keeps_its_transformation() -> None:
+    record = next(e for e in expanded(run_event()) if e["kind"] == "field_operations")
+    paths = {path.field: path for path in field_paths(normalize(record["payload"], "default"))}
+    assert set(paths) == {"order_id", "city_hash"}
+    sources = {(s.name, f) for s, f in paths["city_hash"].source_fields}
+    # the dataset-level FILTER dependency is an INDIRECT input of every output field
+    assert sources == {("s3://lake/customers/2026", "city"), ("postgres://db:5432/shop.public.orders", "status")}
+    operation = next(op for op in paths["city_hash"].operations if op.id == "field:city_hash")
+    assert operation.description == "md5(city)"
+    kinds = {(ref.field, ref.transformation.type, ref.transformation.subtype, ref.transformation.masking)
+             for ref in operation.inputs if ref.transformation}
+    assert kinds == {("city", "DIRECT", "TRANSFORMATION", True), ("status", "INDIRECT", "FILTER", False)}
+    identity = next(op for op in paths["order_id"].operations if op.id == "field:order_id")
+    assert identity.name == "identity"
+
+
+def test_the_old_column_lineage_shape_and_untyped_facets_are_accepted() -> None:
+    event = run_event()
+    event["outputs"][0]["facets"]["columnLineage"] = {"fields": {
+        "a": {"inputFields": [{"namespace": "s3://lake", "name": "x", "field": "a"}],
+              "transformationType": "IDENTITY", "transformationDescription": "copied"},
+        "b": {"inputFields": [{"namespace": "s3://lake", "name": "x", "field": "b"}]}}}
+    record = next(e for e in expanded(event) if e["kind"] == "field_operations")["payload"]
+    transforms = {op["outputs"][0]: op for op in record["operations"] if op["type"] == "transform"}
+    assert transforms["a"]["inputs"][0]["transformation"] == {"type": "DIRECT", "subtype": "IDENTITY"}
+    assert transforms["a"]["description"] == "copied"
+    assert "transformation" not in transforms["b"]["inputs"][0]
+
+
+@pytest.mark.parametrize(("event_type", "first"), [
+    ("START", ("run_start", {})), ("FAIL", ("run_end", {"status": "failed"})),
+    ("ABORT", ("run_end", {"status": "killed"}))])
+def test_event_types_become_run_starts_and_ends(event_type: str, first: tuple[str, dict[str, str]]) -> None:
+    events = expanded(run_event(event_type))
+    assert (events[0]["kind"], events[0]["payload"]) == first
+
+
+@pytest.mark.parametrize("event_type", ["RUNNING", "OTHER", None])
+def test_other_event_types_only_add_to_the_run(event_type: str | None) -> None:
+    kinds = {e["kind"] for e in expanded(run_event(event_type))}
+    assert "run_start" not in kinds and "run_end" not in kinds
+    assert "dataset_access" in kinds
+
+
+def test_the_same_event_has_the_same_ids_and_a_different_one_does_not() -> None:
+    first, again = wrap(run_event(), NamespaceMap()), wrap(copy.deepcopy(run_event()), NamespaceMap())
+    assert first["event_id"] == again["event_id"] and first["event_id"].startswith("ol-")
+    assert wrap(run_event("START"), NamespaceMap())["event_id"] != first["event_id"]
+    assert [e["event_id"] for e in expand(first, NamespaceMap())] == [f"{first['event_id']}.{i}" for i in range(6)]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "reason"),
+    [
+        (lambda e: e["run"].pop("runId"), "run.runId is missing"),
+        (lambda e: e.pop("eventTime"), "eventTime is missing"),
+        (lambda e: e.pop("job"), "job is missing"),
+        (lambda e: e["job"].pop("name"), "job.name is missing"),
+        (lambda e: e.update(eventTime="last tuesday"), "is not an ISO 8601 time"),
+        (lambda e: e.update(eventType="EXPLODED"), "eventType 'EXPLODED' is not one of"),
+        (lambda e: e["inputs"][0].pop("namespace"), "inputs[0].namespace is missing"),
+    ],
+)
+def test_malformed_events_are_refused_naming_the_field(mutate: Any, reason: str) -> None:
+    event = run_event()
+    mutate(event)
+    with pytest.raises(InvalidEventError, match=reason.replace("[", r"\[").replace("]", r"\]")):
+        wrap(event, NamespaceMap())
+
+
+def test_lenient_where_the_spec_is_loose() -> None:
+    event = run_event(run={"runId": "not-a-uuid"}, eventTime="2026-11-23T10:00:00")  # no offset: read as UTC
+    event["outputs"][0]["facets"]["bogus"] = None
+    event["inputs"][0]["facets"]["schema"] = {"fields": "not a list"}
+    wrapped = wrap(event, NamespaceMap())
+    assert wrapped["event_time"] == "2026-11-23T10:00:00.000000Z"
+    assert "metadata_change" not in {e["kind"] for e in expand(wrapped, NamespaceMap())}
+
+
+def test_namespaces_map_jobs_and_datasets() -> None:
+    mapping = NamespaceMap.of([("postgres://db:5432", "shop"), ("default", "etl")])
+    events = expanded(run_event(), mapping)
+    assert {e["namespace"] for e in events} == {"etl"}
+    assert {e["payload"]["dataset"]["namespace"] for e in events if e["kind"] == "dataset_access"} == {
+        "shop", "default"}
+    assert touched_namespaces(run_event(), mapping) == {"etl", "shop", "default"}
+
+
+def test_dataset_and_job_events_are_accepted_and_add_no_run() -> None:
+    dataset_event = {"eventTime": "2026-11-23T10:00:00Z", "producer": "p", "schemaURL": "s",
+                     "dataset": {"namespace": "s3://lake", "name": "x"}}
+    job_event = {"eventTime": "2026-11-23T10:00:00Z", "producer": "p", "schemaURL": "s",
+                 "job": {"namespace": "default", "name": "j"}, "inputs": [], "outputs": []}
+    assert expanded(dataset_event) == [] and expanded(job_event) == []

@@ -1,0 +1,102 @@
+"""OpenLineage events through the real ``openlineage-python`` client and our in-process
+transport, compacted by real Spark into a real PostgreSQL warehouse."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from openlineage.client import OpenLineageClient
+from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
+from openlineage.client.facet_v2 import column_lineage_dataset as cl
+from openlineage.client.facet_v2 import schema_dataset
+
+from spark_jobs.compaction.job import run_compaction
+from spark_jobs.field_lineage.job import run_field_lineage
+from tests.warehouse.test_compaction import rows
+from warehouse.program_metadata_store import apply_pending
+
+RUN_ID = "0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a11"
+START = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python"
+
+
+def client_for(log_root: Path) -> OpenLineageClient:
+    return OpenLineageClient(config={"transport": {"type": "lineage.openlineage_transport.RawLogTransport",
+                                                   "log_root": str(log_root)}})
+
+
+def run_event(state: RunState, at: datetime, *, with_io: bool) -> RunEvent:
+    orders = InputDataset(namespace="postgres://db:5432", name="shop.public.orders", facets={
+        "schema": schema_dataset.SchemaDatasetFacet(fields=[
+            schema_dataset.SchemaDatasetFacetFields(name="id", type="integer"),
+            schema_dataset.SchemaDatasetFacetFields(name="amount", type="numeric")])})
+    totals = OutputDataset(namespace="s3://lake", name="marts/order totals", facets={
+        "columnLineage": cl.ColumnLineageDatasetFacet(fields={
+            "order_id": cl.Fields(inputFields=[cl.InputField(
+                namespace="postgres://db:5432", name="shop.public.orders", field="id",
+                transformations=[cl.Transformation(type="DIRECT", subtype="IDENTITY", masking=False)])]),
+            "total": cl.Fields(inputFields=[cl.InputField(
+                namespace="postgres://db:5432", name="shop.public.orders", field="amount",
+                transformations=[cl.Transformation(type="DIRECT", subtype="AGGREGATION", description="sum(amount)",
+                                                   masking=False)])])})})
+    return RunEvent(eventType=state, eventTime=at.isoformat(), run=Run(runId=RUN_ID),
+                    job=Job(namespace="default", name="orders_dag.build totals"), producer=PRODUCER,
+                    inputs=[orders] if with_io else [], outputs=[totals] if with_io else [])
+
+
+def test_a_run_accumulates_over_its_events_in_any_order_and_across_compactions(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db)
+    client = client_for(log_root)
+    later = datetime.now(UTC) + timedelta(hours=1)
+    client.emit(run_event(RunState.COMPLETE, START + timedelta(minutes=5), with_io=True))  # COMPLETE first
+    client.emit(run_event(RunState.COMPLETE, START + timedelta(minutes=5), with_io=True))  # re-sent: counted once
+    first = run_compaction(spark, interval_end=later, settings=settings)
+    assert first.duplicates > 0
+    assert rows(warehouse_db, "select status, started_at, stopped_at from lineage.runs") == [
+        ("completed", None, START + timedelta(minutes=5))]
+
+    client.emit(run_event(RunState.START, START, with_io=False))
+    client.emit(run_event(RunState.RUNNING, START + timedelta(minutes=1), with_io=True))
+    run_compaction(spark, interval_end=later, settings=settings)
+
+    assert rows(warehouse_db, "select p.application, p.program_type, p.program, r.run_id, r.status, r.started_at, "
+                              "r.stopped_at from lineage.runs r join lineage.programs p using (program_key)") == [
+        ("default", "openlineage", "orders_dag.build totals", RUN_ID, "completed", START,
+         START + timedelta(minutes=5))]
+    assert sorted(rows(warehouse_db, "select dataset, access from lineage.access_details")) == [
+        ("postgres://db:5432/shop.public.orders", "read"), ("s3://lake/marts/order totals", "write")]
+
+    summary = run_field_lineage(spark, settings)
+    assert summary.records >= 1 and summary.sets_added == 1
+    paths = dict(rows(warehouse_db, "select field, path from lineage.field_paths"))
+    assert set(paths) == {"order_id", "total"}
+    total = next(op for op in paths["total"]["operations"] if op["type"] == "transform")
+    assert (total["name"], total["inputs"]) == ("aggregation", [{
+        "field": "amount", "origin": "read:1",
+        "transformation": {"type": "DIRECT", "subtype": "AGGREGATION", "description": "sum(amount)",
+                           "masking": False}}])
+    assert paths["total"]["sources"] == [{"namespace": "default", "type": "dataset",
+                                          "name": "postgres://db:5432/shop.public.orders", "field": "amount"}]
+
+    apply_pending(warehouse_db, auto_create_namespaces=False)
+    (schema,) = rows(warehouse_db, "select value from lineage.metadata where key = 'schema' and "
+                                   "entity_key = 'namespace=default,dataset=postgres://db:5432/shop.public.orders'")
+    assert '"name":"amount"' in schema[0]
+
+
+def test_a_malformed_event_from_the_transport_is_quarantined_with_its_reason(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    client = client_for(log_root)
+    client.transport.emit({"eventTime": "2026-11-23T09:00:00Z", "eventType": "START", "run": {},
+                           "job": {"namespace": "default", "name": "j"}, "producer": "p"})
+    good = run_event(RunState.START, START, with_io=False)
+    client.emit(good)
+    summary = run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1),
+                             settings=settings_for(warehouse_db))
+    assert summary.quarantined == 1
+    assert rows(warehouse_db, "select reason from lineage.quarantine") == [("OpenLineage event: run.runId is missing",)]
+    assert rows(warehouse_db, "select run_id, status from lineage.runs") == [(RUN_ID, "running")]
