@@ -23,6 +23,7 @@ from lineage_api.routes import (
     field_lineage,
     grants,
     lineage,
+    links,
     metadata,
     namespaces,
     pages,
@@ -56,7 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     logged_in: dict[str, Any] = {"dependencies": [Depends(get_user)], "responses": http_errors.LOGGED_IN}
     app.include_router(status.public_router)
     app.include_router(status.router, **logged_in)
-    for module in (lineage, field_lineage, namespaces, grants, dataset_schemas, search, metadata):
+    for module in (lineage, field_lineage, namespaces, grants, dataset_schemas, search, metadata, links):
         app.include_router(module.router, **logged_in)  # search before metadata's {target:path}
     app.include_router(pages.public_router, include_in_schema=False)
     app.include_router(pages.router, dependencies=[Depends(get_user)], responses=http_errors.answers(401, 403),

@@ -53,14 +53,19 @@ class Links(TypedDict, total=False):
     """Paths relative to the API's prefix (``/lineage/``): API resources of an entity and the
     pages that show it. Only those that apply are present."""
 
-    metadata: Annotated[str, Field(description="the entity's metadata (append /tags, /properties, /history)")]
+    metadata: Annotated[str, Field(description="the entity's metadata, both scopes")]
+    tags: Annotated[str, Field(description="its tags (POST adds; DELETE with /{tag} appended removes one)")]
+    properties: Annotated[str, Field(description="its properties (POST adds; DELETE with /{key} appended removes one)")]
+    history: Annotated[str, Field(description="its metadata changes")]
     page: Annotated[str, Field(description="the page of the entity (or of a run)")]
-    lineage: Annotated[str, Field(description="a dataset's or stream's lineage")]
+    lineage: Annotated[str, Field(description="a dataset's or stream's lineage; a field's provenance or impact")]
     lineagePage: Annotated[str, Field(description="the dataset lineage page centred on it")]
     fields: Annotated[str, Field(description="a dataset's fields")]
     provenancePage: Annotated[str, Field(description="the field provenance page of a field")]
     runs: Annotated[str, Field(description="a program's runs")]
     accesses: Annotated[str, Field(description="what a run read and wrote")]
+    search: Annotated[str, Field(description="a namespace's metadata search")]
+    suggest: Annotated[str, Field(description="a namespace's search suggestions")]
 
 
 # --- entities and metadata ------------------------------------------------------------------
