@@ -1,9 +1,10 @@
 """
 ### lineage_namespace_cleanup
 
-Removes what a deleted namespace left behind (seed 003 "Namespace Deletion" and "Scheduling
-Logic"). `DELETE /lineage/v3/namespaces/{ns}` removes the namespace at once and emits an event
-of the Asset `lineage_namespace_deletions`; this DAG is scheduled on that asset:
+Removes what a deleted namespace left behind ("Namespace Deletion" and "Scheduling Logic" of
+the *System Applications (CDAP 6.0)* design). `DELETE /lineage/v3/namespaces/{ns}` removes the
+namespace at once and emits an event of the Asset `lineage_namespace_deletions`; this DAG is
+scheduled on that asset:
 
 1. **clean**: for every deletion not cleaned yet (so a missed event is caught by the next),
    one transaction removes the namespace's metadata, change records, schema versions, runs,

@@ -1,5 +1,6 @@
-"""A dataset's schema as programs report it: named, typed fields (seed 001 R13, seed 002), and
-the rule an update must follow (seed 002 "Updatable Datasets").
+"""A dataset's schema as programs report it: named, typed fields (R13 of the *Metadata and Data
+Discovery* design; the *Datasets 3.5.0* design), and the rule an update must follow
+("Updatable Datasets" of the *Datasets 3.5.0* design).
 
 The schema is kept as the dataset's SYSTEM property ``schema`` (canonical JSON), and its field
 names are what ``field:`` search terms match. An update is compatible when every reader of the

@@ -5,6 +5,7 @@ fallback), and the links pages follow."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from harness.ports import free_port
 from lineage.errors import WarehouseConnectionError
 from lineage.settings import Settings
 from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq, logged_in_client
+from tests.conftest import ROOT
 from warehouse.db import warehouse_url
 
 ERROR_BODY = {"$ref": "#/components/schemas/ErrorBody"}
@@ -62,6 +64,18 @@ def test_the_openapi_document_lists_400_not_422_and_a_body_for_every_answer(api:
     assert tags["requestBody"]["content"]["application/json"]["schema"]["type"] == "array"
     assert set(schemas["GrantRequest"]["required"]) == {"principal", "entity", "privilege"}
     assert set(schemas["LineageAnswer"]["properties"]) == {"start", "end", "relations", "programs", "data", "links"}
+
+
+def test_docs_api_md_is_what_scripts_api_docs_renders_now(api: TestClient) -> None:
+    """docs/api.md is generated from the served document: regenerate it after changing a route
+    or a model (``PYTHONPATH=.:plugins .venv/bin/python scripts/api_docs.py > docs/api.md``)."""
+    spec = importlib.util.spec_from_file_location("api_docs", ROOT / "scripts" / "api_docs.py")
+    assert spec is not None and spec.loader is not None
+    api_docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(api_docs)
+    rendered = api_docs.render(api.app)
+    assert (ROOT / "docs" / "api.md").read_text() == rendered, "docs/api.md is stale: regenerate it"
+    assert "seed 00" not in rendered.lower()  # the CDAP designs are named by title
 
 
 def test_the_docs_page_serves_the_document_to_a_logged_in_user(api: TestClient) -> None:

@@ -1,6 +1,7 @@
-// Entity page (seed 001 Interaction 4, R9): USER and SYSTEM metadata apart, tags and properties,
-// schema fields with their own tags, add and remove USER metadata, links to lineage. Run page
-// (Interaction 3): what a run read and wrote, with times and its metadata.
+// Entity page (Interaction 4 and R9 of the Metadata and Data Discovery design): USER and SYSTEM
+// metadata apart, tags and properties, schema fields with their own tags, add and remove USER
+// metadata, links to lineage. Run page (Interaction 3): what a run read and wrote, with times
+// and its metadata.
 "use strict";
 
 function metadataTables(body, reload) {

@@ -1,5 +1,6 @@
-// Field provenance (seed 004): the simple and detailed views of a field's paths as graphs, the
-// distinct paths with their operations and runs, and the switch to impact (outgoing).
+// Field provenance (the Field Level Lineage design): the simple and detailed views of a field's
+// paths as graphs, the distinct paths with their operations and runs, and the switch to impact
+// (outgoing).
 "use strict";
 
 function fieldElements(paths, dataset) {

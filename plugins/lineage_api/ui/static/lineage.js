@@ -1,5 +1,6 @@
-// Dataset lineage (seed 001 Interaction 3): a time range and levels; datasets and programs with
-// read/write edges, left to right; a program lists its runs in the interval; a run opens its page.
+// Dataset lineage (Interaction 3 of the Metadata and Data Discovery design): a time range and
+// levels; datasets and programs with read/write edges, left to right; a program lists its runs in
+// the interval; a run opens its page.
 "use strict";
 
 function lineageElements(body, groupByApplication) {

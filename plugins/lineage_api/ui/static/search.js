@@ -1,5 +1,6 @@
-// Search (seed 001 Interactions 1, 2): autocomplete over keys, values and tags; filters;
-// results with what matched; pages. With an empty query, the metadata keys in use.
+// Search (Interactions 1 and 2 of the Metadata and Data Discovery design): autocomplete over keys,
+// values and tags; filters; results with what matched; pages. With an empty query, the metadata
+// keys in use.
 "use strict";
 
 const TARGETS = ["", "dataset", "stream", "app", "program", "field", "partition", "file", "external"];
