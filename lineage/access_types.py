@@ -27,7 +27,7 @@ import inspect
 from collections.abc import Callable
 from contextvars import ContextVar
 from enum import Enum
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from lineage.errors import AccessTypeError
 
@@ -100,7 +100,7 @@ def _wrap(method: F, *, constructor: bool) -> F:
         finally:
             _stack.reset(token)
 
-    return call  # type: ignore[return-value]
+    return cast(F, call)
 
 
 def lineage_dataset(cls: C) -> C:
