@@ -28,6 +28,7 @@ from typing import Any
 
 import orjson
 import psycopg
+from psycopg import sql
 
 from bench.compaction import scratch_database
 from bench.generate import raw_event, write_logs
@@ -134,12 +135,21 @@ def load(base: Settings, pipelines: int, fields_per_pipeline: int, hours: int, e
     spark.stop()
 
 
+def row_count(conn: psycopg.Connection, table: str) -> int:
+    """The rows of ``lineage.{table}``."""
+    row = conn.execute(sql.SQL("select count(*) from {}").format(sql.Identifier("lineage", table))).fetchone()
+    if row is None:
+        raise RuntimeError(f"count(*) of lineage.{table} answered no row")
+    count: int = row[0]
+    return count
+
+
 def measure(url: str, pipelines: int, fields_per_pipeline: int, days: int, samples_wanted: int, end: datetime
             ) -> None:
     """Rows stored vs a per-run model; field lineage and impact timings."""
     with psycopg.connect(libpq_url(url), autocommit=True) as conn:
         conn.execute("vacuum analyze")
-        counts = {table: conn.execute(f"select count(*) from lineage.{table}").fetchone()[0]  # type: ignore[index]
+        counts = {table: row_count(conn, table)
                   for table in ("field_operation_sets", "field_paths", "field_path_sources", "field_lineage_runs")}
         runs = counts["field_lineage_runs"]
         ours = sum(counts.values())

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 
 import psycopg
+from psycopg import sql
 
 from bench.compaction import scratch_database
 from bench.lineage_walk import percentiles
@@ -143,9 +144,13 @@ def main(argv: list[str] | None = None) -> int:
 
     rng = random.Random(11)
     with psycopg.connect(libpq_url(url), autocommit=True) as conn:
-        entities, stored = conn.execute("select count(distinct entity_key), count(*) from lineage.metadata "
-                                        "where not (scope = 'SYSTEM' and key = 'schema')").fetchone()  # type: ignore[misc]
-        index_rows = conn.execute(f"select count(*) from {metadata_search.INDEX}").fetchone()[0]  # type: ignore[index]
+        stored_row = conn.execute("select count(distinct entity_key), count(*) from lineage.metadata "
+                                  "where not (scope = 'SYSTEM' and key = 'schema')").fetchone()
+        index_row = conn.execute(sql.SQL("select count(*) from {}").format(
+            sql.Identifier(*metadata_search.INDEX.split(".")))).fetchone()
+        if stored_row is None or index_row is None:
+            raise RuntimeError("a count(*) answered no row")
+        (entities, stored), index_rows = stored_row, index_row[0]
         print(f"workload: {entities:,} entities, {stored:,} tags and properties, "
               f"{index_rows:,} search index rows (names, tags, properties, schema fields)")
 

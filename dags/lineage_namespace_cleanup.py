@@ -1,9 +1,10 @@
 """
 ### lineage_namespace_cleanup
 
-Removes what a deleted namespace left behind (seed 003 "Namespace Deletion" and "Scheduling
-Logic"). `DELETE /lineage/v3/namespaces/{ns}` removes the namespace at once and emits an event
-of the Asset `lineage_namespace_deletions`; this DAG is scheduled on that asset:
+Removes what a deleted namespace left behind ("Namespace Deletion" and "Scheduling Logic" of
+the *System Applications (CDAP 6.0)* design). `DELETE /lineage/v3/namespaces/{ns}` removes the
+namespace at once and emits an event of the Asset `lineage_namespace_deletions`; this DAG is
+scheduled on that asset:
 
 1. **clean**: for every deletion not cleaned yet (so a missed event is caught by the next),
    one transaction removes the namespace's metadata, change records, schema versions, runs,
@@ -59,8 +60,11 @@ def lineage_namespace_cleanup() -> None:
             log.info("%s", summary.render())
         if not summaries:
             raise AirflowSkipException("no namespace deletion awaits its cleanup")
+        # Keyed by deletion id (a string: XCom is JSON), so a namespace deleted twice before one
+        # run keeps both summaries.
         return {"deletion_ids": [s.deletion_id for s in summaries],
-                "removed": {s.namespace: s.removed for s in summaries}}
+                "namespaces": {str(s.deletion_id): s.namespace for s in summaries},
+                "removed": {str(s.deletion_id): s.removed for s in summaries}}
 
     @task
     def build_marts(cleaned: dict[str, Any]) -> int:
@@ -78,9 +82,10 @@ def lineage_namespace_cleanup() -> None:
 
         namespace_cleanup.finish(warehouse_url(), cleaned["deletion_ids"])
         total = sum(sum(per_table.values()) for per_table in cleaned["removed"].values())
+        namespaces = sorted(set(cleaned["namespaces"].values()))
         log.info("SUMMARY deletions=%s namespaces=%s rows_removed=%d dbt_nodes_passed=%d",
-                 cleaned["deletion_ids"], sorted(cleaned["removed"]), total, passed)
-        get_current_context()["outlet_events"][MARTS].extra = {"cleaned_namespaces": sorted(cleaned["removed"])}
+                 cleaned["deletion_ids"], namespaces, total, passed)
+        get_current_context()["outlet_events"][MARTS].extra = {"cleaned_namespaces": namespaces}
         return cleaned
 
     cleaned = clean()

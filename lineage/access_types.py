@@ -1,5 +1,5 @@
-"""Access types of dataset methods (seed 002 "Authorization, Lineage and Usage Tracking on
-Dataset Operations"): decorators that declare what a method does to its dataset, a call stack
+"""Access types of dataset methods ("Authorization, Lineage and Usage Tracking on Dataset
+Operations" of the *Datasets 3.5.0* design): decorators that declare what a method does to its dataset, a call stack
 that enforces the nesting rules, and the record of each access in the open run's lineage.
 
     @lineage_dataset
@@ -14,7 +14,7 @@ that enforces the nesting rules, and the record of each access in the open run's
     with RunContext("default", "App", "spark", "Job") as run:
         Purchases("purchases").scan()                          # lineage records read of purchases
 
-Rules (seed 002): a call nested in another must be the same access or a subset of its caller's
+Rules (the *Datasets 3.5.0* design): a call nested in another must be the same access or a subset of its caller's
 (no_access is a subset of all; read_only and write_only are subsets of read_write), otherwise
 it raises AccessTypeError; an unannotated method is read_write at top level and its caller's
 type when nested; a constructor is no_access unless annotated.
@@ -27,7 +27,7 @@ import inspect
 from collections.abc import Callable
 from contextvars import ContextVar
 from enum import Enum
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from lineage.errors import AccessTypeError
 
@@ -100,7 +100,7 @@ def _wrap(method: F, *, constructor: bool) -> F:
         finally:
             _stack.reset(token)
 
-    return call  # type: ignore[return-value]
+    return cast(F, call)
 
 
 def lineage_dataset(cls: C) -> C:

@@ -1,4 +1,5 @@
-"""Authorization for metadata and lineage (seed 000 "Authorization for Metadata").
+"""Authorization for metadata and lineage ("Authorization for Metadata" of the *Metadata
+Custom Entities and Authorization* design).
 
 Principals are Airflow's logged-in users. Privileges are READ, WRITE and ADMIN, each including
 the ones before it (ADMIN can write, WRITE can read). They are granted on an *enforceable*

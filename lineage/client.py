@@ -149,7 +149,7 @@ class RunContext:
         destination_fields: Iterable[str] | None = None,
         namespace: str | None = None,
     ) -> None:
-        """Record the field operations that produced ``destination`` in this run (seed 004)."""
+        """Record the field operations that produced ``destination`` in this run (the *Field Level Lineage* design)."""
         ref: dict[str, Any] = {"type": "dataset", "name": destination}
         if namespace and namespace != self.namespace:
             ref["namespace"] = namespace
@@ -170,7 +170,8 @@ class RunContext:
         tags: Iterable[str] | None = None,
         keys: Iterable[str] | None = None,
     ) -> None:
-        """Record a SYSTEM metadata change on ``entity`` ([(key, value), ...], seed 000)."""
+        """Record a SYSTEM metadata change on ``entity`` ([(key, value), ...]; entities as the
+        *Metadata Custom Entities and Authorization* design defines them)."""
         payload: dict[str, Any] = {"entity": [list(part) for part in entity], "operation": operation}
         if properties is not None:
             payload["properties"] = dict(properties)

@@ -1,5 +1,6 @@
-"""A dataset's schema as programs report it: named, typed fields (seed 001 R13, seed 002), and
-the rule an update must follow (seed 002 "Updatable Datasets").
+"""A dataset's schema as programs report it: named, typed fields (R13 of the *Metadata and Data
+Discovery* design; the *Datasets 3.5.0* design), and the rule an update must follow
+("Updatable Datasets" of the *Datasets 3.5.0* design).
 
 The schema is kept as the dataset's SYSTEM property ``schema`` (canonical JSON), and its field
 names are what ``field:`` search terms match. An update is compatible when every reader of the
@@ -48,20 +49,21 @@ FieldSpec = SchemaField | tuple[str, str] | tuple[str, str, bool] | Mapping[str,
 
 def schema(fields: Iterable[FieldSpec]) -> DatasetSchema:
     """Build and validate a schema from fields, ``(name, type)`` pairs or ``{"name", "type", "nullable"}``."""
-    built = []
+    given: list[tuple[object, object, object]] = []  # (name, type, nullable), checked by _checked
     for item in fields:
         if isinstance(item, SchemaField):
-            built.append(item)
+            given.append((item.name, item.type, item.nullable))
         elif isinstance(item, tuple):
-            built.append(SchemaField(*item))
+            field = SchemaField(*item)
+            given.append((field.name, field.type, field.nullable))
         elif isinstance(item, Mapping):
             unknown = set(item) - {"name", "type", "nullable"}
             if unknown:
                 raise InvalidSchemaError(f"schema field {item.get('name')!r} has unknown keys: {sorted(unknown)}")
-            built.append(SchemaField(item.get("name"), item.get("type"), item.get("nullable", True)))  # type: ignore[arg-type]
+            given.append((item.get("name"), item.get("type"), item.get("nullable", True)))
         else:
             raise InvalidSchemaError(f"a schema field is a name and a type, got {item!r}")
-    return _checked(built)
+    return _checked(given)
 
 
 def parse_schema(payload: Any) -> DatasetSchema:
@@ -71,23 +73,25 @@ def parse_schema(payload: Any) -> DatasetSchema:
     return schema(payload["fields"])
 
 
-def _checked(fields: list[SchemaField]) -> DatasetSchema:
+def _checked(fields: list[tuple[object, object, object]]) -> DatasetSchema:
     if not fields:
         raise InvalidSchemaError("a schema needs at least one field")
     if len(fields) > MAX_FIELDS:
         raise InvalidSchemaError(f"a schema has at most {MAX_FIELDS} fields, got {len(fields)}")
+    checked: list[SchemaField] = []
     seen: set[str] = set()
-    for field in fields:
-        if not isinstance(field.name, str) or not field.name.strip() or len(field.name) > MAX_FIELD_NAME_LENGTH:
-            raise InvalidSchemaError(f"schema field name {field.name!r} must be 1-{MAX_FIELD_NAME_LENGTH} characters")
-        if not isinstance(field.type, str) or not field.type.strip() or len(field.type) > MAX_TYPE_LENGTH:
-            raise InvalidSchemaError(f"schema field {field.name!r} needs a type name (1-{MAX_TYPE_LENGTH} characters)")
-        if not isinstance(field.nullable, bool):
-            raise InvalidSchemaError(f"schema field {field.name!r}: nullable must be true or false")
-        if field.name in seen:
-            raise InvalidSchemaError(f"schema field {field.name!r} appears twice")
-        seen.add(field.name)
-    return DatasetSchema(tuple(fields))
+    for name, type_name, nullable in fields:
+        if not isinstance(name, str) or not name.strip() or len(name) > MAX_FIELD_NAME_LENGTH:
+            raise InvalidSchemaError(f"schema field name {name!r} must be 1-{MAX_FIELD_NAME_LENGTH} characters")
+        if not isinstance(type_name, str) or not type_name.strip() or len(type_name) > MAX_TYPE_LENGTH:
+            raise InvalidSchemaError(f"schema field {name!r} needs a type name (1-{MAX_TYPE_LENGTH} characters)")
+        if not isinstance(nullable, bool):
+            raise InvalidSchemaError(f"schema field {name!r}: nullable must be true or false")
+        if name in seen:
+            raise InvalidSchemaError(f"schema field {name!r} appears twice")
+        seen.add(name)
+        checked.append(SchemaField(name, type_name, nullable))
+    return DatasetSchema(tuple(checked))
 
 
 # Type names as Spark, Avro and SQL spell them, folded to one name per type.

@@ -1,5 +1,6 @@
-"""Writes to a stream by producers outside any program (seed 001, "Stream access from an
-external entity"): recorded at most once per (stream, source, day).
+"""Writes to a stream by producers outside any program ("Stream access from an external
+entity" of the *Metadata and Data Discovery* design): recorded at most once per (stream,
+source, day).
 
 The external entity is a pseudo-run, ``external.<namespace>._external.<source>`` with run id
 ``<day>``, covering that UTC day; event ids are derived from (namespace, stream, source, day),

@@ -1,5 +1,6 @@
-"""Seed 004's field lineage answer: a field's paths, its upstream fields (provenance, FLL-2) or
-the fields generated from it (impact, FLL-1), walked level by level and rendered from rows.
+"""The field lineage answer of the *Field Level Lineage* design: a field's paths, its upstream
+fields (provenance, FLL-2) or the fields generated from it (impact, FLL-1), walked level by
+level and rendered from rows.
 
 The warehouse stores each distinct operation set once and one small row per run (see
 ``warehouse.field_lineage_store``); it answers ``FieldLineageQueries`` with rows, one query per
@@ -83,7 +84,7 @@ def path_sources(paths: Iterable[Mapping[str, Any]]) -> list[FieldKey]:
 
 def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: int, *,
                   direction: str = "incoming", view: str | None = None, levels: int = 1) -> dict[str, Any]:
-    """Seed 004's answer for the field ``key`` in the window [start, end) (epoch seconds, as
+    """The *Field Level Lineage* design's answer for the field ``key`` in the window [start, end) (epoch seconds, as
     ``queries`` was asked): its paths (incoming) with ``upstream`` fields up to ``levels``
     datasets away, or the fields generated from it up to ``levels`` datasets away (outgoing,
     ``impacts``). One query for the field's paths, then per level one (upstream) or two

@@ -1,4 +1,4 @@
-"""Field operations a run records for a destination dataset (seed 004).
+"""Field operations a run records for a destination dataset (the *Field Level Lineage* design).
 
 This module holds the values a pipeline builds; turning them into per-field paths belongs to
 the field-lineage stage.
@@ -13,7 +13,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Source:
-    """A dataset an operation reads from (seed 004's Source)."""
+    """A dataset an operation reads from (a Source in the *Field Level Lineage* design)."""
 
     name: str
     namespace: str | None = None

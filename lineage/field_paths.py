@@ -1,4 +1,5 @@
-"""Field-level lineage (seed 004): from a run's field operations to one path per destination field.
+"""Field-level lineage (the *Field Level Lineage* design): from a run's field operations to one
+path per destination field.
 
 A record is what a run reported for one destination dataset: a list of operations, each
 with inputs (source datasets or fields) and output fields. ``normalize`` checks it and

@@ -1,7 +1,8 @@
-"""Seed 004's two drawings of a field's path, from a stored path (``FieldPath.to_dict()``).
+"""The two drawings of a field's path in the *Field Level Lineage* design, from a stored path
+(``FieldPath.to_dict()``).
 
 - simple: nodes are the source fields the path starts from and the field itself; one edge per
-  source field carrying the set of operations between them (reads excluded, as the seed draws
+  source field carrying the set of operations between them (reads excluded, as the design draws
   ``body --parse, concat, create--> id``).
 - detailed: every intermediate field is a node (``origin:field``, the operation that output it
   and the field's name); each edge is one operation turning an input field into an output field.

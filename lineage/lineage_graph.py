@@ -1,4 +1,5 @@
-"""Dataset lineage as seed 001 shapes it: the walk, relations grouped with their runs, id maps.
+"""Dataset lineage as the *Metadata and Data Discovery* design shapes it: the walk, relations
+grouped with their runs, id maps.
 
 The walk is CDAP's, set at a time (``graph_walk``): each level goes from the frontier's data to
 the programs that accessed them in the window, then to every data those programs accessed; the
@@ -46,7 +47,8 @@ class ProgramRef:
 
 @dataclass(frozen=True)
 class Relation:
-    """Runs of ``program`` made ``access`` to ``data`` in the window (seed 001's relation)."""
+    """Runs of ``program`` made ``access`` to ``data`` in the window (a relation of the *Metadata
+    and Data Discovery* design)."""
 
     data: DataRef
     program: ProgramRef
@@ -121,7 +123,7 @@ def check_levels(levels: int) -> int:
 
 
 def build_relations(relations: Iterable[Relation], collapse: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
-    """Relations as seed 001's JSON, in a stable order (data id, program id, access).
+    """Relations as the *Metadata and Data Discovery* design's JSON, in a stable order (data id, program id, access).
 
     Without ``collapse``: one relation per (data, program, access) with its runs and components.
     ``collapse=access`` merges the access types of a (data, program) into one relation;
@@ -149,7 +151,8 @@ def build_relations(relations: Iterable[Relation], collapse: frozenset[str] = fr
 def lineage_response(
     start: int, end: int, relations: Iterable[Relation], collapse: frozenset[str] = frozenset()
 ) -> dict[str, Any]:
-    """Seed 001's lineage output JSON: ``start``, ``end``, ``relations``, ``programs``, ``data``."""
+    """The lineage output JSON of the *Metadata and Data Discovery* design: ``start``, ``end``,
+    ``relations``, ``programs``, ``data``."""
     rows = list(relations)
     programs: Mapping[str, ProgramRef] = {a.program.id: a.program for a in rows}
     data: Mapping[str, DataRef] = {a.data.id: a.data for a in rows}

@@ -1,4 +1,5 @@
-"""Metadata entities (seed 000): an ordered list of key=value pairs with a type.
+"""Metadata entities (the *Metadata Custom Entities and Authorization* design): an ordered list
+of key=value pairs with a type.
 
 One module builds, parses, renders and validates them. Rendering is
 ``namespace=myns,dataset=purchases,field=empName``; a ``,``, ``=`` or ``\\`` inside a key or
@@ -146,7 +147,8 @@ def parse(text: str, entity_type: str | None = None) -> MetadataEntity:
     return entity(pairs, entity_type)
 
 
-# REST paths (seed 001): the plural collection names of known types, then custom /{type}/{name} pairs.
+# REST paths (the *Metadata and Data Discovery* design): the plural collection names of known
+# types, then custom /{type}/{name} pairs.
 _COLLECTIONS = {"datasets": "dataset", "streams": "stream", "apps": "application"}
 
 

@@ -1,4 +1,5 @@
-"""Tags and properties: what a value may be, and the diff between two states (seed 001)."""
+"""Tags and properties: what a value may be, and the diff between two states (the *Metadata and
+Data Discovery* design)."""
 
 from __future__ import annotations
 

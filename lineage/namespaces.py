@@ -1,5 +1,6 @@
-"""Namespace names (seed 003): the first part of every key. The rule is the raw event schema's
-(``definitions.namespace``), so the API and the event format accept the same names."""
+"""Namespace names (the *System Applications (CDAP 6.0)* design): the first part of every key.
+The rule is the raw event schema's (``definitions.namespace``), so the API and the event format
+accept the same names."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Field operations from a pipeline config (seed 004, "Pipeline config changes").
+"""Field operations from a pipeline config ("Pipeline config changes" of the *Field Level
+Lineage* design).
 
 A pipeline developer declares what a custom transform (JavaScript, Python, ...) does to fields
 in the stage config, as ``fieldMutations``::

@@ -1,4 +1,5 @@
-"""Metadata search queries (seed 001 "Search"): parsing and matching, without a database.
+"""Metadata search queries ("Search" of the *Metadata and Data Discovery* design): parsing and
+matching, without a database.
 
 A query is terms separated by spaces, OR'ed; ``+term`` is required. A term is
 - ``pur`` or ``pur*``: a value prefix, over names, tags, property values and schema fields;

@@ -35,7 +35,7 @@ def parse_window(start: str, end: str, *, now: datetime | None = None) -> tuple[
 
 def visible_window(window: tuple[datetime, datetime], since: datetime | None) -> tuple[datetime, datetime]:
     """``window`` without what lies before ``since`` (a re-created namespace's creation time
-    while its old records await cleanup; seed 003's race guard)."""
+    while its old records await cleanup; the race guard of the *System Applications (CDAP 6.0)* design)."""
     if since is None or since <= window[0]:
         return window
     start = min(since, window[1])

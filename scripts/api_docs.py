@@ -23,39 +23,15 @@ from typing import Any
 INTRO = Path(__file__).resolve().parents[1] / "docs" / "api-intro.md"
 METHODS = ("get", "put", "post", "patch", "delete")
 
-# The CDAP design documents the code's docstrings cite by number; the docs name them by title.
-DESIGNS = {
-    "000": "Metadata Custom Entities and Authorization",
-    "001": "Metadata and Data Discovery",
-    "002": "Datasets 3.5.0",
-    "003": "System Applications (CDAP 6.0)",
-    "004": "Field Level Lineage",
-}
-_SEED = re.compile(r"\b([Ss])eeds? (00[0-4](?:(?:, | and )00[0-4])*)\b")
-
-
-def named_designs(text: str) -> str:
-    """``seed 001`` becomes ``the *Metadata and Data Discovery* design``; ``seeds 000, 001``
-    names both."""
-
-    def title(match: re.Match[str]) -> str:
-        titles = [f"*{DESIGNS[number]}*" for number in re.findall(r"00[0-4]", match[2])]
-        named = titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
-        return f"{'T' if match[1] == 'S' else 't'}he {named} design{'s' if len(titles) > 1 else ''}"
-
-    return _SEED.sub(title, text)
-
-
 def one_line(text: str | None) -> str:
     """Text fit for a table cell: one line, pipes escaped, double backticks single."""
-    flat = " ".join((text or "").split()).replace("|", "\\|").replace("``", "`")
-    return named_designs(flat)
+    return " ".join((text or "").split()).replace("|", "\\|").replace("``", "`")
 
 
 def paragraphs(text: str | None) -> str:
     """A docstring as Markdown paragraphs (indentation removed, double backticks single)."""
     lines = [line.strip() for line in (text or "").strip().splitlines()]
-    return named_designs("\n".join(lines).replace("``", "`"))
+    return "\n".join(lines).replace("``", "`")
 
 
 def anchor(name: str) -> str:

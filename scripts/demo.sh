@@ -9,9 +9,9 @@ step() { printf '\n==> %s\n' "$*"; }
 step "1/6 virtual environments (pinned)"; scripts/bootstrap.sh
 step "2/6 PostgreSQL"; scripts/pg.sh start
 step "3/6 warehouse migrations, and the examples' namespace"; .venv/bin/python -m warehouse.migrate
-.venv/bin/python -m warehouse.namespace_store create myns --description "seed 004's user profiles example"
+.venv/bin/python -m warehouse.namespace_store create myns --description "the user profiles example of the Field Level Lineage design"
 step "4/6 Airflow home"; scripts/airflow_setup.sh
-step "5/6 example PySpark pipelines (seed 004 user profiles, seed 001 PurchaseHistory)"
+step "5/6 example PySpark pipelines (user profiles of the Field Level Lineage design, PurchaseHistory of the Metadata and Data Discovery design)"
 .venv/bin/python -m spark_jobs.examples --runs "${DEMO_RUNS:-3}" 2> "$LINEAGE_HOME/examples.log" \
   || { tail -30 "$LINEAGE_HOME/examples.log"; exit 1; }
 step "6/6 compaction DAG through Airflow (airflow dags test lineage_compaction)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 import psycopg
@@ -96,7 +96,8 @@ def current_state(conn: psycopg.Connection, entity: MetadataEntity, scope: str) 
 
 def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater: str, *,
            add_properties: Mapping[str, str] | None = None, add_tags: Iterable[str] | None = None,
-           remove_properties: Iterable[str] | bool | None = False, remove_tags: Iterable[str] | bool | None = False,
+           remove_properties: Iterable[str] | Literal[False] | None = False,
+           remove_tags: Iterable[str] | Literal[False] | None = False,
            ) -> dict[str, Any] | None:
     """Apply one change in one transaction and record it; returns the change record, or None
     when nothing changed. ``remove_*=ALL`` (None) removes every one of that kind."""
@@ -114,7 +115,7 @@ def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater
                              (key, scope, kind))
             else:
                 conn.execute("""delete from lineage.metadata where entity_key = %s and scope = %s and kind = %s
-                                and key = any(%s)""", (key, scope, kind, list(removal)))  # type: ignore[arg-type]
+                                and key = any(%s)""", (key, scope, kind, list(removal)))
         rows = [(name, value, "property") for name, value in (add_properties or {}).items()]
         rows += [(tag, "", "tag") for tag in (add_tags or [])]
         for name, value, kind in rows:

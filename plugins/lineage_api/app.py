@@ -23,6 +23,7 @@ from lineage_api.routes import (
     field_lineage,
     grants,
     lineage,
+    links,
     metadata,
     namespaces,
     pages,
@@ -47,31 +48,33 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(pool.close)
 
 
+class LineageApi(FastAPI):
+    """The app, whose OpenAPI document lists every operation's bodies and error answers (400,
+    not FastAPI's 422)."""
+
+    def openapi(self) -> dict[str, Any]:
+        if self.openapi_schema is None:
+            self.openapi_schema = http_errors.without_422(get_openapi(
+                title=self.title, version=self.version, description=self.description, routes=self.routes))
+        return self.openapi_schema
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; Airflow mounts it at URL_PREFIX."""
-    app = FastAPI(title=TITLE, version="0.1.0", description="Lineage and metadata API (CDAP v3 paths)",
+    app = LineageApi(title=TITLE, version="0.1.0", description="Lineage and metadata API (CDAP v3 paths)",
                   lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.settings = settings or Settings.from_env()
     app.state.warehouse = WarehousePool(app.state.settings)
     logged_in: dict[str, Any] = {"dependencies": [Depends(get_user)], "responses": http_errors.LOGGED_IN}
     app.include_router(status.public_router)
     app.include_router(status.router, **logged_in)
-    for module in (lineage, field_lineage, namespaces, grants, dataset_schemas, search, metadata):
+    for module in (lineage, field_lineage, namespaces, grants, dataset_schemas, search, metadata, links):
         app.include_router(module.router, **logged_in)  # search before metadata's {target:path}
     app.include_router(pages.public_router, include_in_schema=False)
     app.include_router(pages.router, dependencies=[Depends(get_user)], responses=http_errors.answers(401, 403),
                        include_in_schema=False)
     app.include_router(_documentation(app))
     http_errors.install(app)
-
-    def openapi() -> dict[str, Any]:
-        """The OpenAPI document: every operation's bodies and error answers (400, not 422)."""
-        if app.openapi_schema is None:
-            app.openapi_schema = http_errors.without_422(get_openapi(
-                title=app.title, version=app.version, description=app.description, routes=app.routes))
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to customise it
     return app
 
 

@@ -1,4 +1,5 @@
-"""Asset events the API emits (seed 001 "Notifications", seed 003 "Scheduling Logic"):
+"""Asset events the API emits ("Notifications" of the *Metadata and Data Discovery* design,
+"Scheduling Logic" of the *System Applications (CDAP 6.0)* design):
 
 - each metadata change made through it, on ``lineage_metadata_changes`` with
   ``{"change_ids": [...], "source": "api", "updater": ...}``;

@@ -47,7 +47,8 @@ def is_instance_admin(user: Any) -> bool:
 
 
 def caller_access(user: CurrentUser, conn: Connection) -> Access:
-    """The logged-in caller and their grants (seed 000), read through the request's connection."""
+    """The logged-in caller and their grants (the *Metadata Custom Entities and Authorization*
+    design), read through the request's connection."""
     return grant_store.access_for(conn, user.get_name(), is_instance_admin(user))
 
 

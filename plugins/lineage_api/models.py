@@ -53,14 +53,19 @@ class Links(TypedDict, total=False):
     """Paths relative to the API's prefix (``/lineage/``): API resources of an entity and the
     pages that show it. Only those that apply are present."""
 
-    metadata: Annotated[str, Field(description="the entity's metadata (append /tags, /properties, /history)")]
+    metadata: Annotated[str, Field(description="the entity's metadata, both scopes")]
+    tags: Annotated[str, Field(description="its tags (POST adds; DELETE with /{tag} appended removes one)")]
+    properties: Annotated[str, Field(description="its properties (POST adds; DELETE with /{key} appended removes one)")]
+    history: Annotated[str, Field(description="its metadata changes")]
     page: Annotated[str, Field(description="the page of the entity (or of a run)")]
-    lineage: Annotated[str, Field(description="a dataset's or stream's lineage")]
+    lineage: Annotated[str, Field(description="a dataset's or stream's lineage; a field's provenance or impact")]
     lineagePage: Annotated[str, Field(description="the dataset lineage page centred on it")]
     fields: Annotated[str, Field(description="a dataset's fields")]
     provenancePage: Annotated[str, Field(description="the field provenance page of a field")]
     runs: Annotated[str, Field(description="a program's runs")]
     accesses: Annotated[str, Field(description="what a run read and wrote")]
+    search: Annotated[str, Field(description="a namespace's metadata search")]
+    suggest: Annotated[str, Field(description="a namespace's search suggestions")]
 
 
 # --- entities and metadata ------------------------------------------------------------------
@@ -160,7 +165,7 @@ class SuggestAnswer(Body):
     suggestions: list[Suggestion]
 
 
-# --- dataset lineage (seed 001) -------------------------------------------------------------
+# --- dataset lineage (the Metadata and Data Discovery design) ------------------------------
 
 class LineageRelation(Body):
     data: str
@@ -192,7 +197,8 @@ class DataNode(Body):
 
 
 class LineageAnswer(Body):
-    """Seed 001's lineage JSON; ``links`` maps each node id the caller may read to its links."""
+    """The lineage JSON of the *Metadata and Data Discovery* design; ``links`` maps each node id
+    the caller may read to its links."""
 
     start: int
     end: int
@@ -234,12 +240,13 @@ class ProgramRuns(Body):
     runs: list[ProgramRun]
 
 
-# --- field lineage (seed 004) ---------------------------------------------------------------
+# --- field lineage (the Field Level Lineage design) ----------------------------------------
 
 class FieldPath(Body):
     """One distinct path into a field, with every run that recorded it."""
 
-    operations: list[dict[str, Any]] = Field(description="the path's operations, first to last (seed 004)")
+    operations: list[dict[str, Any]] = Field(
+        description="the path's operations, first to last, as the *Field Level Lineage* design records them")
     sources: list[dict[str, Any]] = Field(description="the source fields the path starts from")
     runs: list[str]
     runCount: int
@@ -284,7 +291,7 @@ class DatasetFields(Body):
     fields: list[DatasetField]
 
 
-# --- dataset schemas (seed 002) -------------------------------------------------------------
+# --- dataset schemas (the Datasets 3.5.0 design) -------------------------------------------
 
 class SchemaFieldBody(Body):
     name: str
@@ -345,7 +352,7 @@ class SchemaVersions(Body):
     versions: list[SchemaVersion]
 
 
-# --- namespaces (seed 003) ------------------------------------------------------------------
+# --- namespaces (the System Applications (CDAP 6.0) design) ---------------------------------
 
 class NamespaceUpdate(Body):
     """The optional body of ``PUT /v3/namespaces/{ns}``."""
@@ -388,7 +395,7 @@ class NamespaceDeletion(Body):
     removed: dict[str, int] | None = Field(description="rows removed per table, once cleaned")
 
 
-# --- grants (seed 000) ----------------------------------------------------------------------
+# --- grants (the Metadata Custom Entities and Authorization design) -------------------------
 
 class GrantRequest(Body):
     """Give ``principal`` exactly ``privilege`` on ``entity`` (``instance`` or an entity path

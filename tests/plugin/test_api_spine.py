@@ -5,6 +5,7 @@ fallback), and the links pages follow."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from harness.ports import free_port
 from lineage.errors import WarehouseConnectionError
 from lineage.settings import Settings
 from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq, logged_in_client
+from tests.conftest import ROOT
 from warehouse.db import warehouse_url
 
 ERROR_BODY = {"$ref": "#/components/schemas/ErrorBody"}
@@ -62,6 +64,18 @@ def test_the_openapi_document_lists_400_not_422_and_a_body_for_every_answer(api:
     assert tags["requestBody"]["content"]["application/json"]["schema"]["type"] == "array"
     assert set(schemas["GrantRequest"]["required"]) == {"principal", "entity", "privilege"}
     assert set(schemas["LineageAnswer"]["properties"]) == {"start", "end", "relations", "programs", "data", "links"}
+
+
+def test_docs_api_md_is_what_scripts_api_docs_renders_now(api: TestClient) -> None:
+    """docs/api.md is generated from the served document: regenerate it after changing a route
+    or a model (``PYTHONPATH=.:plugins .venv/bin/python scripts/api_docs.py > docs/api.md``)."""
+    spec = importlib.util.spec_from_file_location("api_docs", ROOT / "scripts" / "api_docs.py")
+    assert spec is not None and spec.loader is not None
+    api_docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(api_docs)
+    rendered = api_docs.render(api.app)
+    assert (ROOT / "docs" / "api.md").read_text() == rendered, "docs/api.md is stale: regenerate it"
+    assert "seed 00" not in rendered.lower()  # the CDAP designs are named by title
 
 
 def test_the_docs_page_serves_the_document_to_a_logged_in_user(api: TestClient) -> None:
@@ -188,31 +202,68 @@ def test_a_task_reads_the_airflow_connection_and_fails_without_it(tmp_path: Path
     assert "WarehouseConnectionError" in output and "'lineage_warehouse' cannot be read" in output, output[-3000:]
 
 
+def metadata_links(path: str) -> dict[str, str]:
+    """The metadata, tags, properties and history links of the entity at ``path``."""
+    return {"metadata": f"{path}/metadata", "tags": f"{path}/metadata/tags",
+            "properties": f"{path}/metadata/properties", "history": f"{path}/metadata/history"}
+
+
 def test_answers_carry_the_links_pages_follow(api: TestClient) -> None:
     assert api.put("/v3/namespaces/default/datasets/orders/properties",
                    json={"schema": {"fields": [{"name": "id", "type": "long"}]}}).status_code == 200
     dataset = api.get("/v3/namespaces/default/datasets/orders/metadata").json()["links"]
-    assert dataset == {"metadata": "v3/namespaces/default/datasets/orders/metadata",
+    assert dataset == {**metadata_links("v3/namespaces/default/datasets/orders"),
                        "page": "ui/entity?ns=default&target=datasets%2Forders",
                        "lineage": "v3/namespaces/default/datasets/orders/lineage",
                        "lineagePage": "ui/lineage?ns=default&type=dataset&name=orders",
                        "fields": "v3/namespaces/default/datasets/orders/lineage/fields"}
     run = api.get("/v3/namespaces/default/apps/Shop/spark/Load/runs/r1/metadata").json()["links"]
-    assert run == {"metadata": "v3/namespaces/default/apps/Shop/spark/Load/runs/r1/metadata",
+    assert run == {**metadata_links("v3/namespaces/default/apps/Shop/spark/Load/runs/r1"),
                    "page": "ui/run?ns=default&target=apps%2FShop%2Fspark%2FLoad%2Fruns%2Fr1",
                    "accesses": "v3/namespaces/default/apps/Shop/spark/Load/runs/r1/accesses"}
     spaced = api.get("/v3/namespaces/default/datasets/my orders/field/a,b/metadata").json()["links"]
-    assert spaced == {"metadata": "v3/namespaces/default/datasets/my%20orders/field/a%2Cb/metadata",
+    assert spaced == {**metadata_links("v3/namespaces/default/datasets/my%20orders/field/a%2Cb"),
                       "page": "ui/entity?ns=default&target=datasets%2Fmy%2520orders%2Ffield%2Fa%252Cb",
+                      "lineage": "v3/namespaces/default/datasets/my%20orders/fields/a%2Cb/lineage",
                       "provenancePage": "ui/fields?ns=default&dataset=my+orders&field=a%2Cb"}
     versioned = api.get("/v3/namespaces/default/apps/Shop/metadata", params={"version": "1.0"}).json()["links"]
-    assert versioned == {"metadata": "v3/namespaces/default/apps/Shop/metadata",
+    assert versioned == {**metadata_links("v3/namespaces/default/apps/Shop"),
                          "page": "ui/entity?ns=default&target=apps%2FShop&version=1.0"}
     program = api.get("/v3/namespaces/default/apps/Shop/spark/Load/metadata").json()["links"]
     assert program["runs"] == "v3/namespaces/default/apps/Shop/spark/Load/runs"
     external = api.get("/v3/external/database/crm/table/customers/metadata").json()["links"]
-    assert external == {"metadata": "v3/external/database/crm/table/customers/metadata",
+    assert external == {**metadata_links("v3/external/database/crm/table/customers"),
                         "page": "ui/entity?target=database%2Fcrm%2Ftable%2Fcustomers&external=1"}
-    for links in (dataset, versioned, program, external, spaced):  # each metadata link is the entity's metadata
-        assert api.get("/" + links["metadata"], params={"version": "1.0"} if links is versioned else {}
-                       ).status_code == 200
+    for links in (dataset, versioned, program, external, spaced):  # each link leads to the entity's resource
+        version = {"version": "1.0"} if links is versioned else {}
+        for kind in ("metadata", "tags", "properties", "history"):
+            assert api.get("/" + links[kind], params=version).status_code == 200, (kind, links[kind])
+    assert api.post("/" + spaced["tags"], json=["pii"]).status_code == 200
+    assert api.get("/" + spaced["tags"]).json()["USER"] == ["pii"]
+    assert api.delete(f"/{spaced['tags']}/pii").status_code == 200  # a tag appended to the tags link removes it
+    assert api.get("/" + spaced["tags"]).json()["USER"] == []
+
+
+def test_a_page_starts_from_the_links_of_what_its_url_names(api: TestClient) -> None:
+    """``/links`` turns a page's URL parameters into the links every answer carries."""
+    for named in ({"ns": "default", "target": "datasets/orders"},
+                  {"ns": "default", "type": "dataset", "name": "orders"}):
+        assert api.get("/links", params=named).json() == api.get(
+            "/v3/namespaces/default/datasets/orders/metadata").json()["links"]
+    assert api.get("/links", params={"ns": "default", "target": "datasets/my%20orders/field/a%2Cb"}).json() == \
+        api.get("/links", params={"ns": "default", "dataset": "my orders", "field": "a,b"}).json()
+    stream = api.get("/links", params={"ns": "default", "type": "stream", "name": "clicks"}).json()
+    assert stream["lineage"] == "v3/namespaces/default/streams/clicks/lineage"
+    versioned = api.get("/links", params={"ns": "default", "target": "apps/Shop", "version": "1.0"}).json()
+    assert versioned["page"] == "ui/entity?ns=default&target=apps%2FShop&version=1.0"
+    external = api.get("/links", params={"external": "1", "target": "database/crm/table/customers"}).json()
+    assert external["metadata"] == "v3/external/database/crm/table/customers/metadata"
+    namespace = api.get("/links", params={"ns": "default"}).json()
+    assert (namespace["search"], namespace["suggest"]) == ("v3/namespaces/default/metadata/search",
+                                                           "v3/namespaces/default/metadata/suggest")
+    assert api.get("/" + namespace["suggest"]).status_code == 503  # the suggest route: no index before dbt builds it
+    for bad in ({}, {"ns": "default", "type": "program", "name": "x"}, {"ns": "default", "dataset": "orders"},
+                {"external": "1", "target": "database"}, {"ns": "default", "external": "1", "target": "a/b"}):
+        answer = api.get("/links", params=bad)
+        assert answer.status_code == 400 and "a page names an entity by" in answer.json()["message"], bad
+

@@ -87,9 +87,12 @@ def test_schema_fields_are_field_entities_without_lineage(api: TestClient) -> No
     listed = api.get(f"{DS}/lineage/fields", params={"prefix": "co"}).json()["fields"]
     links = listed[0].pop("links")
     assert listed == [{"name": "coupon", "hasLineage": False, "inSchema": True}]
-    assert links == {"metadata": "v3/namespaces/default/datasets/orders/field/coupon/metadata",
+    field = "v3/namespaces/default/datasets/orders/field/coupon"
+    assert links == {"metadata": f"{field}/metadata", "tags": f"{field}/metadata/tags",
+                     "properties": f"{field}/metadata/properties", "history": f"{field}/metadata/history",
                      "page": "ui/entity?ns=default&target=datasets%2Forders%2Ffield%2Fcoupon",
+                     "lineage": "v3/namespaces/default/datasets/orders/fields/coupon/lineage",
                      "provenancePage": "ui/fields?ns=default&dataset=orders&field=coupon"}
-    tagged = api.post(f"/{links['metadata']}/tags", json=["marketing"])  # the field's link leads to its metadata
+    tagged = api.post(f"/{links['tags']}", json=["marketing"])  # the field's link leads to its tags
     assert tagged.status_code == 200
     assert api.get(f"{DS}/field/coupon/metadata/tags").json()["USER"] == ["marketing"]

@@ -1,4 +1,4 @@
-"""Dataset properties and schema versions (seed 002 "Updatable Datasets").
+"""Dataset properties and schema versions ("Updatable Datasets" of the *Datasets 3.5.0* design).
 
 ``PUT .../datasets/{ds}/properties`` with ``{"schema": {"fields": [...]}}`` updates the
 dataset's schema: an incompatible update answers 409 listing each incompatibility and changes

@@ -1,5 +1,5 @@
-"""Field-level lineage (seed 004): a field's provenance (incoming) or impact (outgoing), and a
-dataset's fields."""
+"""Field-level lineage (the *Field Level Lineage* design): a field's provenance (incoming) or
+impact (outgoing), and a dataset's fields."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Grants (seed 000 "Authorization for Metadata"): admins give Airflow users READ, WRITE or
-ADMIN on the instance, a namespace, a dataset or stream, or a program.
+"""Grants ("Authorization for Metadata" of the *Metadata Custom Entities and Authorization*
+design): admins give Airflow users READ, WRITE or ADMIN on the instance, a namespace, a dataset
+or stream, or a program.
 
 The entity is named by its API path: ``instance``, ``namespaces/sales``,
 ``namespaces/sales/datasets/orders``, ``namespaces/sales/apps/Shop/spark/Load``. Granting or

@@ -1,4 +1,5 @@
-"""Dataset lineage (seed 001): lineage of a dataset or stream, a run's accesses, a program's runs."""
+"""Dataset lineage (the *Metadata and Data Discovery* design): lineage of a dataset or stream, a
+run's accesses, a program's runs."""
 
 from __future__ import annotations
 
@@ -67,21 +68,24 @@ def _node_links(relations: list[Relation]) -> dict[str, dict[str, str]]:
 @router.get("/datasets/{dataset}/lineage", response_model=LineageAnswer)
 def dataset_lineage(window: Window, namespace: Namespace, dataset: str, caller: Caller, conn: Connection,
                     levels: Levels = 10, collapse: Collapse = []) -> dict[str, Any]:  # noqa: B006 - a query default
-    """Seed 001's lineage of a dataset in [start, end), up to ``levels`` levels."""
+    """The lineage of a dataset in [start, end), up to ``levels`` levels, as the *Metadata and
+    Data Discovery* design shapes it."""
     return _lineage(conn, namespace, "dataset", dataset, window, levels, collapse, caller)
 
 
 @router.get("/streams/{stream}/lineage", response_model=LineageAnswer)
 def stream_lineage(window: Window, namespace: Namespace, stream: str, caller: Caller, conn: Connection,
                    levels: Levels = 10, collapse: Collapse = []) -> dict[str, Any]:  # noqa: B006
-    """Seed 001's lineage of a stream in [start, end), up to ``levels`` levels."""
+    """The lineage of a stream in [start, end), up to ``levels`` levels, as the *Metadata and Data
+    Discovery* design shapes it."""
     return _lineage(conn, namespace, "stream", stream, window, levels, collapse, caller)
 
 
 @router.get("/apps/{application}/{program_type}/{program}/runs/{run_id}/accesses", response_model=RunAccesses)
 def run_accesses(namespace: Namespace, application: str, program_type: str, program: str, run_id: str,
                  caller: Caller, conn: Connection) -> dict[str, Any]:
-    """What one run read and wrote, with times (seed 001 interaction 3); READ on the program.
+    """What one run read and wrote, with times (Interaction 3 of the *Metadata and Data
+    Discovery* design); READ on the program.
     Datasets the caller cannot read are shown hidden."""
     caller.require(program_entity(namespace, application, program_type, program), Privilege.READ)
     found = lineage_store.run_accesses(conn, namespace, application, program_type, program, run_id)
@@ -97,7 +101,8 @@ def run_accesses(namespace: Namespace, application: str, program_type: str, prog
 
 
 def _predates(run: dict[str, Any], since: datetime | None) -> bool:
-    """A run from before the namespace's re-creation, not cleaned up yet (seed 003's race guard)."""
+    """A run from before the namespace's re-creation, not cleaned up yet (the race guard of the
+    *System Applications (CDAP 6.0)* design)."""
     return since is not None and (run["started_at"] or run["stopped_at"] or 0) < since.timestamp()
 
 

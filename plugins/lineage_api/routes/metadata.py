@@ -1,4 +1,5 @@
-"""Metadata (seeds 000, 001): tags and properties of any entity, per scope, and their history.
+"""Metadata (the *Metadata Custom Entities and Authorization* and *Metadata and Data Discovery*
+designs): tags and properties of any entity, per scope, and their history.
 
 Entity paths are CDAP's v3 paths under a namespace (``datasets/{ds}``, ``streams/{s}``,
 ``apps/{app}`` with ``?version=``, ``apps/{app}/{type}/{program}``), optionally followed by

@@ -1,4 +1,4 @@
-"""Namespaces (seed 003): list, read, create, delete (event-driven cleanup)."""
+"""Namespaces (the *System Applications (CDAP 6.0)* design): list, read, create, delete (event-driven cleanup)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Metadata search and suggest (seed 001 "Search", Interactions 1 and 2), in one namespace or
-across all (``/v3/metadata/...``). The query language is ``lineage.search_query``'s."""
+"""Metadata search and suggest ("Search", Interactions 1 and 2 of the *Metadata and Data
+Discovery* design), in one namespace or across all (``/v3/metadata/...``). The query language
+is ``lineage.search_query``'s."""
 
 from __future__ import annotations
 

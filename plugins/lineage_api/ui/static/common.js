@@ -1,5 +1,5 @@
 // Shared by every page: the API client, DOM building (text only, never HTML), entity links,
-// time ranges. Pages live at <prefix>/ui/<page>; the API at <prefix>/v3/...
+// time ranges. Pages live at <prefix>/ui/<page>; the API's paths come from its answers' links.
 "use strict";
 
 const BASE = new URL("../", document.baseURI).pathname; // "/lineage/"
@@ -58,11 +58,18 @@ function pageLink(links, text, id) {
   return links && links.page ? el("a", {href: BASE + links.page, class: "entity-link", id}, text) : text;
 }
 
-// The API path of the entity a page shows: the page's URL names it as the API does, by its
-// namespace and its path under it (the `target` of a `page` link), or as an external resource.
-function entityPath() {
-  const target = param("target");
-  return param("external") ? `v3/external/${target}` : `v3/namespaces/${encodeURIComponent(param("ns", "default"))}/${target}`;
+// Where a page starts: the API's one entry point, `links`, answers the links of the entity a
+// page's URL (or form) names: {ns, target, version} or {external: 1, target} (entity and run
+// pages), {ns, type, name} (a dataset or stream), {ns, dataset, field}, {ns} (the namespace:
+// search, suggest). Every other path a page fetches is a link from an answer.
+function linksOf(named) {
+  return api("links", named);
+}
+
+// The entity the entity and run pages show: their URL names it as a `page` link does.
+function pageEntity() {
+  return param("external") ? {external: 1, target: param("target")}
+                           : {ns: param("ns", "default"), target: param("target"), version: param("version")};
 }
 
 // Time ranges: presets and custom, as epoch seconds for the API.

@@ -1,16 +1,17 @@
-// Entity page (seed 001 Interaction 4, R9): USER and SYSTEM metadata apart, tags and properties,
-// schema fields with their own tags, add and remove USER metadata, links to lineage. Run page
-// (Interaction 3): what a run read and wrote, with times and its metadata.
+// Entity page (Interaction 4 and R9 of the Metadata and Data Discovery design): USER and SYSTEM
+// metadata apart, tags and properties, schema fields with their own tags, add and remove USER
+// metadata, links to lineage. Run page (Interaction 3): what a run read and wrote, with times
+// and its metadata.
 "use strict";
 
-function metadataTables(body, path, reload) {
+function metadataTables(body, reload) {
   const sections = [];
   for (const scope of ["USER", "SYSTEM"]) {
     const {tags, properties} = body.metadata[scope];
     const shown = Object.entries(properties).filter(([key]) => !(scope === "SYSTEM" && key === "schema"));
     const userScope = scope === "USER";
     const remove = (kind, key) => el("button", {class: "remove", title: `remove ${key}`, "aria-label": `remove ${kind} ${key}`,
-      onclick: () => send("DELETE", `${path}/${kind}/${encodeURIComponent(key)}`).then(reload)}, "×");
+      onclick: () => send("DELETE", `${body.links[kind]}/${encodeURIComponent(key)}`).then(reload)}, "×");
     sections.push(el("section", {class: "scope", id: `scope-${scope.toLowerCase()}`},
       el("h2", {}, scope === "USER" ? "User metadata" : "System metadata"),
       el("h3", {}, "Tags"),
@@ -22,12 +23,12 @@ function metadataTables(body, path, reload) {
                        el("tr", {}, el("th", {}, key), el("td", {class: "value"}, value),
                           userScope ? el("td", {}, remove("properties", key)) : null))))
                    : el("p", {class: "muted"}, "no properties"),
-      userScope ? editForms(path, reload) : null));
+      userScope ? editForms(body.links, reload) : null));
   }
   return sections;
 }
 
-function editForms(path, reload) {
+function editForms(links, reload) {
   const tag = el("input", {id: "new-tag", placeholder: "tag", "aria-label": "new tag", required: true});
   const key = el("input", {id: "new-key", placeholder: "key", "aria-label": "property key", required: true});
   const value = el("input", {id: "new-value", placeholder: "value", "aria-label": "property value"});
@@ -37,9 +38,9 @@ function editForms(path, reload) {
     request().then(reload).catch((error) => { problem.hidden = false; problem.textContent = error.message; });
   };
   return el("div", {class: "edit"},
-    el("form", {id: "add-tag", onsubmit: submit(() => send("POST", `${path}/tags`, [tag.value]))},
+    el("form", {id: "add-tag", onsubmit: submit(() => send("POST", links.tags, [tag.value]))},
        tag, el("button", {type: "submit"}, "Add tag")),
-    el("form", {id: "add-property", onsubmit: submit(() => send("POST", `${path}/properties`, {[key.value]: value.value}))},
+    el("form", {id: "add-property", onsubmit: submit(() => send("POST", links.properties, {[key.value]: value.value}))},
        key, value, el("button", {type: "submit"}, "Set property")),
     problem);
 }
@@ -53,7 +54,7 @@ async function schemaSection(body) {
   const linksOf = new Map(listed.fields.map((f) => [f.name, f.links]));
   const rows = await Promise.all(fields.slice(0, 200).map(async (field) => {
     const links = linksOf.get(field.name) || {};
-    const tags = links.metadata ? await api(`${links.metadata}/tags`).catch(() => ({USER: [], SYSTEM: []})) : {USER: [], SYSTEM: []};
+    const tags = links.tags ? await api(links.tags).catch(() => ({USER: [], SYSTEM: []})) : {USER: [], SYSTEM: []};
     return el("tr", {},
       el("td", {}, pageLink(links, field.name)),
       el("td", {}, field.type), el("td", {}, field.nullable ? "yes" : "no"),
@@ -67,19 +68,18 @@ async function schemaSection(body) {
 
 window.PAGES.entity = async function (main) {
   const version = param("version");
-  let path = `${entityPath()}/metadata`;
+  const links = await linksOf(pageEntity());
   async function load() {
-    const body = await api(path, {version});
-    path = body.links.metadata;  // where its tags, properties and history are
+    const body = await api(links.metadata, {version});  // its links name its tags, properties and history
     const details = body.entity.details;
     const lineageLink = body.links.lineagePage
       ? el("a", {id: "lineage-link", href: BASE + body.links.lineagePage}, "Dataset lineage") : null;
-    const changes = await api(`${path}/history`, {version}).catch(() => ({changes: []}));
+    const changes = await api(body.links.history, {version}).catch(() => ({changes: []}));
     main.replaceChildren(
       el("h1", {}, el("span", {class: "badge"}, body.entity.type), " ", details[details.length - 1].value),
       el("p", {class: "muted", id: "entity-parts"}, details.map(({key, value}) => `${key}=${value}`).join(", ")),
       el("p", {}, lineageLink),
-      el("div", {class: "scopes"}, ...metadataTables(body, path, load)),
+      el("div", {class: "scopes"}, ...metadataTables(body, load)),
       await schemaSection(body) || "",
       el("section", {id: "history"}, el("h2", {}, "Recent changes"),
         el("ul", {}, ...changes.changes.slice(-10).reverse().map((c) => el("li", {},
@@ -89,13 +89,13 @@ window.PAGES.entity = async function (main) {
 };
 
 window.PAGES.run = async function (main) {
-  const path = `${entityPath()}/metadata`;
-  const metadata = await api(path);
+  const links = await linksOf(pageEntity());
+  const metadata = await api(links.metadata);
   const parts = Object.fromEntries(metadata.entity.details.map(({key, value}) => [key, value]));
   const found = await api(metadata.links.accesses);
   const reload = async () => {
-    const body = await api(path);
-    document.getElementById("run-metadata").replaceChildren(...metadataTables(body, path, reload));
+    const body = await api(links.metadata);
+    document.getElementById("run-metadata").replaceChildren(...metadataTables(body, reload));
   };
   main.replaceChildren(
     el("h1", {}, "Run ", el("span", {class: "value"}, parts.run)),

@@ -1,5 +1,6 @@
-// Field provenance (seed 004): the simple and detailed views of a field's paths as graphs, the
-// distinct paths with their operations and runs, and the switch to impact (outgoing).
+// Field provenance (the Field Level Lineage design): the simple and detailed views of a field's
+// paths as graphs, the distinct paths with their operations and runs, and the switch to impact
+// (outgoing).
 "use strict";
 
 function fieldElements(paths, dataset) {
@@ -48,8 +49,9 @@ window.PAGES.fields = async function (main) {
   async function loadFields() {
     if (!dataset.value) return;
     // The fields written with lineage; any other field (a source's, for impact) can be typed.
-    const found = await api(`v3/namespaces/${encodeURIComponent(ns.value)}/datasets/${encodeURIComponent(dataset.value)}/lineage/fields`,
-                            windowOf(range.select.value, range.start.value, range.end.value)).catch(() => ({fields: []}));
+    const window_ = windowOf(range.select.value, range.start.value, range.end.value);
+    const found = await linksOf({ns: ns.value, type: "dataset", name: dataset.value})
+      .then((links) => api(links.fields, window_)).catch(() => ({fields: []}));
     options.replaceChildren(...found.fields.map((f) => el("option", {value: f.name})));
     if (!field.value && found.fields.length) field.value = found.fields[0].name;
   }
@@ -58,8 +60,8 @@ window.PAGES.fields = async function (main) {
     const direction = chosen("direction"), view = chosen("view");
     history.replaceState(null, "", pageUrl("fields", {ns: ns.value, dataset: dataset.value, field: field.value,
       range: range.select.value, start: range.start.value, end: range.end.value, view, direction}));
-    const body = await api(`v3/namespaces/${encodeURIComponent(ns.value)}/datasets/${encodeURIComponent(dataset.value)}/fields/` +
-                           `${encodeURIComponent(field.value)}/lineage`, {...window_, view, direction, levels: direction === "outgoing" ? 5 : 1});
+    const links = await linksOf({ns: ns.value, dataset: dataset.value, field: field.value});
+    const body = await api(links.lineage, {...window_, view, direction, levels: direction === "outgoing" ? 5 : 1});
     if (window.cy) { window.cy.destroy(); window.cy = null; }
     if (direction === "incoming") {
       summary.textContent = `${body.paths.length} distinct paths into ${dataset.value}.${field.value} (${view} view)`;

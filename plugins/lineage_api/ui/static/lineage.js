@@ -1,5 +1,6 @@
-// Dataset lineage (seed 001 Interaction 3): a time range and levels; datasets and programs with
-// read/write edges, left to right; a program lists its runs in the interval; a run opens its page.
+// Dataset lineage (Interaction 3 of the Metadata and Data Discovery design): a time range and
+// levels; datasets and programs with read/write edges, left to right; a program lists its runs in
+// the interval; a run opens its page.
 "use strict";
 
 function lineageElements(body, groupByApplication) {
@@ -90,9 +91,8 @@ window.PAGES.lineage = async function (main) {
     window_ = windowOf(range.select.value, range.start.value, range.end.value);
     history.replaceState(null, "", pageUrl("lineage", {ns: ns.value, type: type.value, name: name.value, range: range.select.value,
       start: range.start.value, end: range.end.value, levels: levels.value}));
-    const collection = type.value === "stream" ? "streams" : "datasets";
-    body = await api(`v3/namespaces/${encodeURIComponent(ns.value)}/${collection}/${encodeURIComponent(name.value)}/lineage`,
-                     {...window_, levels: levels.value});
+    const links = await linksOf({ns: ns.value, type: type.value, name: name.value});
+    body = await api(links.lineage, {...window_, levels: levels.value});
     if (!body.relations.length) {
       if (window.cy) { window.cy.destroy(); window.cy = null; }
       summary.textContent = "No lineage in this time range.";

@@ -1,5 +1,6 @@
-// Search (seed 001 Interactions 1, 2): autocomplete over keys, values and tags; filters;
-// results with what matched; pages. With an empty query, the metadata keys in use.
+// Search (Interactions 1 and 2 of the Metadata and Data Discovery design): autocomplete over keys,
+// values and tags; filters; results with what matched; pages. With an empty query, the metadata
+// keys in use.
 "use strict";
 
 const TARGETS = ["", "dataset", "stream", "app", "program", "field", "partition", "file", "external"];
@@ -22,12 +23,22 @@ window.PAGES.search = async function (main) {
   const results = el("section", {id: "results", "aria-live": "polite"});
   main.replaceChildren(el("h1", {}, "Search metadata"), form, results);
 
+  // The namespace's search and suggest links, asked once per namespace.
+  const namespaceLinks = new Map();
+  const linksOfNamespace = (ns) => {
+    if (!namespaceLinks.has(ns)) {
+      namespaceLinks.set(ns, linksOf({ns}).catch((error) => { namespaceLinks.delete(ns); throw error; }));
+    }
+    return namespaceLinks.get(ns);
+  };
+
   let pending = 0;
   const lastToken = () => input.value.split(/\s+/).pop() || "";
   async function suggest() {
     const ticket = ++pending;
     const prefix = lastToken().replace(/^\+/, "");
-    const found = await api(`v3/namespaces/${encodeURIComponent(namespace.value)}/metadata/suggest`, {prefix, limit: 10});
+    const links = await linksOfNamespace(namespace.value);
+    const found = await api(links.suggest, {prefix, limit: 10});
     if (ticket !== pending) return;
     suggestions.replaceChildren(...found.suggestions.map((s) => el("li", {role: "option", class: s.type,
       onmousedown: (event) => { event.preventDefault(); choose(s.text); }}, s.text)));
@@ -54,8 +65,8 @@ window.PAGES.search = async function (main) {
                                                       ns: state.namespace, offset: offset || ""}));
     suggestions.hidden = true;
     if (!state.query) return showKeys();
-    const found = await api(`v3/namespaces/${encodeURIComponent(state.namespace)}/metadata/search`,
-                            {query: state.query, target: state.target, scope: state.scope, limit: PAGE_SIZE, offset});
+    const links = await linksOfNamespace(state.namespace);
+    const found = await api(links.search, {query: state.query, target: state.target, scope: state.scope, limit: PAGE_SIZE, offset});
     const last = Math.min(found.offset + found.results.length, found.total);
     results.replaceChildren(
       el("p", {id: "total"}, found.total === 0 ? "No entity matches." :
@@ -75,7 +86,7 @@ window.PAGES.search = async function (main) {
         ": ", el("span", {class: "value"}, m.value)))));
   }
   async function showKeys() {
-    const found = await api(`v3/namespaces/${encodeURIComponent(state.namespace)}/metadata/suggest`, {prefix: "", limit: 100});
+    const found = await api((await linksOfNamespace(state.namespace)).suggest, {prefix: "", limit: 100});
     const keys = found.suggestions.filter((s) => s.type === "key");
     results.replaceChildren(el("h2", {}, "Metadata keys in use"),
       el("p", {class: "muted"}, "Pick a key to see its values, or type a value prefix."),
