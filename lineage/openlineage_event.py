@@ -72,19 +72,13 @@ def _check_named(value: Any, label: str) -> None:
 
 
 def event_time(event: dict[str, Any]) -> datetime:
-    """The event's time; a time without an offset is read as UTC (see ``has_offset``)."""
+    """The event's time; a time without an offset is read as UTC."""
     text = event["eventTime"]
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+        moment = datetime.fromisoformat(text)
     except ValueError as exc:
         raise InvalidEventError(f"OpenLineage event: eventTime {text[:40]!r} is not an ISO 8601 time") from exc
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def has_offset(event: dict[str, Any]) -> bool:
-    """False when the producer sent a time without a UTC offset (kept, read as UTC, flagged)."""
-    text = event["eventTime"]
-    return text.endswith("Z") or datetime.fromisoformat(text).tzinfo is not None
 
 
 def content_id(event: dict[str, Any]) -> str:

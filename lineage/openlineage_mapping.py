@@ -173,7 +173,8 @@ def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dic
         return None
     reads: dict[tuple[str, str], dict[str, Any]] = {}  # source identity -> its read operation
 
-    def read_of(item: Mapping[str, Any]) -> str | None:
+    def read_of(item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The read operation of ``item``'s source dataset (None for a malformed source)."""
         try:
             identity = _identity(item)
         except InvalidEventError:
@@ -183,20 +184,19 @@ def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dic
             reads[key] = {"id": f"read:{len(reads) + 1}", "type": "read", "name": "read",
                           "description": f"read {identity.render()}",
                           "inputs": [{"source": _dataset_ref(item, namespaces)}], "outputs": []}
-        return str(reads[key]["id"])
+        return reads[key]
 
     def inputs_of(items: Any, default: dict[str, Any] | None) -> list[dict[str, Any]]:
         found = []
         for item in items if isinstance(items, list) else []:
             field = item.get("field") if isinstance(item, Mapping) else None
-            origin = read_of(item) if isinstance(field, str) and field else None
-            if origin is None:
+            read = read_of(item) if isinstance(field, str) and field else None
+            if read is None:
                 continue
-            read = next(op for op in reads.values() if op["id"] == origin)
             if field not in read["outputs"]:
                 read["outputs"].append(field)
             for transformation in _transformations(item.get("transformations"), default):
-                found.append({"field": field, "origin": origin, **transformation})
+                found.append({"field": field, "origin": read["id"], **transformation})
         return found
 
     dataset_level = inputs_of(facet.get("dataset"), {"type": "INDIRECT"})
