@@ -217,7 +217,7 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
 class BatchMerge:
     """One compaction batch merged in one transaction, chunk by chunk (``MERGE_STEPS`` each);
     events of a namespace that does not exist are quarantined with that reason, unless
-    ``auto_create_namespaces`` creates it (seed 003)."""
+    ``auto_create_namespaces`` creates it (the *System Applications (CDAP 6.0)* design)."""
 
     def __init__(self, conn: psycopg.Connection, batch_id: str, *, auto_create_namespaces: bool = False) -> None:
         self._conn = conn

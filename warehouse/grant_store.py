@@ -1,4 +1,5 @@
-"""Grants in the warehouse (seed 000): who holds which privilege where, and a caller's Access."""
+"""Grants in the warehouse (the *Metadata Custom Entities and Authorization* design): who holds
+which privilege where, and a caller's Access."""
 
 from __future__ import annotations
 

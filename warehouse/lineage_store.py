@@ -1,6 +1,7 @@
 """Lineage reads: the time-windowed walk's queries, a run's accesses, a program's runs.
 
-The walk is CDAP's (seed 001), set at a time (``lineage.lineage_graph.walk_lineage`` walks):
+The walk is CDAP's (the *Metadata and Data Discovery* design), set at a time
+(``lineage.lineage_graph.walk_lineage`` walks):
 each half-step is one query over the whole frontier (never one query per node, as CDAP's
 scan-per-node BFS does) on the ``lineage_marts.lineage_walk`` mart, whose rows bucket runs by
 start day so that a window only reads its own days' buckets; the exact window rule is then
@@ -24,7 +25,8 @@ WALK_MART = "lineage_marts.lineage_walk"
 
 
 def in_window(started: str, stopped: str) -> str:
-    """SQL for seed 001's scan condition: a run belongs to [%(start)s, %(end)s) when it started
+    """SQL for the *Metadata and Data Discovery* design's scan condition: a run belongs to
+    [%(start)s, %(end)s) when it started
     before end and had not stopped before start (a running run has no stop). The one home of
     that rule: the walk applies it to runs and to bucket bounds, the runs endpoint to runs."""
     return f"({started} < %(end)s and coalesce({stopped}, 'infinity'::timestamptz) >= %(start)s)"

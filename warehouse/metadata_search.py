@@ -160,7 +160,8 @@ def _details(conn: psycopg.Connection, keys: list[str], terms: Sequence[Term]) -
 
 def suggest(conn: psycopg.Connection, prefix: str, *, namespace: str | None = None,
             limit: int = 10, readable: Readable | None = None) -> list[dict[str, Any]]:
-    """Autocomplete (seed 001 Interactions 1, 2): for ``own``, the keys then the values that
+    """Autocomplete (the *Metadata and Data Discovery* design, Interactions 1, 2): for ``own``, the
+    keys then the values that
     start with it (``owner:``, ``Owners team``); for ``owner:`` or ``owner:sa``, the values of
     that key. Values show as stored (first spelling in case-insensitive order)."""
     filters, params = _filters(namespace, (), None, readable)

@@ -25,7 +25,7 @@ ALL = None  # remove every tag / property of the scope
 
 def _entities_read(entity: MetadataEntity) -> list[str]:
     """The entity keys whose metadata shows on ``entity``: an application version also shows
-    what was added to the application without a version (seed 000)."""
+    what was added to the application without a version (the *Metadata Custom Entities and Authorization* design)."""
     keys = [entity.render()]
     if entity.value("version") is not None:
         keys.append(entity.without_version().render())
@@ -35,7 +35,7 @@ def _entities_read(entity: MetadataEntity) -> list[str]:
 def read(conn: psycopg.Connection, entity: MetadataEntity, scope: str | None = None,
          since: datetime | None = None) -> dict[str, Any]:
     """{"USER": {"tags": [...], "properties": {...}}, "SYSTEM": {...}} (one scope when asked);
-    with ``since``, only what was written at or after it (seed 003's race guard)."""
+    with ``since``, only what was written at or after it (the *System Applications (CDAP 6.0)* design's race guard)."""
     rows = conn.execute(
         """select scope, kind, key, value from lineage.metadata where entity_key = any(%(keys)s)
            and (%(since)s::timestamptz is null or updated_at >= %(since)s)
@@ -52,7 +52,8 @@ def read(conn: psycopg.Connection, entity: MetadataEntity, scope: str | None = N
 
 def access_properties(conn: psycopg.Connection, entity: MetadataEntity, since: datetime | None = None
                       ) -> dict[str, str]:
-    """SYSTEM properties a dataset or stream gets from the access log (seed 001 R11-R13):
+    """SYSTEM properties a dataset or stream gets from the access log (the *Metadata and Data
+    Discovery* design, R11-R13):
     ``creation-time`` (first access), ``last-update-time`` and ``last-updated-by`` (the run of
     the latest write), derived when read so they always agree with the lineage."""
     if entity.type not in ("dataset", "stream") or len(entity.parts) != 2:

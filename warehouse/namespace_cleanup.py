@@ -1,5 +1,5 @@
-"""The cleanup after a namespace deletion (seed 003 "Namespace Deletion"), run by the
-``lineage_namespace_cleanup`` DAG on the asset event the delete emits.
+"""The cleanup after a namespace deletion (the *System Applications (CDAP 6.0)* design, "Namespace
+Deletion"), run by the ``lineage_namespace_cleanup`` DAG on the asset event the delete emits.
 
 For each deletion not cleaned yet, one transaction removes the namespace's records from before
 the deletion: metadata and its change records, watermarks and schema versions, runs of its

@@ -1,4 +1,5 @@
-"""Namespaces in the warehouse (seed 003): list, read, create, delete, and the race guard.
+"""Namespaces in the warehouse (the *System Applications (CDAP 6.0)* design): list, read, create,
+delete, and the race guard.
 
 Deleting is cheap and immediate; the cleanup DAG removes the records afterwards
 (``warehouse.namespace_cleanup``).
@@ -70,7 +71,7 @@ def delete_namespace(conn: psycopg.Connection, namespace: str, deleted_by: str) 
 
 def visible_since(conn: psycopg.Connection, namespace: str) -> datetime | None:
     """While a deletion of ``namespace`` awaits its cleanup, the time before which its records
-    are hidden (its re-creation time; seed 003's race guard); None otherwise."""
+    are hidden (its re-creation time; the *System Applications (CDAP 6.0)* design's race guard); None otherwise."""
     row = conn.execute("select visible_since from lineage.namespace_guards where namespace = %s",
                        (namespace,)).fetchone()
     return row[0] if row else None

@@ -1,4 +1,4 @@
-"""Dataset schemas in the warehouse (seed 002 "Updatable Datasets"): the current schema, the
+"""Dataset schemas in the warehouse (the *Datasets 3.5.0* design, "Updatable Datasets"): the current schema, the
 compatibility check every update passes, and the versions kept.
 
 The current schema is the dataset's SYSTEM property ``schema``, written through the one

@@ -1,1 +1,2 @@
-"""Example PySpark pipelines that record lineage with the client (seeds 001 and 004)."""
+"""Example PySpark pipelines that record lineage with the client (the *Metadata and Data Discovery*
+and *Field Level Lineage* designs)."""

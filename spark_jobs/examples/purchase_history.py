@@ -1,4 +1,4 @@
-"""Seed 001's PurchaseHistory application, as PySpark programs in namespace ``default``.
+"""The *Metadata and Data Discovery* design's PurchaseHistory application, as PySpark programs in namespace ``default``.
 
 purchaseStream -> PurchaseFlow (flow) -> purchases, frequentCustomers
 purchases -> PurchaseHistoryBuilder (mapreduce) -> history, frequentCustomers
@@ -93,7 +93,8 @@ def run_builder(spark: SparkSession, data_root: Path) -> RunContext:
 
 
 def run_service(spark: SparkSession, data_root: Path) -> RunContext:
-    """PurchaseHistoryService: serves history (access type not declared, as in seed 001)."""
+    """PurchaseHistoryService: serves history (access type not declared, as in the *Metadata and
+    Data Discovery* design)."""
     with RunContext(NAMESPACE, APPLICATION, "service", "PurchaseHistoryService") as run:
         history = spark.read.parquet(str(data_root / "history"))
         run.record_access("history", "unknown")

@@ -12,7 +12,7 @@ PRODUCTS = ("apple", "banana", "coffee", "tea", "bread")
 
 
 def write_user_data(folder: Path, rows: int, seed: int) -> Path:
-    """Seed 004's file: one CSV body per line (``John,Smith,31,Santa Clara,CA``)."""
+    """The *Field Level Lineage* design's file: one CSV body per line (``John,Smith,31,Santa Clara,CA``)."""
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"users-{seed}.txt"
@@ -25,7 +25,7 @@ def write_user_data(folder: Path, rows: int, seed: int) -> Path:
 
 
 def write_purchase_events(folder: Path, rows: int, seed: int) -> Path:
-    """Seed 001's purchaseStream: ``customer bought N product for $P`` lines."""
+    """The *Metadata and Data Discovery* design's purchaseStream: ``customer bought N product for $P`` lines."""
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"purchases-{seed}.txt"

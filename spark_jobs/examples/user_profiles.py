@@ -1,7 +1,7 @@
-"""Seed 004's pipeline: File -> Parser -> Name-Concatenator -> IdGenerator -> Store.
+"""The *Field Level Lineage* design's pipeline: File -> Parser -> Name-Concatenator -> IdGenerator -> Store.
 
 Reads ``user_data`` (CSV bodies), writes ``mytableds`` in namespace ``myns``, and records the
-field operations exactly as seed 004's sample program does (read, parse, concat, drop, drop,
+field operations exactly as the *Field Level Lineage* design's sample program does (read, parse, concat, drop, drop,
 create).
 """
 
@@ -23,7 +23,7 @@ DESTINATION_FIELDS = ("id", "name", "age", "city", "state")
 
 
 def field_operations() -> list[FieldOperation]:
-    """The operations of seed 004's sample code, in its order."""
+    """The operations of the *Field Level Lineage* design's sample code, in its order."""
     return [
         FieldOperation("read", [Source(SOURCE, NAMESPACE)], ["offset", "body"], "Reading the data from the file"),
         FieldOperation("parse", ["body"], ["first_name", "last_name", "age", "city", "state"],

@@ -1,4 +1,4 @@
-"""The field lineage job (seed 004): compacted field operation records -> stored paths.
+"""The field lineage job (the *Field Level Lineage* design): compacted field operation records -> stored paths.
 
 Reads the records the compaction kept (``pending_events`` of kind ``field_operations`` not
 processed yet), fingerprints each in Spark, computes the per-field paths of the fingerprints

@@ -59,6 +59,27 @@ def test_three_pending_deletions_are_cleaned_in_one_run_each_in_its_own_transact
         assert namespace_cleanup.pending(conn) == []
 
 
+def test_a_namespace_deleted_twice_before_one_cleanup_run_is_cleaned_once_per_deletion(populated: str) -> None:
+    with connect(populated, autocommit=True) as conn:
+        first = namespace_store.delete_namespace(conn, "c1", "admin")
+        namespace_store.create_namespace(conn, "c1", None)
+        metadata_store.change(conn, entity([("namespace", "c1"), ("dataset", "e")]), "USER", "tester",
+                              add_tags=["recreated"])
+        second = namespace_store.delete_namespace(conn, "c1", "admin")
+    assert first is not None and second is not None
+
+    summaries = namespace_cleanup.clean_pending(populated)
+
+    assert [s.namespace for s in summaries] == ["c1", "c1"]
+    assert len({s.deletion_id for s in summaries}) == 2
+    assert _history(populated, "c1") == {"changes": 0, "watermarks": 0}
+    assert sum(s.removed["metadata_changes"] for s in summaries) == 3  # two before the first, one between
+    namespace_cleanup.finish(populated, [s.deletion_id for s in summaries])
+    with connect(populated) as conn:
+        assert namespace_cleanup.pending(conn) == []
+    assert _history(populated, "c2") == {"changes": 2, "watermarks": 2}
+
+
 @pytest.mark.parametrize("kept", ["a1b", "aXb"])
 def test_cleaning_a_b_leaves_namespaces_its_name_would_match_as_a_like_pattern_whole(populated: str,
                                                                                       kept: str) -> None:

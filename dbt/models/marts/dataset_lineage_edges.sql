@@ -1,4 +1,4 @@
--- Seed 001's lineage relations, grouped: one row per (data, program, access) with how many
+-- The Metadata and Data Discovery design's lineage relations, grouped: one row per (data, program, access) with how many
 -- runs made that access and when first and last.
 with accesses as (
 

@@ -1,4 +1,4 @@
--- Field impact (seed 004, FLL-1): one row per (source field -> destination field) with how many
+-- Field impact (the Field Level Lineage design, FLL-1): one row per (source field -> destination field) with how many
 -- runs generated the destination field from the source field, and when first and last.
 -- Chain rows (a destination field is itself a source field elsewhere) to follow impact across
 -- datasets.

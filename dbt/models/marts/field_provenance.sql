@@ -1,4 +1,4 @@
--- Field provenance (seed 004, FLL-2): one row per (destination dataset, field, distinct path)
+-- Field provenance (the Field Level Lineage design, FLL-2): one row per (destination dataset, field, distinct path)
 -- with the path's operations, the source fields it starts from and the runs that produced it.
 -- Identical paths recorded by different operation sets (a pipeline that changed elsewhere)
 -- share one row.

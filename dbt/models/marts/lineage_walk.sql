@@ -1,4 +1,4 @@
--- The dataset lineage walk's table (seed 001): one row per (program, data, access, component,
+-- The dataset lineage walk's table (the Metadata and Data Discovery design): one row per (program, data, access, component,
 -- bucket) with the runs that made that access, their starts and stops as parallel arrays.
 --
 -- A bucket is the UTC day a run started. A run that is still running, ran for more than a day

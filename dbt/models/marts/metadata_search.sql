@@ -11,7 +11,7 @@
         "{{ refresh_changed_search_entities(this) }}",
     ],
 ) }}
--- The search index (seed 001 "Search"): metadata_search_terms materialized with the indexes
+-- The search index (the Metadata and Data Discovery design, "Search"): metadata_search_terms materialized with the indexes
 -- prefix search needs. Rebuilt by the compaction DAG; the API keeps it current between builds
 -- by refreshing the rows of each entity it changes (warehouse.metadata_search.refresh). The
 -- post-hook re-applies the changes made while this table was being rebuilt.

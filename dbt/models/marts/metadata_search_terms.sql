@@ -1,5 +1,5 @@
 {{ config(materialized='view') }}
--- Every searchable term of every entity known to search (seed 001 R6, R7, R12, R13): an entity
+-- Every searchable term of every entity known to search (the Metadata and Data Discovery design, R6, R7, R12, R13): an entity
 -- is known once it has metadata or lineage. One row per (entity, scope, kind, key, value):
 --   name      the entity's own name (its last part), SYSTEM scope
 --   tag       a tag (key 'tags')
@@ -11,7 +11,7 @@
 -- refreshes one entity's rows from it after each write: the import CTEs are NOT MATERIALIZED
 -- so that its `entity_key = any(...)` reaches the tables' indexes (a materialized CTE read the
 -- whole metadata table per write: 1 s at 1M rows).
--- Seed 003's race guard: while a deleted namespace awaits its cleanup, rows of it created
+-- The System Applications (CDAP 6.0) design's race guard: while a deleted namespace awaits its cleanup, rows of it created
 -- before its re-creation (`namespace_guards.visible_since`) are left out.
 with metadata as not materialized (
 
