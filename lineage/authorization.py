@@ -25,6 +25,7 @@ from lineage.errors import InvalidEntityError, NotAuthorizedError
 from lineage.metadata_entity import MetadataEntity, entity
 
 INSTANCE = "instance"  # the key grants on the instance are stored under
+MAX_PRINCIPAL_LENGTH = 256
 
 
 class Privilege(IntEnum):
@@ -37,6 +38,13 @@ class Privilege(IntEnum):
         if isinstance(name, str) and name.upper() in cls.__members__:
             return cls[name.upper()]
         raise InvalidEntityError(f"privilege {str(name)[:40]!r} is not one of READ, WRITE, ADMIN")
+
+
+def check_principal(value: str) -> str:
+    """A principal (an Airflow user name) as grants and ingest keys take it."""
+    if not value.strip() or len(value) > MAX_PRINCIPAL_LENGTH or "\x00" in value:
+        raise InvalidEntityError(f"a principal is an Airflow user name of 1-{MAX_PRINCIPAL_LENGTH} characters")
+    return value
 
 
 def namespace_key(namespace: str) -> str:

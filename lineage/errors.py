@@ -13,6 +13,7 @@ HTTP status in one table, ``lineage_api.http_errors``)::
     │       └── UnknownNamespaceError          ... for an entity of a namespace that does not exist
     ├── InvalidPipelineConfigError (ValueError)   a pipeline config has no usable stages
     ├── InvalidRequestError (ValueError)       an API request body or parameter has the wrong shape
+    │   └── RequestTooLargeError               ... a body over the size the endpoint takes (413)
     ├── InvalidSchemaError (ValueError)        a reported dataset schema is malformed
     ├── InvalidSearchError (ValueError)        a search query or parameter cannot be used
     ├── InvalidTimeError (ValueError)          a time is not epoch seconds or now[-<n><unit>]
@@ -76,6 +77,10 @@ class InvalidPipelineConfigError(LineageError, ValueError):
 
 class InvalidRequestError(LineageError, ValueError):
     """An API request's body or parameter has the wrong shape or is out of range."""
+
+
+class RequestTooLargeError(InvalidRequestError):
+    """A request body is over the size the endpoint takes (HTTP 413)."""
 
 
 class InvalidSchemaError(LineageError, ValueError):

@@ -7,8 +7,10 @@ start with ``.``, which Hadoop input formats and the compaction's listing ignore
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -53,9 +55,38 @@ class EventLogWriter:
             return self._write_local(partition, name, text)
         return self._write_remote(partition, name, text)
 
-    def _write_local(self, partition: str, name: str, text: str) -> str:
+    def place(self, source: Path, name: str, *, now: datetime | None = None) -> str:
+        """Move the finished local file ``source`` into the partition of ``now`` as ``name``;
+        returns its path (or URI). A rename when the root is on the same local filesystem, else
+        a copy under a temporary name renamed into place, then ``source`` is removed."""
+        partition = partition_of(now or datetime.now(UTC))
+        if not self._local:
+            uri = self._write_remote(partition, name, source.read_text(encoding="utf-8"))
+            source.unlink()
+            return uri
+        folder = self._local_folder(partition)
+        final = folder / name
+        try:
+            os.replace(source, final)
+        except OSError as error:
+            if error.errno != errno.EXDEV:
+                raise
+            temporary = folder / f".{name}.tmp"
+            shutil.copyfile(source, temporary)
+            with open(temporary, "rb") as handle:
+                os.fsync(handle.fileno())
+            os.replace(temporary, final)
+            source.unlink()
+        fsync_folder(folder)
+        return str(final)
+
+    def _local_folder(self, partition: str) -> Path:
         folder = Path(urlparse(self.root).path if self.root.startswith("file:") else self.root) / partition
         folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def _write_local(self, partition: str, name: str, text: str) -> str:
+        folder = self._local_folder(partition)
         final = folder / name
         temporary = folder / f".{name}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
@@ -63,6 +94,7 @@ class EventLogWriter:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, final)
+        fsync_folder(folder)
         return str(final)
 
     def _write_remote(self, partition: str, name: str, text: str) -> str:
@@ -81,3 +113,16 @@ class EventLogWriter:
             handle.write(text)
         fs.mv(temporary, final)
         return final
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (its entry survives a crash). Platforms that cannot
+    open a folder (Windows) skip it."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

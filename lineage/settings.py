@@ -70,6 +70,13 @@ class Settings:
     api_statement_timeout_ms: int = 30_000
     # OpenLineage namespaces -> warehouse namespaces (``LINEAGE_NAMESPACE_MAP``, lineage.identity).
     namespace_map: NamespaceMap = field(default_factory=NamespaceMap)
+    # The OpenLineage endpoint's log (``lineage.sealed_log``): the local spool of its open files
+    # (None: ``_spool`` under a local log root, else under ``home``), when a file is sealed into
+    # the log (age, size), and the largest request body it takes (after gzip).
+    ingest_spool: Path | None = None
+    ingest_seal_seconds: int = 60
+    ingest_seal_mb: int = 64
+    ingest_max_request_mb: int = 64
     # Where the API reaches Airflow's REST API to emit asset events (None: the api-server that
     # serves the request, at the address it was called by).
     airflow_api_url: str | None = None
@@ -106,7 +113,22 @@ class Settings:
             api_statement_timeout_ms=_int(env, "API_STATEMENT_TIMEOUT_MS", 30_000, minimum=100, maximum=3_600_000),
             airflow_api_url=_check_http_url(env, "AIRFLOW_API_URL"),
             namespace_map=namespace_map(env.get(PREFIX + "NAMESPACE_MAP", "")),
+            ingest_spool=Path(env[PREFIX + "INGEST_SPOOL"]) if env.get(PREFIX + "INGEST_SPOOL") else None,
+            ingest_seal_seconds=_int(env, "INGEST_SEAL_SECONDS", 60, minimum=1, maximum=60),
+            ingest_seal_mb=_int(env, "INGEST_SEAL_MB", 64, minimum=1, maximum=4096),
+            ingest_max_request_mb=_int(env, "INGEST_MAX_REQUEST_MB", 64, minimum=1, maximum=1024),
         )
+
+    def spool(self) -> Path:
+        """Where the OpenLineage endpoint keeps its open log files: ``LINEAGE_INGEST_SPOOL``, else
+        ``_spool`` under a local log root (same filesystem: sealing is a rename), else
+        ``$LINEAGE_HOME/ingest-spool``."""
+        if self.ingest_spool is not None:
+            return self.ingest_spool
+        scheme = urlsplit(self.log_root).scheme
+        if scheme in ("", "file"):
+            return Path(urlsplit(self.log_root).path if scheme else self.log_root) / "_spool"
+        return self.home / "ingest-spool"
 
 
 def libpq_url(database_url: str) -> str:

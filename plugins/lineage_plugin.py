@@ -1,14 +1,19 @@
-"""Registers the lineage warehouse in Airflow: the REST API + pages under /lineage, and a nav entry."""
+"""Registers the lineage warehouse in Airflow: the REST API + pages under /lineage (and its OpenLineage
+endpoint also at /api/v1/lineage, where the stock HTTP transport posts), and nav entries."""
 
 from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
-from lineage_api.app import URL_PREFIX, create_app
+from lineage_api.app import OPENLINEAGE_ALIAS_PREFIX, URL_PREFIX, create_app, create_openlineage_alias
+
+_APP = create_app()
 
 
 class LineageWarehousePlugin(AirflowPlugin):
     name = "lineage_warehouse"
-    fastapi_apps = [{"app": create_app(), "url_prefix": URL_PREFIX, "name": "Lineage warehouse"}]
+    fastapi_apps = [{"app": _APP, "url_prefix": URL_PREFIX, "name": "Lineage warehouse"},
+                    {"app": create_openlineage_alias(_APP), "url_prefix": OPENLINEAGE_ALIAS_PREFIX,
+                     "name": "Lineage warehouse: OpenLineage in"}]
     external_views = [
         {"name": name, "href": href, "url_route": route, "destination": "nav", "category": "browse"}
         for name, href, route in (

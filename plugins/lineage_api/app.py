@@ -15,17 +15,21 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
+from lineage.sealed_log import SealedLog
 from lineage.settings import Settings
 from lineage_api import http_errors
 from lineage_api.deps import CurrentUser
+from lineage_api.ingest_auth import KeyCache
 from lineage_api.routes import (
     dataset_schemas,
     field_lineage,
     grants,
+    ingest_keys,
     lineage,
     links,
     metadata,
     namespaces,
+    openlineage,
     pages,
     search,
     status,
@@ -33,18 +37,23 @@ from lineage_api.routes import (
 from lineage_api.warehouse_pool import WarehousePool
 
 URL_PREFIX = "/lineage"
+OPENLINEAGE_ALIAS_PREFIX = "/api/v1"
 TITLE = "Lineage warehouse"
 
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Open the process's warehouse pool at start-up (Airflow runs a mounted app's lifespan),
-    close it at shutdown."""
+    """Open the process's warehouse pool and OpenLineage log at start-up (Airflow runs a
+    mounted app's lifespan: the log then seals what a crashed process left and starts its
+    timer), close both at shutdown (the log seals its open file)."""
     pool: WarehousePool = app.state.warehouse
+    ingest_log: SealedLog = app.state.ingest_log
     await run_in_threadpool(pool.open)
+    await run_in_threadpool(ingest_log.start)
     try:
         yield
     finally:
+        await run_in_threadpool(ingest_log.close)
         await run_in_threadpool(pool.close)
 
 
@@ -65,17 +74,39 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                   lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.settings = settings or Settings.from_env()
     app.state.warehouse = WarehousePool(app.state.settings)
+    app.state.ingest_log = ingest_log(app.state.settings)
+    app.state.ingest_keys = KeyCache()
     logged_in: dict[str, Any] = {"dependencies": [Depends(get_user)], "responses": http_errors.LOGGED_IN}
     app.include_router(status.public_router)
     app.include_router(status.router, **logged_in)
-    for module in (lineage, field_lineage, namespaces, grants, dataset_schemas, search, metadata, links):
+    for module in (lineage, field_lineage, namespaces, grants, dataset_schemas, search, metadata, links, ingest_keys):
         app.include_router(module.router, **logged_in)  # search before metadata's {target:path}
+    app.include_router(openlineage.router, prefix="/api/v1")  # an ingest key or Airflow's login
     app.include_router(pages.public_router, include_in_schema=False)
     app.include_router(pages.router, dependencies=[Depends(get_user)], responses=http_errors.answers(401, 403),
                        include_in_schema=False)
     app.include_router(_documentation(app))
     http_errors.install(app)
     return app
+
+
+def create_openlineage_alias(app: FastAPI) -> FastAPI:
+    """The OpenLineage endpoint alone, for Airflow to mount at ``OPENLINEAGE_ALIAS_PREFIX``
+    (``/api/v1``, which Airflow 3 leaves free): the stock HTTP transport joins its endpoint
+    ``api/v1/lineage`` to ``url=http://<airflow>/lineage`` as ``/api/v1/lineage`` (``urljoin``
+    drops a last segment without a trailing slash). It shares ``app``'s state (settings, pool,
+    log), which ``app``'s lifespan opens and closes."""
+    alias = FastAPI(title=f"{TITLE}: OpenLineage", docs_url=None, redoc_url=None, openapi_url=None)
+    alias.state = app.state
+    alias.include_router(openlineage.router)
+    http_errors.install(alias)
+    return alias
+
+
+def ingest_log(settings: Settings) -> SealedLog:
+    """The process's OpenLineage log: open files in the spool, sealed into the log root."""
+    return SealedLog(settings.log_root, settings.spool(), prefix="openlineage",
+                     max_bytes=settings.ingest_seal_mb * 1024 * 1024, max_age=settings.ingest_seal_seconds)
 
 
 def _documentation(app: FastAPI) -> APIRouter:

@@ -22,6 +22,7 @@ from lineage.errors import (
     LineageError,
     NotAuthorizedError,
     NotFoundError,
+    RequestTooLargeError,
     UnavailableError,
 )
 from lineage_api.models import ErrorBody, SchemaConflictBody
@@ -29,6 +30,7 @@ from lineage_api.models import ErrorBody, SchemaConflictBody
 # The one table: the first class an error is an instance of gives its status; any other
 # LineageError is a bug of ours (500).
 STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (RequestTooLargeError, 413),
     (ValueError, 400),  # every Invalid...Error: bad input, the message names it
     (NotAuthorizedError, 403),
     (NotFoundError, 404),
@@ -38,6 +40,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
 
 _DESCRIPTIONS = {400: "bad input: the message names it", 401: "not logged in to Airflow",
                  403: "an invalid token, or a privilege the caller lacks", 404: "not found",
+                 413: "the request body is over the size the endpoint takes",
                  409: "a conflict with what is stored; nothing changed",
                  503: "the warehouse is down, slow, not reachable through its connection, or not built yet"}
 

@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 from fastapi import APIRouter
 
-from lineage.authorization import INSTANCE, Access, Privilege, grant_target
+from lineage.authorization import INSTANCE, Access, Privilege, check_principal, grant_target
 from lineage.errors import InvalidEntityError, NotFoundError
 from lineage.metadata_entity import MetadataEntity, from_path
 from lineage_api.deps import Caller, Connection, existing_namespace
@@ -24,13 +24,6 @@ from lineage_api.models import Grant, GrantGiven, GrantRequest, GrantRevoked, My
 from warehouse import grant_store
 
 router = APIRouter(prefix="/v3/grants", responses=answers(404))
-MAX_PRINCIPAL_LENGTH = 256
-
-
-def _principal(value: str) -> str:
-    if not value.strip() or len(value) > MAX_PRINCIPAL_LENGTH or "\x00" in value:
-        raise InvalidEntityError(f"a principal is an Airflow user name of 1-{MAX_PRINCIPAL_LENGTH} characters")
-    return value
 
 
 def _target(path: str, conn: psycopg.Connection) -> tuple[MetadataEntity | None, str | None]:
@@ -76,7 +69,7 @@ def my_grants(caller: Caller) -> dict[str, Any]:
 def put_grant(body: GrantRequest, caller: Caller, conn: Connection) -> dict[str, Any]:
     """Give ``{"principal", "entity", "privilege"}``: the principal then holds exactly that
     privilege there (it includes the lesser ones)."""
-    principal, privilege = _principal(body.principal), Privilege.parse(body.privilege)
+    principal, privilege = check_principal(body.principal), Privilege.parse(body.privilege)
     subject, namespace = _target(body.entity, conn)
     key = _manageable(caller, subject)
     grant_store.put_grant(conn, principal, key, namespace, privilege, caller.principal)
@@ -88,6 +81,6 @@ def revoke_grant(principal: str, entity: str, caller: Caller, conn: Connection) 
     """Take back what ``principal`` holds on ``entity`` (404 when nothing was granted there)."""
     subject, _ = _target(entity, conn)
     key = _manageable(caller, subject)
-    if not grant_store.revoke(conn, _principal(principal), key):
+    if not grant_store.revoke(conn, check_principal(principal), key):
         raise NotFoundError(f"{principal!r} holds no grant on {key}")
     return {"principal": principal, "entity": key, "revoked": True}

@@ -1,0 +1,83 @@
+"""Who posts OpenLineage events: an ingest key (``Authorization: Bearer lwk_...``) stands for the
+principal it is bound to; anything else is Airflow's login, as on every route.
+
+A valid key and its principal's grants are remembered for ``TTL`` seconds per api-server
+process, so a busy producer costs no warehouse query per request; a revoked key, or a changed
+grant, therefore takes effect within that time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Annotated
+
+from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
+from airflow.api_fastapi.core_api.security import bearer_scheme, get_user, oauth2_scheme
+from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials
+
+from lineage.authorization import Access
+from lineage.ingest_keys import is_ingest_key, key_hash
+from lineage_api.deps import is_instance_admin
+from lineage_api.warehouse_pool import WarehousePool
+from warehouse import grant_store, ingest_key_store
+
+TTL = 10.0
+
+
+class KeyCache:
+    """key hash -> (the key's Access, when it was read), for TTL seconds."""
+
+    def __init__(self, ttl: float = TTL) -> None:
+        self.ttl = ttl
+        self._entries: dict[str, tuple[Access, float]] = {}
+        self._lock = threading.Lock()
+
+    def access(self, pool: WarehousePool, key: str) -> Access:
+        digest = key_hash(key)
+        now = time.monotonic()
+        with self._lock:
+            cached = self._entries.get(digest)
+        if cached is not None and now - cached[1] < self.ttl:
+            return cached[0]
+        with pool.connection() as conn:
+            principal = ingest_key_store.principal_of(conn, key)
+            access = None if principal is None else grant_store.access_for(conn, principal, instance_admin=False)
+        if access is None:
+            with self._lock:
+                self._entries.pop(digest, None)
+            raise HTTPException(status_code=401, detail="unknown or revoked ingest key")
+        with self._lock:
+            if len(self._entries) > 10_000:
+                self._entries.clear()
+            self._entries[digest] = (access, now)
+        return access
+
+
+Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)]
+
+
+async def _airflow_user_unless_key(request: Request, oauth_token: Annotated[str | None, Depends(oauth2_scheme)],
+                                   bearer: Bearer) -> BaseUser | None:
+    """Airflow's logged-in user, or None when the bearer token is an ingest key."""
+    if bearer is not None and bearer.scheme.lower() == "bearer" and is_ingest_key(bearer.credentials):
+        return None
+    return await get_user(request, oauth_token, bearer)
+
+
+def ingest_caller(request: Request,
+                  user: Annotated[BaseUser | None, Depends(_airflow_user_unless_key)],
+                  bearer: Bearer) -> Access:
+    """The poster's Access: an ingest key's principal, or the logged-in Airflow user. Takes a
+    pooled connection only when it must read grants (a cached key needs none)."""
+    pool: WarehousePool = request.app.state.warehouse
+    if user is not None:
+        with pool.connection() as conn:
+            return grant_store.access_for(conn, user.get_name(), is_instance_admin(user))
+    assert bearer is not None
+    cache: KeyCache = request.app.state.ingest_keys
+    return cache.access(pool, bearer.credentials)
+
+
+IngestCaller = Annotated[Access, Depends(ingest_caller)]

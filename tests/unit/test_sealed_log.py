@@ -1,0 +1,118 @@
+"""The api-server's appendable raw log, on the real filesystem: concurrent appends share a few
+files, files are sealed into the hour's partition by size and age, and what a crashed process
+left is sealed by the next one without its unacknowledged partial line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from lineage.sealed_log import OPEN_SUFFIX, SealedLog
+
+
+def log_files(root: Path) -> list[Path]:
+    return sorted(root.glob("dt=*/hour=*/*.jsonl"))
+
+
+def test_concurrent_appends_go_to_one_file_sealed_whole_into_the_partition(tmp_path: Path) -> None:
+    root, spool = tmp_path / "raw", tmp_path / "spool"
+    sealed_log = SealedLog(str(root), spool, prefix="openlineage")
+
+    def post(worker: int) -> None:
+        for index in range(50):
+            sealed_log.append(f'{{"worker":{worker},"index":{index}}}\n'.encode())
+
+    threads = [threading.Thread(target=post, args=(worker,)) for worker in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert log_files(root) == []  # nothing is visible to the compaction before the seal
+    assert len(list(spool.glob(f"*{OPEN_SUFFIX}"))) == 1
+
+    sealed_log.close()
+
+    files = log_files(root)
+    assert len(files) == 1 and files[0].name.startswith("openlineage-")
+    lines = files[0].read_text().splitlines()
+    assert len(lines) == 400 and len(set(lines)) == 400
+    assert list(spool.iterdir()) == []
+    assert sealed_log.sealed[-1].appends == 400
+
+
+def test_a_file_is_sealed_when_the_next_append_would_pass_the_size_limit(tmp_path: Path) -> None:
+    sealed_log = SealedLog(str(tmp_path / "raw"), tmp_path / "spool", max_bytes=100)
+    line = b'{"x":"' + b"a" * 40 + b'"}\n'  # 49 bytes: two fit in 100
+    for _ in range(5):
+        sealed_log.append(line)
+    sealed_log.close()
+    sizes = sorted(path.stat().st_size for path in log_files(tmp_path / "raw"))
+    assert sizes == [49, 98, 98]
+
+
+def test_a_line_over_the_size_limit_still_gets_a_file_of_its_own(tmp_path: Path) -> None:
+    sealed_log = SealedLog(str(tmp_path / "raw"), tmp_path / "spool", max_bytes=10)
+    sealed_log.append(b'{"long":"line over ten bytes"}\n')
+    sealed_log.append(b"{}\n")
+    sealed_log.close()
+    assert sorted(path.read_bytes() for path in log_files(tmp_path / "raw")) == [
+        b'{"long":"line over ten bytes"}\n', b"{}\n"]
+
+
+def test_an_aged_file_is_sealed_by_the_timer_and_an_idle_log_writes_no_file(tmp_path: Path) -> None:
+    sealed_log = SealedLog(str(tmp_path / "raw"), tmp_path / "spool", max_age=0.2)
+    sealed_log.start()
+    try:
+        sealed_log.append(b'{"a":1}\n')
+        for _ in range(100):
+            if log_files(tmp_path / "raw"):
+                break
+            threading.Event().wait(0.05)
+        assert [path.read_bytes() for path in log_files(tmp_path / "raw")] == [b'{"a":1}\n']
+        threading.Event().wait(0.5)
+        assert len(log_files(tmp_path / "raw")) == 1  # no empty files while idle
+    finally:
+        sealed_log.close()
+
+
+def test_partial_lines_and_bad_limits_are_refused(tmp_path: Path) -> None:
+    sealed_log = SealedLog(str(tmp_path / "raw"), tmp_path / "spool")
+    with pytest.raises(ValueError, match="whole lines"):
+        sealed_log.append(b'{"no newline":1}')
+    with pytest.raises(ValueError, match="positive"):
+        SealedLog(str(tmp_path / "raw"), tmp_path / "spool", max_age=0)
+
+
+CRASHING_WRITER = textwrap.dedent("""
+    import os, sys
+    from pathlib import Path
+    from lineage.sealed_log import SealedLog
+    log = SealedLog(sys.argv[1], Path(sys.argv[2]))
+    log.append(b'{"acknowledged":1}\\n')
+    log.append(b'{"acknowledged":2}\\n')
+    os.write(log._current.fd, b'{"half-writ')  # a request that never got its answer
+    os._exit(9)  # no close, no seal: a crash
+""")
+
+
+def test_the_next_process_seals_what_a_crashed_one_left_without_its_partial_line(tmp_path: Path) -> None:
+    root, spool = tmp_path / "raw", tmp_path / "spool"
+    crashed = subprocess.run([sys.executable, "-c", CRASHING_WRITER, str(root), str(spool)],
+                             capture_output=True, text=True)
+    assert crashed.returncode == 9, crashed.stderr
+    assert log_files(root) == [] and len(list(spool.glob(f"*{OPEN_SUFFIX}"))) == 1
+
+    live = SealedLog(str(root), spool)
+    live.append(b'{"live":1}\n')  # the live process's own open file is not "recovered"
+    recovered = live.recover()
+
+    assert len(recovered) == 1
+    assert [path.read_bytes() for path in log_files(root)] == [b'{"acknowledged":1}\n{"acknowledged":2}\n']
+    assert len(list(spool.glob(f"*{OPEN_SUFFIX}"))) == 1  # the live one
+    live.close()
+    assert len(log_files(root)) == 2
