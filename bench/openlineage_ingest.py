@@ -1,0 +1,209 @@
+"""Benchmark: OpenLineage in over HTTP (``python -m bench.openlineage_ingest``, ``make bench-openlineage``).
+
+A platform's hour (issue 16): 2,000 task runs each sending START, RUNNING and COMPLETE, every
+event with 2 inputs and 1 output carrying a 20-field schema and column lineage (about 5 KB),
+posted one event per request (as the stock HTTP transport does) with an ingest key by 16
+concurrent clients to a real ``airflow api-server``. Then it prints:
+
+- ingest: events/s over the whole posting, and the request latency p50/p95 (client clock);
+- the files the endpoint wrote for the hour (sealed by size or age; the server is stopped at
+  the end, which seals its open files);
+- the compaction of the hour, end to end (listing, Spark staging, merge, commit), in
+  OpenLineage events/s and native events/s (each OpenLineage event expands to several);
+- a no-op compaction's time (listing + manifest lookup) after 1 day and after 30 days of such
+  hours already compacted (their files are written as tiny files and put in the manifest, as
+  a compaction would): flat when the listing does not grow with the history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import threading
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from bench.compaction import scratch_database
+from bench.lineage_walk import percentiles
+from harness.api_server import api_server, token
+from lineage.log_writer import partition_of
+from lineage.settings import Settings, libpq_url
+from spark_jobs.compaction.job import run_compaction
+from spark_jobs.session import build_session
+from warehouse import namespace_store
+from warehouse.db import connect
+from warehouse.migrate import apply_migrations
+
+NAMESPACE = "bench"
+PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.20.3"
+SCHEMA_URL = "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json#/$defs/ColumnLineageDatasetFacet"
+
+
+def task_events(task: int, start: datetime) -> list[dict[str, Any]]:
+    """START, RUNNING and COMPLETE of one task run, each with the run's inputs and output."""
+    dag, run_id = f"dag_{task // 20}", str(uuid.UUID(int=task + 1))
+    sources = [{"namespace": "postgres://warehouse:5432", "name": f"analytics.public.source_{(task + k) % 500}"}
+               for k in (0, 1)]
+    fields = [f"column_{index:02d}" for index in range(20)]
+    output = {"namespace": "postgres://warehouse:5432", "name": f"analytics.public.{dag}_task_{task % 20}",
+              "facets": {
+                  "schema": {"_producer": PRODUCER, "_schemaURL": SCHEMA_URL,
+                             "fields": [{"name": field, "type": "varchar"} for field in fields]},
+                  "columnLineage": {"_producer": PRODUCER, "_schemaURL": SCHEMA_URL, "fields": {
+                      field: {"inputFields": [
+                          {**source, "field": field, "transformations": [
+                              {"type": "DIRECT", "subtype": "TRANSFORMATION" if k else "IDENTITY",
+                               "description": f"coalesce({field})" if k else "", "masking": False}]}
+                          for k, source in enumerate(sources)]} for field in fields}}}}
+    events = []
+    for minutes, state in ((0, "START"), (1, "RUNNING"), (5, "COMPLETE")):
+        events.append({
+            "eventType": state, "eventTime": (start + timedelta(minutes=minutes)).isoformat(), "producer": PRODUCER,
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": run_id, "facets": {"parent": {
+                "_producer": PRODUCER, "_schemaURL": SCHEMA_URL,
+                "run": {"runId": str(uuid.UUID(int=10_000_000 + task // 20))},
+                "job": {"namespace": "airflow", "name": dag}}}},
+            "job": {"namespace": "airflow", "name": f"{dag}.task_{task % 20}"},
+            "inputs": sources, "outputs": [output]})
+    return events
+
+
+def post_all(base: str, key: str, bodies: list[bytes], clients: int) -> tuple[float, list[float]]:
+    """Post ``bodies`` (one event each) from ``clients`` threads; (seconds, latencies)."""
+    latencies: list[float] = []
+    failures: list[str] = []
+    lock = threading.Lock()
+
+    def work(share: list[bytes]) -> None:
+        with httpx.Client(base_url=f"{base}/lineage", timeout=60,
+                          headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"}) as client:
+            mine = []
+            for body in share:
+                began = time.perf_counter()
+                response = client.post("/api/v1/lineage", content=body)
+                mine.append(time.perf_counter() - began)
+                if response.status_code != 201:
+                    failures.append(f"{response.status_code} {response.text[:200]}")
+            with lock:
+                latencies.extend(mine)
+
+    # each client posts whole task runs in order (START, RUNNING, COMPLETE), as a worker does
+    shares: list[list[bytes]] = [[] for _ in range(clients)]
+    for index in range(0, len(bodies), 3):
+        shares[(index // 3) % clients].extend(bodies[index:index + 3])
+    threads = [threading.Thread(target=work, args=(share,)) for share in shares]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - began
+    if failures:
+        raise RuntimeError(f"{len(failures)} requests failed, e.g. {failures[0]}")
+    return seconds, latencies
+
+
+def fake_history(url: str, log_root: Path, hours: int, files_per_hour: int, end: datetime) -> None:
+    """``hours`` of already compacted hours: tiny files in their partitions, in the manifest."""
+    batch = f"bench-history-{uuid.uuid4().hex[:8]}"
+    paths = []
+    for hour in range(1, hours + 1):
+        folder = log_root / partition_of(end - timedelta(hours=hour))
+        folder.mkdir(parents=True, exist_ok=True)
+        for _ in range(files_per_hour):
+            path = folder / f"openlineage-{uuid.uuid4().hex}.jsonl"
+            path.write_text("{}\n")
+            paths.append(path.as_uri().replace("file:///", "file:/"))
+    with connect(url, autocommit=True) as conn, conn.transaction():
+        conn.execute("""insert into lineage.compaction_batches (batch_id, started_at, files, events_read,
+                        events_compacted, duplicates, quarantined, runs_touched, accesses_added)
+                        values (%s, now(), %s, 0, 0, 0, 0, 0, 0)""", (batch, len(paths)))
+        with conn.cursor().copy("copy lineage.compacted_files (file_path, batch_id, size_bytes, lines) from stdin"
+                                ) as copy:
+            for path in paths:
+                copy.write_row((path, batch, 3, 1))
+
+
+def noop_seconds(spark: Any, settings: Settings, end: datetime, repeats: int = 3) -> float:
+    samples = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        summary = run_compaction(spark, interval_end=end, settings=settings)
+        samples.append(time.perf_counter() - began)
+        assert summary.files == 0, "the no-op run found new files"
+    return min(samples)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark OpenLineage in over HTTP.")
+    parser.add_argument("--tasks", type=int, default=2000, help="task runs in the hour (3 events each)")
+    parser.add_argument("--clients", type=int, default=16, help="concurrent HTTP clients")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="  %(asctime)s %(message)s")
+
+    base_settings = Settings.from_env()
+    url = scratch_database(base_settings.database_url, "lineage_bench_openlineage")
+    apply_migrations(url)
+    with connect(url, autocommit=True) as conn:
+        namespace_store.create_namespace(conn, NAMESPACE, "OpenLineage benchmark")
+    log_root = base_settings.home / "bench" / "openlineage-raw"
+    shutil.rmtree(log_root, ignore_errors=True)
+    log_root.mkdir(parents=True)
+    env = {**os.environ, "AIRFLOW_CONN_LINEAGE_WAREHOUSE": libpq_url(url), "LINEAGE_LOG_ROOT": str(log_root),
+           "LINEAGE_NAMESPACE_MAP": f"airflow={NAMESPACE},postgres://warehouse={NAMESPACE}"}
+    settings = Settings.from_env({**env, "LINEAGE_DATABASE_URL": url})
+
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    bodies = [orjson.dumps(event) for task in range(args.tasks)
+              for event in task_events(task, hour + timedelta(seconds=task % 3000))]
+    print(f"{len(bodies):,} OpenLineage events of {args.tasks:,} task runs, "
+          f"mean {sum(map(len, bodies)) / len(bodies) / 1024:.1f} KB, {args.clients} clients")
+
+    with api_server(env) as base:
+        admin = httpx.Client(base_url=f"{base}/lineage", timeout=30,
+                             headers={"Authorization": f"Bearer {token(base, 'admin', 'admin').json()['access_token']}"})
+        admin.put("/v3/grants", json={"principal": "bench-producer", "entity": f"namespaces/{NAMESPACE}",
+                                      "privilege": "WRITE"}).raise_for_status()
+        created = admin.post("/v3/ingest-keys", json={"name": "bench", "principal": "bench-producer"})
+        created.raise_for_status()
+        key = created.json()["secret"]
+        post_all(base, key, [orjson.dumps(task_events(10**6, hour)[0])] * 32, 4)  # warm-up: imports, pool, key
+        seconds, latencies = post_all(base, key, bodies, args.clients)
+    print(f"ingest: {len(bodies) / seconds:,.0f} events/s ({seconds:.1f} s); requests {percentiles(latencies)} "
+          "(targets >= 2,000 events/s, p95 <= 25 ms)")
+    files = sorted(log_root.glob("dt=*/hour=*/*.jsonl"))
+    print(f"files written for the hour: {len(files)} ({sum(f.stat().st_size for f in files) / 1e6:.1f} MB; "
+          "target <= 100)")
+
+    spark = build_session("bench-openlineage", settings)
+    end = datetime.now(UTC) + timedelta(minutes=5)
+    began = time.perf_counter()
+    summary = run_compaction(spark, interval_end=end, settings=settings)
+    elapsed = time.perf_counter() - began
+    print(f"compaction of the hour: {elapsed:.1f} s end to end, {len(bodies) / elapsed:,.0f} OpenLineage events/s, "
+          f"{summary.events_read / elapsed:,.0f} native events/s ({summary.events_read:,} expanded; "
+          f"{summary.duplicates} duplicates, {summary.quarantined} quarantined; target >= 10,000 events/s)")
+
+    files_per_hour = max(1, len(files))
+    fake_history(url, log_root, 24, files_per_hour, end)
+    one_day = noop_seconds(spark, settings, end)
+    fake_history(url, log_root, 30 * 24, files_per_hour, end - timedelta(hours=24))
+    thirty_days = noop_seconds(spark, settings, end)
+    print(f"no-op compaction ({files_per_hour} files per hour): after 1 day {one_day:.2f} s, after 30 days "
+          f"{thirty_days:.2f} s ({thirty_days / one_day:.1f}x; the listing covers LINEAGE_LOOKBACK_HOURS="
+          f"{settings.lookback_hours}, not the history)")
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
