@@ -169,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
           f"mean {sum(map(len, bodies)) / len(bodies) / 1024:.1f} KB, {args.clients} clients")
 
     with api_server(env) as base:
-        admin = httpx.Client(base_url=f"{base}/lineage", timeout=30,
-                             headers={"Authorization": f"Bearer {token(base, 'admin', 'admin').json()['access_token']}"})
+        jwt = token(base, "admin", "admin").json()["access_token"]
+        admin = httpx.Client(base_url=f"{base}/lineage", timeout=30, headers={"Authorization": f"Bearer {jwt}"})
         admin.put("/v3/grants", json={"principal": "bench-producer", "entity": f"namespaces/{NAMESPACE}",
                                       "privilege": "WRITE"}).raise_for_status()
         created = admin.post("/v3/ingest-keys", json={"name": "bench", "principal": "bench-producer"})
