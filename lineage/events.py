@@ -149,12 +149,13 @@ def new_event(
     if producer:
         event["producer"] = producer
     validate_event(event)
-    if _contains_nul(event):
-        raise InvalidEventError("strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
     try:
-        orjson.dumps(event)
+        rendered = orjson.dumps(event)
     except TypeError as exc:  # a lone surrogate (e.g. '\ud800' from a bad decode) has no UTF-8 form
         raise InvalidEventError(f"strings must be valid Unicode text that UTF-8 can encode: {exc}") from exc
+    # JSON writes NUL as \u0000: only then walk the event (the text "\u0000" also renders so)
+    if b"\\u0000" in rendered and _contains_nul(event):
+        raise InvalidEventError("strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
     return event
 
 

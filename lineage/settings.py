@@ -75,7 +75,7 @@ class Settings:
     # the log (age, size), and the largest request body it takes (after gzip).
     ingest_spool: Path | None = None
     ingest_seal_seconds: int = 60
-    ingest_seal_mb: int = 64
+    ingest_seal_mb: int = 16
     ingest_max_request_mb: int = 64
     # Where the API reaches Airflow's REST API to emit asset events (None: the api-server that
     # serves the request, at the address it was called by).
@@ -115,7 +115,7 @@ class Settings:
             namespace_map=namespace_map(env.get(PREFIX + "NAMESPACE_MAP", "")),
             ingest_spool=Path(env[PREFIX + "INGEST_SPOOL"]) if env.get(PREFIX + "INGEST_SPOOL") else None,
             ingest_seal_seconds=_int(env, "INGEST_SEAL_SECONDS", 60, minimum=1, maximum=60),
-            ingest_seal_mb=_int(env, "INGEST_SEAL_MB", 64, minimum=1, maximum=4096),
+            ingest_seal_mb=_int(env, "INGEST_SEAL_MB", 16, minimum=1, maximum=4096),
             ingest_max_request_mb=_int(env, "INGEST_MAX_REQUEST_MB", 64, minimum=1, maximum=1024),
         )
 
