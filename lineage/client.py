@@ -29,7 +29,7 @@ from lineage.access_types import current_run
 from lineage.dataset_schema import FieldSpec, schema
 from lineage.delivery import Delivery
 from lineage.errors import RunStateError
-from lineage.events import HAND_VERSION, new_event
+from lineage.events import HAND_VERSION, SCHEMA_VERSION, new_event
 from lineage.field_operations import FieldOperation
 from lineage.log_writer import EventLogWriter
 from lineage.settings import Settings
@@ -72,7 +72,7 @@ class RunContext:
         self.files: list[str] = []  # written into the log root, or spilled (see ``spilled``)
         self.spilled: list[str] = []
         self._current: Token[Any] | None = None
-        self._recorded_accesses: set[tuple[str, str, str]] = set()
+        self._recorded_accesses: set[tuple[str, ...]] = set()
 
     @property
     def run_id(self) -> str:
@@ -138,6 +138,17 @@ class RunContext:
         if component:
             payload["component"] = component
         self._record("dataset_access", payload, at=at)
+
+    def record_captured(self, kind: str, payload: Mapping[str, Any], *, once: bool = False) -> None:
+        """Record an event of the current format (v2: dataset names that are identities, field
+        inputs with transformations), as automatic capture builds them (``lineage.spark``).
+        ``once``: skip an event identical to one already recorded in this run."""
+        if once:
+            key = ("captured", kind, repr(sorted(payload.items())))
+            if key in self._recorded_accesses:
+                return
+            self._recorded_accesses.add(key)
+        self._record(kind, payload, schema_version=SCHEMA_VERSION)
 
     def record_dataset_call(self, dataset: str, access: str, dataset_type: str = "dataset") -> None:
         """An access made by a dataset method (``lineage.access_types``): recorded once per run
@@ -227,10 +238,11 @@ class RunContext:
                 self.spilled.append(delivered.path)
 
     # internals -------------------------------------------------------------------------
-    def _record(self, kind: str, payload: Mapping[str, Any], *, at: datetime | None = None) -> None:
+    def _record(self, kind: str, payload: Mapping[str, Any], *, at: datetime | None = None,
+                schema_version: int = HAND_VERSION) -> None:
         self._require_open()
         event = new_event(kind, self.namespace, self.run, payload, event_time=at, producer=PRODUCER,
-                          schema_version=HAND_VERSION)
+                          schema_version=schema_version)
         with self._lock:
             self._buffer.append(event)
             full = len(self._buffer) >= self._flush_every

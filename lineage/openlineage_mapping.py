@@ -162,11 +162,15 @@ def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:
         yield from _schema_fields(field.get("fields"), path + "/")
 
 
-def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
+def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap, *,
+                     named: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any] | None:
     """The field-operations record a ``columnLineage`` facet on ``output`` stands for (None without one).
 
     Sources listed only in the facet (not among the event's inputs) are read too. Dataset-level
     dependencies (the facet's ``dataset`` list) are inputs of every output field, as INDIRECT.
+    ``named`` gives an output field's operation its name and description (automatic Spark
+    capture names them for the function that made the field: ``concat_ws``); otherwise the
+    operation is named for its inputs' transformations.
     """
     facet = _facet(output, "columnLineage")
     if facet is None or not isinstance(facet.get("fields"), Mapping):
@@ -210,7 +214,10 @@ def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dic
         description = spec.get("transformationDescription") or next(
             (item["transformation"].get("description") for item in inputs
              if item.get("transformation", {}).get("description")), "")
-        transforms.append({"id": f"field:{name}", "type": "transform", "name": _operation_name(inputs),
+        operation_name = _operation_name(inputs)
+        if named and name in named:
+            operation_name, description = named[name][0] or operation_name, named[name][1] or description
+        transforms.append({"id": f"field:{name}", "type": "transform", "name": operation_name,
                            "description": str(description)[:4096], "inputs": _unique(inputs), "outputs": [name]})
     if not transforms:
         return None
