@@ -247,14 +247,19 @@ class FieldPath(Body):
     """One distinct path into a field, with every run that recorded it."""
 
     operations: list[dict[str, Any]] = Field(
-        description="the path's operations, first to last, as the *Field Level Lineage* design records them")
+        description="the path's operations, first to last, as the *Field Level Lineage* design records them; "
+                    "an input carries its `transformation` ({type: DIRECT or INDIRECT, subtype, description, "
+                    "masking}) when the producer recorded one, and no such key otherwise")
     sources: list[dict[str, Any]] = Field(description="the source fields the path starts from")
     runs: list[str]
     runCount: int
     firstSeenInSeconds: int
     lastSeenInSeconds: int
     fingerprint: str
-    graph: dict[str, Any] | None = Field(None, description="the simple or detailed view's nodes and edges")
+    graph: dict[str, Any] | None = Field(
+        None, description="the simple or detailed view's nodes and edges; a detailed edge carries its input's "
+                          "`transformation`, a simple edge the distinct `transformations` between its source "
+                          "field and the field, each only when recorded")
 
 
 class RelatedField(Body):
