@@ -179,6 +179,8 @@ class _Analysis:
 
     def plan(self, node: Node) -> list[tuple[str, int | None]]:
         kind = node.kind
+        if kind == "CTERelationRef":
+            return self._cte_ref(node)
         if kind in _LEAVES or (not node.children and kind not in WRITE_COMMANDS and node.expressions("output")):
             return self._leaf(node)
         if kind in ("Project",):
@@ -221,12 +223,12 @@ class _Analysis:
                                                           for s, t in deps.items()}
                 generated.append((str(attribute.fields.get("name")), attribute.expr_id))
             return [*outputs, *generated]
-        if kind == "WithCTE":
-            for definition in node.children[1:]:
-                self._cte(definition)
-            return self.plan(node.children[0])
-        if kind == "CTERelationRef":
-            return self._cte_ref(node)
+        if kind == "WithCTE":  # children: the CTE definitions, then the plan (the "plan" field says which)
+            main = node.child_field("plan") or node.children[-1]
+            for definition in node.children:
+                if definition is not main:
+                    self._cte(definition)
+            return self.plan(main)
         if kind in _PASS_THROUGH and node.children:
             outputs = self.plan(node.children[0])
             for other in node.children[1:]:
