@@ -20,10 +20,11 @@ from lineage_api.deps import Caller, Connection, Namespace, Window, seconds
 from lineage_api.http_errors import answers
 from lineage_api.links import field_links
 from lineage_api.models import DatasetFields, FieldLineageAnswer
+from lineage_api.path_names import segment
 from warehouse import field_lineage_store as store
 from warehouse import namespace_store, schema_store
 
-router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset}", responses=answers(404))
+router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
 
 View = Literal["simple", "detailed"]
 
@@ -38,6 +39,7 @@ def field_lineage(window: Window, namespace: Namespace, dataset: str, field: str
     """Provenance (incoming, FLL-2) or impact (outgoing, FLL-1) of ``dataset.field`` in [start, end);
     each input of an operation, and each edge of a view, carries its transformation when one was
     recorded (OpenLineage's column lineage: type, subtype, description, masking)."""
+    field = segment(field)
     check_levels(levels)
     caller.require(dataset_entity(namespace, "dataset", dataset), Privilege.READ)
     if not store.dataset_exists(conn, namespace, dataset):

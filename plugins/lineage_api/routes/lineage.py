@@ -65,7 +65,7 @@ def _node_links(relations: list[Relation]) -> dict[str, dict[str, str]]:
     return links
 
 
-@router.get("/datasets/{dataset}/lineage", response_model=LineageAnswer)
+@router.get("/datasets/{dataset:name}/lineage", response_model=LineageAnswer)
 def dataset_lineage(window: Window, namespace: Namespace, dataset: str, caller: Caller, conn: Connection,
                     levels: Levels = 10, collapse: Collapse = []) -> dict[str, Any]:  # noqa: B006 - a query default
     """The lineage of a dataset in [start, end), up to ``levels`` levels, as the *Metadata and
@@ -73,7 +73,7 @@ def dataset_lineage(window: Window, namespace: Namespace, dataset: str, caller: 
     return _lineage(conn, namespace, "dataset", dataset, window, levels, collapse, caller)
 
 
-@router.get("/streams/{stream}/lineage", response_model=LineageAnswer)
+@router.get("/streams/{stream:name}/lineage", response_model=LineageAnswer)
 def stream_lineage(window: Window, namespace: Namespace, stream: str, caller: Caller, conn: Connection,
                    levels: Levels = 10, collapse: Collapse = []) -> dict[str, Any]:  # noqa: B006
     """The lineage of a stream in [start, end), up to ``levels`` levels, as the *Metadata and Data
@@ -81,7 +81,10 @@ def stream_lineage(window: Window, namespace: Namespace, stream: str, caller: Ca
     return _lineage(conn, namespace, "stream", stream, window, levels, collapse, caller)
 
 
-@router.get("/apps/{application}/{program_type}/{program}/runs/{run_id}/accesses", response_model=RunAccesses)
+RUNS = "/apps/{application:name}/{program_type}/{program:name}/runs"
+
+
+@router.get(RUNS + "/{run_id:name}/accesses", response_model=RunAccesses)
 def run_accesses(namespace: Namespace, application: str, program_type: str, program: str, run_id: str,
                  caller: Caller, conn: Connection) -> dict[str, Any]:
     """What one run read and wrote, with times (Interaction 3 of the *Metadata and Data
@@ -106,7 +109,7 @@ def _predates(run: dict[str, Any], since: datetime | None) -> bool:
     return since is not None and (run["started_at"] or run["stopped_at"] or 0) < since.timestamp()
 
 
-@router.get("/apps/{application}/{program_type}/{program}/runs", response_model=ProgramRuns)
+@router.get(RUNS, response_model=ProgramRuns)
 def program_runs(window: Window, namespace: Namespace, application: str, program_type: str, program: str,
                  caller: Caller, conn: Connection) -> dict[str, Any]:
     """The program's runs in [start, end), newest first; READ on the program."""
