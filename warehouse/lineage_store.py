@@ -83,6 +83,21 @@ def namespace_exists(conn: psycopg.Connection, namespace: str) -> bool:
     return conn.execute("select 1 from lineage.namespaces where namespace = %s", (namespace,)).fetchone() is not None
 
 
+def dataset_named(conn: psycopg.Connection, data: DataRef) -> DataRef:
+    """The dataset a lookup of ``data`` finds: ``data`` itself when a dataset of that name exists or
+    no dataset has it as an alias (OpenLineage's symlinks), else the dataset the alias names."""
+    if data.type != "dataset":
+        return data
+    found = conn.execute(
+        """select d.namespace, d.dataset_type, d.dataset
+           from lineage.dataset_aliases a join lineage.datasets d using (dataset_key)
+           where a.namespace = %(namespace)s and a.alias = %(name)s
+             and not exists (select from lineage.datasets own where own.namespace = %(namespace)s
+                             and own.dataset_type = 'dataset' and own.dataset = %(name)s)""",
+        {"namespace": data.namespace, "name": data.name}).fetchone()
+    return data if found is None else DataRef(*found)
+
+
 class LineageQueries:
     """The dataset-lineage walk's queries (``lineage.lineage_graph.LineageQueries``) for the
     window [start, end): one query per call, over the whole frontier it is given."""

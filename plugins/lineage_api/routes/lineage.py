@@ -54,9 +54,9 @@ def _lineage(conn: psycopg.Connection, namespace: str, data_type: str, name: str
     check_levels(levels)
     collapse_types = parse_collapse(part for value in collapse for part in value.split(","))
     rolled_up_to = parse_rollup(rollup)
-    origin = DataRef(namespace, data_type, name)
+    origin = lineage_store.dataset_named(conn, DataRef(namespace, data_type, name))  # an alias: its dataset
     caller.require(data_entity(origin), Privilege.READ)
-    visible = visible_window(window, namespace_store.visible_since(conn, namespace))
+    visible = visible_window(window, namespace_store.visible_since(conn, origin.namespace))
     accesses = walk_lineage(lineage_store.LineageQueries(conn, *visible), origin, levels)
     if rolled_up_to is not None:
         accesses = roll_up(accesses, lambda runs: run_store.run_links(conn, runs), rolled_up_to)
@@ -78,7 +78,7 @@ def dataset_lineage(window: Window, namespace: Namespace, dataset: str, caller: 
                     rollup: Rollup = None) -> dict[str, Any]:
     """The lineage of a dataset in [start, end), up to ``levels`` levels, as the *Metadata and
     Data Discovery* design shapes it; ``rollup=parent`` (or ``root``) shows each run's parent (or
-    root) run in place of the run."""
+    root) run in place of the run. A dataset's alias (OpenLineage's symlinks) finds the dataset."""
     return _lineage(conn, namespace, "dataset", dataset, window, levels, collapse, rollup, caller)
 
 
