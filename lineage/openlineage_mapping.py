@@ -145,23 +145,35 @@ def _kept_events(event: dict[str, Any], envelope: Mapping[str, Any], run: dict[s
             facets[side] = kept.facets
     kept_events: list[dict[str, Any]] = []
 
-    def add(kind: str, payload: dict[str, Any]) -> bool:
+    def build(kind: str, payload: dict[str, Any]) -> dict[str, Any] | str:
+        """The next kept event, or why the raw format refuses it."""
         try:
-            kept_events.append(new_event(kind, envelope["namespace"], run, payload, event_time=event_time(event),
-                                         event_id=f"{envelope['event_id']}.{first_index + len(kept_events)}",
-                                         producer=envelope.get("producer")))
+            return new_event(kind, envelope["namespace"], run, payload, event_time=event_time(event),
+                             event_id=f"{envelope['event_id']}.{first_index + len(kept_events)}",
+                             producer=envelope.get("producer"))
         except InvalidEventError as exc:
-            warnings.append(f"{kind} skipped: {str(exc)[:200]}")
-            return False
-        return True
+            return str(exc)[:200]
 
     for kind, payload in payloads:
-        if not add(kind, payload) and kind == "run_parent" and "root" in payload:
-            add(kind, {"parent": payload["parent"]})
+        built = build(kind, payload)
+        if isinstance(built, str) and kind == "run_parent" and "root" in payload:
+            parent_only = build(kind, {"parent": payload["parent"]})
+            if not isinstance(parent_only, str):
+                warnings.append(f"parent facet's root skipped: {built}")
+                built = parent_only
+        if isinstance(built, str):
+            warnings.append(f"{kind} skipped: {built}")
+        else:
+            kept_events.append(built)
     warnings = [*time_warnings(event), *warnings]
     if facets or warnings:
-        add("run_facets", {**facets, **({"warnings": list(dict.fromkeys(warnings))[:_MAX_WARNINGS]}
-                                         if warnings else {})})
+        built = build("run_facets", {**facets, **({"warnings": list(dict.fromkeys(warnings))[:_MAX_WARNINGS]}
+                                                  if warnings else {})})
+        if isinstance(built, str):  # the facets do not fit the format: keep the warnings
+            built = build("run_facets", {"warnings": [*dict.fromkeys(warnings), f"facets skipped: {built}"][
+                -_MAX_WARNINGS:]})
+        if not isinstance(built, str):
+            kept_events.append(built)
     return kept_events
 
 

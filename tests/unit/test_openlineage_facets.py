@@ -70,6 +70,23 @@ def test_a_malformed_root_is_skipped_and_the_parent_kept() -> None:
     assert kept(event, "run_facets") == [{"warnings": ["parent facet's root skipped: job is missing"]}]
 
 
+def test_a_root_the_raw_format_refuses_is_skipped_and_the_parent_kept() -> None:
+    event = with_run_facets(parent=parent_facet(root={"run": {"runId": "has spaces"},
+                                                      "job": {"namespace": "airflow", "name": "etl_dag"}}))
+    assert kept(event, "run_parent") == [{"parent": DAG}]
+    (warning,) = kept(event, "run_facets")[0]["warnings"]
+    assert warning.startswith("parent facet's root skipped: schema violation")
+
+
+def test_facets_the_raw_format_cannot_hold_are_skipped_and_the_warnings_kept() -> None:
+    event = with_run_facets(**{f"facet_{n}": {} for n in range(1001)})  # over the format's 1,000 facets
+    event["eventTime"] = "2026-11-23T10:00:00"
+    (payload,) = kept(event, "run_facets")
+    assert list(payload) == ["warnings"]
+    assert payload["warnings"][0] == "eventTime without offset, read as UTC"
+    assert payload["warnings"][1].startswith("facets skipped: schema violation")
+
+
 def test_run_and_job_facets_are_kept_as_they_are_and_null_or_non_object_facets_skipped() -> None:
     nominal = {"_producer": "p", "_schemaURL": "s", "nominalStartTime": "2026-11-23T10:00:00Z"}
     event = with_run_facets(parent=parent_facet(), nominalTime=nominal, gone=None, text="x", listed=[1])
