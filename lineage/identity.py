@@ -87,6 +87,28 @@ def check_job_part(label: str, value: object) -> str:
     return value
 
 
+@dataclass(frozen=True)
+class JobProgram:
+    """The program an OpenLineage job is: in warehouse namespace ``namespace``, application = the
+    job namespace, program = the job name, of program type ``openlineage``."""
+
+    namespace: str
+    application: str
+    program: str
+    program_type: str = PROGRAM_TYPE
+
+    def run(self, run_id: str) -> dict[str, str]:
+        """A run of this program as events name it (``namespace`` apart: the envelope's)."""
+        return {"application": self.application, "program_type": self.program_type, "program": self.program,
+                "run_id": run_id}
+
+
+def job_program(job_namespace: object, job_name: object, namespaces: NamespaceMap) -> JobProgram:
+    """The program of the OpenLineage job ``(job_namespace, job_name)``; InvalidEntityError names a bad part."""
+    application = check_job_part("namespace", job_namespace)
+    return JobProgram(namespaces.for_job(application), application, check_job_part("name", job_name))
+
+
 def _scheme(namespace: str) -> str:
     match = _SCHEME.match(namespace)
     return match.group(0) if match else ""

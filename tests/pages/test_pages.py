@@ -74,6 +74,16 @@ TOTALS_OPERATIONS = {"destination": {"name": "totals"}, "operations": [
      "inputs": [{"field": "total", "origin": "sum"}, {"field": "email_hash", "origin": "hash"}]}]}
 
 
+RUN_IDS = {"application": "PurchaseHistory", "program_type": "mapreduce", "program": "PurchaseHistoryBuilder"}
+NIGHTLY = {"application": "Nightly", "program_type": "workflow", "program": "NightlyWorkflow", "run_id": "nightly-1"}
+
+
+def parent_of(run_id: str) -> dict[str, Any]:
+    """A run_parent event (format v2): the builder run ``run_id`` ran inside the nightly workflow run."""
+    return event("run_parent", {"parent": {"namespace": "default", **NIGHTLY}}, schema_version=2,
+                 run={**RUN_IDS, "run_id": run_id}, event_time=iso(AT))
+
+
 @pytest.fixture(scope="module")
 def site(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:  # type: ignore[no-untyped-def]
     url = create_scratch_db("pages")
@@ -88,6 +98,8 @@ def site(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
                                                                   ("dataset", "history", "write")], HISTORY_OPERATIONS),
         *run("service", "PurchaseHistoryService", "service-1", [("dataset", "history", "unknown")]),
         *run("mapreduce", "TotalsBuilder", "totals-1", [], TOTALS_OPERATIONS, schema_version=2),
+        event("run_start", run=NIGHTLY, event_time=iso(AT)), parent_of("builder-1"), parent_of("builder-2"),
+        event("run_end", {"status": "completed"}, run=NIGHTLY, event_time=iso(AT + timedelta(minutes=30))),
     ], hour=NOW.strftime("dt=%Y-%m-%d/hour=%H"))
     run_compaction(spark, interval_end=NOW + timedelta(hours=1), settings=settings)
     run_field_lineage(spark, settings)
@@ -216,6 +228,31 @@ def test_lineage_graph_has_the_apis_nodes_and_edges_and_leads_to_a_run(page: Any
     shoot(page, "run")
     assert [row.split("\t")[:3] for row in page.locator("#accesses tbody tr").all_inner_texts()] == [
         ["history", "dataset", "write"], ["purchases", "dataset", "read"]]
+
+
+def test_a_run_page_links_to_its_parent_whose_page_lists_its_children(page: Any, site: dict[str, str]) -> None:
+    builder = api(site, "v3/namespaces/default/apps/PurchaseHistory/mapreduce/PurchaseHistoryBuilder/runs/builder-1")
+    page.goto("/lineage/" + builder["links"]["page"])
+    parent = page.locator("#run-parent a")
+    parent.wait_for()
+    assert parent.inner_text() == "Nightly.NightlyWorkflow · nightly-1"
+    assert page.locator("#run-root").inner_text() == "Root: none"
+    parent.click()
+    page.wait_for_url("**/ui/run?**nightly-1")
+    page.locator("#run-children li").first.wait_for()
+    nightly = api(site, builder["parent"]["links"]["run"])
+    assert page.locator("#run-children a").all_inner_texts() == [
+        f"{c['application']}.{c['program']} · {c['run_id']}" for c in nightly["children"]] == [
+        "PurchaseHistory.PurchaseHistoryBuilder · builder-1", "PurchaseHistory.PurchaseHistoryBuilder · builder-2"]
+    assert page.locator("#run-status").inner_text() == "completed"
+    assert page.locator("#run-parent").inner_text() == "Parent: none"
+    assert "null" not in page.locator("main").inner_text()
+    shoot(page, "run-hierarchy")
+    page.locator("#run-children a", has_text="builder-2").click()
+    page.wait_for_url("**/ui/run?**builder-2")
+    page.locator("#accesses tbody tr").first.wait_for()
+    assert page.locator("h1").inner_text() == "Run builder-2"
+    assert page.locator("#run-parent a").inner_text() == "Nightly.NightlyWorkflow · nightly-1"
 
 
 def test_field_provenance_switches_views_and_direction(page: Any) -> None:

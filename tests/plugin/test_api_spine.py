@@ -220,6 +220,7 @@ def test_answers_carry_the_links_pages_follow(api: TestClient) -> None:
     run = api.get("/v3/namespaces/default/apps/Shop/spark/Load/runs/r1/metadata").json()["links"]
     assert run == {**metadata_links("v3/namespaces/default/apps/Shop/spark/Load/runs/r1"),
                    "page": "ui/run?ns=default&target=apps%2FShop%2Fspark%2FLoad%2Fruns%2Fr1",
+                   "run": "v3/namespaces/default/apps/Shop/spark/Load/runs/r1",
                    "accesses": "v3/namespaces/default/apps/Shop/spark/Load/runs/r1/accesses"}
     spaced = api.get("/v3/namespaces/default/datasets/my orders/field/a,b/metadata").json()["links"]
     assert spaced == {**metadata_links("v3/namespaces/default/datasets/my%20orders/field/a%2Cb"),

@@ -5,6 +5,7 @@
 --   tag       a tag (key 'tags')
 --   property  a property value under its key (the SYSTEM schema property shows as its fields)
 --   field     a field of the dataset's SYSTEM schema (key 'field')
+--   alias     another name of a dataset (OpenLineage's symlinks; key 'alias'), SYSTEM scope
 -- `term` is the lower-cased value (its first 200 characters, what a btree can index) and
 -- `key_term` the lower-cased key, both in the "C" collation: byte order lets one plain btree
 -- index serve prefix LIKE, ORDER BY and the `>` steps of suggest's skip scan. The table `metadata_search` materializes this view; the API
@@ -28,6 +29,12 @@ datasets as not materialized (
 programs as not materialized (
 
     select * from {{ ref('stg_lineage__programs') }}
+
+),
+
+dataset_aliases as not materialized (
+
+    select * from {{ ref('stg_lineage__dataset_aliases') }}
 
 ),
 
@@ -56,6 +63,16 @@ schema_fields as (
     from metadata as m
     cross join lateral jsonb_array_elements(m.value::jsonb -> 'fields') as f (field)
     where m.scope = 'SYSTEM' and m.kind = 'property' and m.key = 'schema'
+
+),
+
+aliases as (
+
+    select datasets.entity_key, datasets.namespace, datasets.dataset_type as entity_type, datasets.entity_details,
+           datasets.entity_key as grant_key, 'SYSTEM' as scope, 'alias' as kind, 'alias' as key,
+           dataset_aliases.alias as value, dataset_aliases.recorded_at as created_at
+    from dataset_aliases
+    inner join datasets on datasets.dataset_key = dataset_aliases.dataset_key
 
 ),
 
@@ -105,6 +122,8 @@ terms as (
     select * from properties
     union all
     select * from schema_fields
+    union all
+    select * from aliases
 
 ),
 
