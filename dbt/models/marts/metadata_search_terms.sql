@@ -1,7 +1,9 @@
 {{ config(materialized='view') }}
 -- Every searchable term of every entity known to search (the Metadata and Data Discovery design, R6, R7, R12, R13): an entity
 -- is known once it has metadata or lineage. One row per (entity, scope, kind, key, value):
---   name      the entity's own name (its last part), SYSTEM scope
+--   name      the entity's own name (its last part), SYSTEM scope; a dataset named by its
+--             identity (`s3://lake/sales/2026`, lineage.identity) also has a name row per part of
+--             it (`s3`, `lake`, `sales`, `2026`), so any part finds it
 --   tag       a tag (key 'tags')
 --   property  a property value under its key (the SYSTEM schema property shows as its fields)
 --   field     a field of the dataset's SYSTEM schema (key 'field')
@@ -113,9 +115,23 @@ names as (
 
 ),
 
+name_parts as (
+
+    select distinct
+        names.entity_key, names.namespace, names.entity_type, names.entity_details, names.grant_key, names.scope,
+        names.kind, names.key, part as value, names.created_at
+    from names
+    cross join lateral regexp_split_to_table(names.value, '[/.:@]+') as part
+    where names.entity_type in ('dataset', 'stream') and strpos(names.value, '/') > 0
+      and part <> '' and part <> names.value
+
+),
+
 terms as (
 
     select * from names
+    union all
+    select * from name_parts
     union all
     select * from tags
     union all
