@@ -24,12 +24,15 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import os
+from collections.abc import Mapping
 from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
 from lineage.client import RunContext
-from lineage.identity import DatasetIdentity, NamespaceMap, path_identity, table_identity
+from lineage.errors import InvalidEntityError
+from lineage.identity import DatasetIdentity, NamespaceMap, job_program, path_identity, table_identity
 from lineage.openlineage_mapping import field_operations
 from lineage.settings import Settings
 from lineage.spark_plan import WRITE_COMMANDS, openlineage_output, plan_lineage
@@ -58,6 +61,10 @@ class Tracker:
         import pyspark.java_gateway
 
         self.run.start()
+        facets, parent = launch_context(os.environ, self.namespaces, _application_details(self.spark))
+        self.run.record_captured("run_facets", {"run": facets})
+        if parent:
+            self.run.record_captured("run_parent", parent)
         start_callbacks: Any = pyspark.java_gateway.ensure_callback_server_started  # untyped in PySpark
         start_callbacks(self.spark.sparkContext._gateway)
         self._listener = _Listener(self)
@@ -184,6 +191,57 @@ def _end_with_session(spark: Any, tracker: Tracker) -> None:
 
     spark.stop = stop_and_end
     atexit.register(tracker.stop)
+
+
+# -- where the job runs ---------------------------------------------------------------------
+
+AIRFLOW_CONTEXT = {"dag_id": "AIRFLOW_CTX_DAG_ID", "task_id": "AIRFLOW_CTX_TASK_ID",
+                   "dag_run_id": "AIRFLOW_CTX_DAG_RUN_ID", "try_number": "AIRFLOW_CTX_TRY_NUMBER",
+                   "logical_date": "AIRFLOW_CTX_LOGICAL_DATE"}
+
+
+def launch_context(environ: Mapping[str, str], namespaces: NamespaceMap, application: Mapping[str, str]
+                   ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The run's facets (the Spark application; the Airflow task instance that launched the job,
+    from the ``AIRFLOW_CTX_*`` variables Airflow sets for a task's processes) and its parent run
+    (OpenLineage's ``OPENLINEAGE_PARENT_ID`` / ``OPENLINEAGE_ROOT_PARENT_ID``,
+    ``{namespace}/{job}/{run id}``, which the OpenLineage provider's ``lineage_parent_id`` macro
+    gives a task), or None."""
+    facets: dict[str, Any] = {"spark_applicationDetails": dict(application)}
+    task = {key: environ[name] for key, name in AIRFLOW_CONTEXT.items() if environ.get(name)}
+    if task:
+        facets["airflow_task"] = task
+    parent = _run_ref(environ.get("OPENLINEAGE_PARENT_ID"), namespaces)
+    if parent is None:
+        return facets, None
+    links = {"parent": parent}
+    root = _run_ref(environ.get("OPENLINEAGE_ROOT_PARENT_ID"), namespaces)
+    if root is not None:
+        links["root"] = root
+    return facets, links
+
+
+def _run_ref(value: str | None, namespaces: NamespaceMap) -> dict[str, str] | None:
+    """``{namespace}/{job}/{run id}`` as a run of the job's program; None when absent or malformed."""
+    if not value or value.count("/") < 2:
+        return None
+    namespace, rest = value.split("/", 1)
+    job, run_id = rest.rsplit("/", 1)
+    try:
+        program = job_program(namespace, job, namespaces)
+    except InvalidEntityError:
+        log.warning("lineage: OPENLINEAGE_PARENT_ID %r names no job; no parent recorded", value[:200])
+        return None
+    if not run_id:
+        return None
+    return {"namespace": program.namespace, "application": program.application, "program_type": program.program_type,
+            "program": program.program, "run_id": run_id}
+
+
+def _application_details(spark: Any) -> dict[str, str]:
+    context = spark.sparkContext
+    return {"applicationId": str(context.applicationId), "appName": str(context.appName),
+            "master": str(context.master), "sparkVersion": str(spark.version)}
 
 
 # -- naming datasets through py4j ----------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +121,7 @@ def test_a_capture_failure_never_fails_the_job(spark: SparkSession, data: Path, 
         spark.read.parquet(str(data / "people")).write.mode("overwrite").parquet(str(data / "copy"))
     assert (data / "copy").exists()
     assert run.writes == 0 and len(run.warnings) == 1 and "injected" in run.warnings[0]
-    assert [e["kind"] for e in events(log_root)] == ["run_start", "run_end"]
+    assert [e["kind"] for e in events(log_root)] == ["run_start", "run_facets", "run_end"]
     assert events(log_root)[-1]["payload"]["status"] == "completed"
 
 
@@ -130,7 +131,7 @@ def test_writes_after_the_run_ended_are_not_captured(spark: SparkSession, data: 
     spark.read.parquet(str(data / "people")).write.mode("overwrite").parquet(str(data / "after"))
     spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(60_000)
     assert run.writes == 0 and run.warnings == []
-    assert [e["kind"] for e in events(log_root)] == ["run_start", "run_end"]
+    assert [e["kind"] for e in events(log_root)] == ["run_start", "run_facets", "run_end"]
 
 
 def test_a_failing_block_ends_the_run_failed_and_its_error_wins(spark: SparkSession, data: Path,
@@ -147,3 +148,41 @@ def test_a_spark_connect_like_session_is_refused_at_once() -> None:
 
     with pytest.raises(TrackError, match="Spark Connect"):
         track(Remote())
+
+
+def test_a_job_launched_by_an_airflow_task_records_its_parent_and_where_it_ran(
+        spark: SparkSession, data: Path, log_root: Path, warehouse_db: str, settings_for: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    parent_run = "0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a55"
+    monkeypatch.setenv("OPENLINEAGE_PARENT_ID", f"airflow/etl_dag.load_orders/{parent_run}")
+    monkeypatch.setenv("OPENLINEAGE_ROOT_PARENT_ID", "airflow/etl_dag/0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a66")
+    monkeypatch.setenv("AIRFLOW_CTX_DAG_ID", "etl_dag")
+    monkeypatch.setenv("AIRFLOW_CTX_TASK_ID", "load_orders")
+    monkeypatch.setenv("AIRFLOW_CTX_TRY_NUMBER", "2")
+    with track(spark, application="etl", program="load_orders", log_root=str(log_root)):
+        spark.read.parquet(str(data / "orders")).write.mode("overwrite").parquet(str(data / "orders_copy"))
+
+    facets = next(e["payload"]["run"] for e in events(log_root) if e["kind"] == "run_facets")
+    assert facets["spark_applicationDetails"]["applicationId"] == spark.sparkContext.applicationId
+    assert facets["airflow_task"] == {"dag_id": "etl_dag", "task_id": "load_orders", "try_number": "2"}
+    links = next(e["payload"] for e in events(log_root) if e["kind"] == "run_parent")
+    assert links["parent"] == {"namespace": "airflow", "application": "airflow", "program_type": "openlineage",
+                               "program": "etl_dag.load_orders", "run_id": parent_run}
+
+    from spark_jobs.compaction.job import run_compaction
+    from tests.warehouse.test_compaction import rows
+
+    run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings_for(warehouse_db))
+    assert rows(warehouse_db, "select relation, application, program, run_id from lineage.run_parents "
+                              "order by relation") == [
+        ("parent", "airflow", "etl_dag.load_orders", parent_run),
+        ("root", "airflow", "etl_dag", "0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a66")]
+
+
+def test_a_malformed_parent_variable_records_no_parent() -> None:
+    from lineage.identity import NO_MAPPING
+    from lineage.spark import launch_context
+
+    for value in ("", "no-slashes", "ns//run", "ns/job/"):
+        facets, parent = launch_context({"OPENLINEAGE_PARENT_ID": value}, NO_MAPPING, {"applicationId": "a"})
+        assert parent is None and facets == {"spark_applicationDetails": {"applicationId": "a"}}
