@@ -25,6 +25,7 @@ import atexit
 import json
 import logging
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 from types import TracebackType
@@ -55,6 +56,7 @@ class Tracker:
         self.namespaces = namespaces
         self.writes = 0
         self.warnings: list[str] = []
+        self.capture_seconds: list[float] = []  # the driver time each captured write cost
         self._listener: _Listener | None = None
 
     def start(self) -> Tracker:
@@ -103,16 +105,17 @@ class Tracker:
     # what the listener calls
 
     def captured(self, func_name: str, execution: Any) -> None:
-        """Record one successful write (never raises: a failure is a warning)."""
+        """Record one successful write (never raises: a failure is a warning). Other actions
+        cost one py4j call (the plan's class)."""
+        began = time.perf_counter()
         try:
             if func_name == NESTED_WRITE:
                 return
             plan = execution.analyzed()
-            nodes = json.loads(plan.toJSON())
-            command = str(nodes[0].get("class", "")).rsplit(".", 1)[-1] if nodes else ""
-            if command not in WRITE_COMMANDS:
+            if str(plan.getClass().getSimpleName()) not in WRITE_COMMANDS:
                 return
-            self._record_write(plan, nodes)
+            self._record_write(plan, json.loads(plan.toJSON()))
+            self.capture_seconds.append(time.perf_counter() - began)
         except Exception as error:
             message = f"lineage: capture of a {func_name!r} action failed: {type(error).__name__}: {error}"
             self.warnings.append(message)
