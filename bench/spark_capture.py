@@ -27,19 +27,18 @@ from spark_jobs.session import build_session
 
 
 def plan_of(frame: DataFrame, operators: int) -> DataFrame:
-    """``frame`` through ``operators`` plan nodes: projections, filters and aggregations in turn."""
+    """``frame`` through ``operators`` plan nodes: new columns, filters, projections in turn (no
+    column is rebuilt from itself, which the optimizer would inline into ever larger expressions)."""
     for index in range(operators):
-        step = index % 5
+        step = index % 4
         if step == 0:
             frame = frame.withColumn(f"c{index}", F.concat_ws("-", "name", F.lit(index)))
         elif step == 1:
-            frame = frame.filter(F.col("amount") > -index)
+            frame = frame.filter(F.col("id") > -index)
         elif step == 2:
-            frame = frame.withColumn("amount", F.col("amount") * 1.01)
-        elif step == 3:
-            frame = frame.select("id", "name", "amount", *[c for c in frame.columns if c.startswith("c")][-3:])
+            frame = frame.withColumn(f"m{index}", F.col("amount") * index)
         else:
-            frame = frame.withColumnRenamed("name", "name")
+            frame = frame.select("id", "name", "amount", *[c for c in frame.columns if c[0] in "cm"][-4:])
     return frame
 
 

@@ -112,7 +112,7 @@ class Tracker:
             if func_name == NESTED_WRITE:
                 return
             plan = execution.analyzed()
-            if str(plan.getClass().getSimpleName()) not in WRITE_COMMANDS:
+            if str(plan.nodeName()) not in WRITE_COMMANDS:
                 return
             self._record_write(plan, json.loads(plan.toJSON()))
             self.capture_seconds.append(time.perf_counter() - began)
@@ -124,10 +124,12 @@ class Tracker:
     def _record_write(self, plan: Any, nodes: list[dict[str, Any]]) -> None:
         lineage = plan_lineage(nodes)
         program = self.run.run["program"]
-        query = _query_of(plan)
-        jvm_leaves = _seq(query.collectLeaves()) if query is not None else []
-        leaves = {position: leaf_identity(leaf, position, program) for position, leaf in enumerate(jvm_leaves)}
-        target = target_identity(plan, lineage.target_table)
+        needs_jvm = any(leaf.kind in _NAMED_BY_THE_JVM and not leaf.table for leaf in lineage.leaves.values())
+        jvm_leaves = _seq(_query_of(plan).collectLeaves()) if needs_jvm else []
+        leaves = {position: leaf_identity(jvm_leaves[position] if position < len(jvm_leaves) else None, leaf.kind,
+                                          position, program, leaf.table)
+                  for position, leaf in lineage.leaves.items()}
+        target = target_identity(plan, lineage.command, lineage.target_table)
         if target is None:
             raise ValueError(f"no dataset identity for the target of {lineage.command}")
         read = {leaves[position] for position in lineage.leaves if position in leaves}
@@ -258,36 +260,41 @@ def _option(option: Any) -> Any | None:
     return option.get() if option is not None and option.isDefined() else None
 
 
-def _query_of(plan: Any) -> Any | None:
+def _query_of(plan: Any) -> Any:
     """The query a write command writes (its ``query``, else its child)."""
     try:
         return plan.query()
     except Exception:
-        children = _seq(plan.children())
-        return children[0] if children else None
+        return plan.children().head()
 
 
 def _table(identifier: Any) -> DatasetIdentity:
     return table_identity(_option(identifier.catalog()), _option(identifier.database()), identifier.table())
 
 
-def leaf_identity(leaf: Any, position: int, program: str) -> DatasetIdentity:
-    """The dataset a plan leaf reads: a catalog table, a path, a JDBC table, else in-memory data."""
-    kind = leaf.getClass().getSimpleName()
+_NAMED_BY_THE_JVM = {"LogicalRelation", "HiveTableRelation", "DataSourceV2Relation", "DataSourceV2ScanRelation"}
+
+
+def leaf_identity(leaf: Any, kind: str, position: int, program: str,
+                  json_table: tuple[str, ...] | None = None) -> DatasetIdentity:
+    """The dataset a plan leaf of class ``kind`` reads: a catalog table (from the plan's JSON
+    when it names one), a path, a JDBC table, else in-memory data. Every py4j call is a round
+    trip to the driver's JVM: this makes as few as it can (four for a path)."""
+    if json_table:
+        return _json_table(json_table)
     try:
         if kind == "LogicalRelation":
             table = _option(leaf.catalogTable())
             if table is not None:
                 return _table(table.identifier())
             relation = leaf.relation()
-            relation_kind = relation.getClass().getSimpleName()
-            if relation_kind == "HadoopFsRelation":
-                paths = _seq(relation.location().rootPaths())
-                if paths:
-                    return path_identity(paths[0].toString())
-            if relation_kind == "JDBCRelation":
+            try:
+                paths = str(relation.location().rootPaths().mkString("\n"))
+            except Exception:  # not a HadoopFsRelation
                 options = relation.jdbcOptions()
                 return jdbc_identity(options.url(), options.tableOrQuery())
+            if paths:
+                return path_identity(paths.split("\n", 1)[0])
         if kind == "HiveTableRelation":
             return _table(leaf.tableMeta().identifier())
         if kind in ("DataSourceV2Relation", "DataSourceV2ScanRelation"):
@@ -299,14 +306,20 @@ def leaf_identity(leaf: Any, position: int, program: str) -> DatasetIdentity:
     return DatasetIdentity("memory", f"{program}/{kind[:1].lower()}{kind[1:]}_{position}")
 
 
-def target_identity(plan: Any, json_table: tuple[str, ...] | None) -> DatasetIdentity | None:
-    """The dataset a write command writes."""
-    kind = plan.getClass().getSimpleName()
+def _json_table(parts: tuple[str, ...]) -> DatasetIdentity:
+    *qualifiers, table = parts
+    catalog, database = ([None, None, *qualifiers])[-2:]
+    return table_identity(catalog, database, table)
+
+
+def target_identity(plan: Any, kind: str, json_table: tuple[str, ...] | None) -> DatasetIdentity | None:
+    """The dataset a write command of class ``kind`` writes."""
     if kind == "InsertIntoHadoopFsRelationCommand":
         table = _option(plan.catalogTable())
-        return _table(table.identifier()) if table is not None else path_identity(plan.outputPath().toString())
+        return _table(table.identifier()) if table is not None else path_identity(str(plan.outputPath().toString()))
     if kind in ("AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic"):
-        return leaf_identity(plan.table(), 0, "")
+        relation = plan.table()
+        return leaf_identity(relation, str(relation.nodeName()), 0, "")
     if kind == "SaveIntoDataSourceCommand":
         options = plan.options()
         url, table, path = (_option(options.get(key)) for key in ("url", "dbtable", "path"))
@@ -314,11 +327,7 @@ def target_identity(plan: Any, json_table: tuple[str, ...] | None) -> DatasetIde
             return jdbc_identity(str(url), str(table))
         if path:
             return path_identity(str(path))
-    if json_table:
-        *qualifiers, table = json_table
-        catalog, database = ([None, None, *qualifiers])[-2:]
-        return table_identity(catalog, database, table)
-    return None
+    return _json_table(json_table) if json_table else None
 
 
 def jdbc_identity(url: str, table: str) -> DatasetIdentity:
