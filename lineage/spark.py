@@ -25,6 +25,8 @@ import atexit
 import json
 import logging
 import os
+import queue
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -69,9 +71,26 @@ class Tracker:
             self.run.record_captured("run_parent", parent)
         start_callbacks: Any = pyspark.java_gateway.ensure_callback_server_started  # untyped in PySpark
         start_callbacks(self.spark.sparkContext._gateway)
+        self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+        self._worker = threading.Thread(target=self._work, name="lineage-capture", daemon=True)
+        self._worker.start()
         self._listener = _Listener(self)
         self.spark._jsparkSession.listenerManager().register(self._listener)
         return self
+
+    def enqueue(self, func_name: str, execution: Any) -> None:
+        """What the listener does: hand the action to the capture thread and return at once.
+        (py4j calls made inside a callback cost a round trip of milliseconds each; from a thread
+        of our own they cost a fraction of one, and Spark's listener bus is never held up.)"""
+        self._queue.put((func_name, execution))
+
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not None:
+            try:
+                self.captured(*item)
+            finally:
+                self._queue.task_done()
+        self._queue.task_done()
 
     def stop(self, status: str = "completed") -> None:
         """Stop capturing and end the run (once). Spark tells listeners on its listener bus, after
@@ -82,6 +101,8 @@ class Tracker:
             except Exception as error:
                 log.warning("lineage: the last writes may be missing from the run: %s", error)
             self._listener.active = False
+            self._queue.put(None)
+            self._worker.join(timeout=DRAIN_MS / 1000)
             try:
                 self.spark._jsparkSession.listenerManager().unregister(self._listener)
             except Exception as error:  # the session may be gone already
@@ -111,10 +132,14 @@ class Tracker:
         try:
             if func_name == NESTED_WRITE:
                 return
-            plan = execution.analyzed()
+            plan = execution.optimizedPlan()  # a tenth of the analyzed plan's JSON, the same column lineage
             if str(plan.nodeName()) not in WRITE_COMMANDS:
                 return
-            self._record_write(plan, json.loads(plan.toJSON()))
+            nodes = json.loads(plan.toJSON())
+            if any(str(node.get("class", "")).endswith(".InMemoryRelation") for node in nodes):
+                plan = execution.analyzed()  # a cached frame: only the analyzed plan shows what it read
+                nodes = json.loads(plan.toJSON())
+            self._record_write(plan, nodes)
             self.capture_seconds.append(time.perf_counter() - began)
         except Exception as error:
             message = f"lineage: capture of a {func_name!r} action failed: {type(error).__name__}: {error}"
@@ -161,7 +186,7 @@ class _Listener:
 
     def onSuccess(self, funcName: str, qe: Any, durationNs: int) -> None:
         if self.active:
-            self.tracker.captured(funcName, qe)
+            self.tracker.enqueue(funcName, qe)
 
     def onFailure(self, funcName: str, qe: Any, exception: Any) -> None:
         return None

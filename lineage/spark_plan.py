@@ -139,7 +139,7 @@ _PASS_THROUGH = {"SubqueryAlias", "View", "Distinct", "Deduplicate", "Deduplicat
                  "LocalLimit", "Limit", "Offset", "Tail", "Repartition", "RepartitionByExpression",
                  "RebalancePartitions", "Sample", "ResolvedHint", "UnresolvedHint", "WithWatermark",
                  "InMemoryRelation", "Subquery", "CollectMetrics", "ReturnAnswer", "WithCTE", "CTERelationDef",
-                 "EventTimeWatermark", "Coalesce"}
+                 "EventTimeWatermark", "Coalesce", "WriteFiles", "AnalysisBarrier"}
 _LEAVES = {"LogicalRelation", "HiveTableRelation", "DataSourceV2Relation", "DataSourceV2ScanRelation",
            "LocalRelation", "LogicalRDD", "Range", "OneRowRelation", "StreamingRelation",
            "StreamingDataSourceV2Relation", "ExternalRDD", "LocalTableScan"}
@@ -170,7 +170,7 @@ class _Analysis:
     def __init__(self, positions: dict[int, int]) -> None:
         self.positions = positions  # id(leaf node) -> its position among the query's leaves
         self.leaves: dict[int, Leaf] = {}
-        self.indirect: Deps = {}
+        self.indirect: dict[tuple[SourceColumn, str], Transformation] = {}  # a source can be a join key and filtered
         self.unsupported: list[str] = []
         self.attributes: dict[int, Deps] = {}  # exprId -> its sources
         self.ctes: dict[int, list[tuple[str, int | None]]] = {}  # CTE id -> its definition's outputs
@@ -309,7 +309,7 @@ class _Analysis:
         if expression is None:
             return
         for source, how in self._expression_deps(expression).items():
-            _merge(self.indirect, source, Transformation(_INDIRECT, subtype, masking=how.masking))
+            self.indirect.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=how.masking))
 
     def _named(self, expression: Node) -> tuple[str, int | None]:
         """A project/aggregate list item: an attribute passed through, or ``expr AS name``."""
@@ -480,7 +480,8 @@ def plan_lineage(nodes: list[dict[str, Any]]) -> PlanLineage:
         columns.append(ColumnLineage(name, edges, "identity" if identity else
                                      function_name(top.kind) if top is not None else "transform",
                                      "" if top is None else describe(top)))
-    indirect = [Edge(source, how) for source, how in sorted(analysis.indirect.items(), key=_edge_order)]
+    indirect = [Edge(source, how) for (source, subtype), how
+                in sorted(analysis.indirect.items(), key=lambda item: (item[0][0].leaf, item[0][0].column, item[0][1]))]
     return PlanLineage(root.kind, columns, indirect, analysis.leaves, _table_of(root.fields),
                        sorted(set(analysis.unsupported)))
 
