@@ -191,8 +191,11 @@ def validate_event(event: Any) -> None:
             raise InvalidEventError(f"metadata change: {exc}") from exc
 
 
-def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> dict[str, Any] | Rejection:
-    """Parse and validate one log line: the event, or a Rejection naming the reason."""
+def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+               latest: datetime | None = None) -> dict[str, Any] | Rejection:
+    """Parse and validate one log line: the event, or a Rejection naming the reason. An event
+    time after ``latest`` (the reader's clock plus the allowed skew) is refused: it would win
+    "later event wins" for its key for ever."""
     size = len(line.encode("utf-8", errors="surrogatepass"))
     if size > max_bytes:
         return Rejection(f"event is {size} bytes, over the {max_bytes}-byte limit")
@@ -208,6 +211,9 @@ def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> dict[str,
         validate_event(event)
     except InvalidEventError as exc:
         return Rejection(str(exc))
+    if latest is not None and parse_time(event["event_time"]) > latest:
+        return Rejection(f"event_time {event['event_time']} is ahead of the compaction's clock by more than "
+                         f"the allowed skew (latest accepted: {format_time(latest)})")
     return event
 
 

@@ -57,6 +57,7 @@ class Settings:
     schedule: str = "@hourly"
     lookback_hours: int = 168
     max_event_bytes: int = 1_048_576
+    max_clock_skew_hours: int = 24  # an event time further ahead of the compaction's clock is quarantined
     event_id_retention_days: int = 7
     compaction_chunk_mb: int = 32
     embedded_postgres: bool = True
@@ -105,6 +106,7 @@ class Settings:
             schedule=env.get(PREFIX + "SCHEDULE") or "@hourly",
             lookback_hours=_int(env, "LOOKBACK_HOURS", 168, minimum=1, maximum=24 * 366),
             max_event_bytes=_int(env, "MAX_EVENT_BYTES", 1_048_576, minimum=1024, maximum=64 * 1_048_576),
+            max_clock_skew_hours=_int(env, "MAX_CLOCK_SKEW_HOURS", 24, minimum=1, maximum=24 * 366),
             event_id_retention_days=_int(env, "EVENT_ID_RETENTION_DAYS", 7, minimum=1, maximum=3650),
             compaction_chunk_mb=_int(env, "COMPACTION_CHUNK_MB", 32, minimum=1, maximum=65536),
             embedded_postgres=not env.get(PREFIX + "DATABASE_URL"),

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 from pyspark.sql import SparkSession
@@ -139,8 +139,9 @@ def _stage_and_merge(
                 F.col("_metadata.file_path").alias("file_path"), "value"
             )
             with _phase(f"chunk {index}/{len(chunks)}: parsing, validating and staging {len(chunk)} files"):
+                latest = datetime.now(UTC) + timedelta(hours=settings.max_clock_skew_hours)
                 events_read += stage_parsed_lines(log_files, settings.max_event_bytes, url, table,
-                                                  settings.namespace_map)
+                                                  settings.namespace_map, latest)
             if merging is not None:
                 merging.result()
             merging = merger.submit(_merge_logged, merge, table, index, len(chunks))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
 
 import pyarrow as pa
 import pyarrow.csv as pa_csv
@@ -45,7 +46,7 @@ def copy_arrow_batches(batches: Iterable[pa.RecordBatch], url: str, table: str, 
 
 
 def stage_parsed_lines(log_files: DataFrame, max_event_bytes: int, database_url: str, table: str,
-                       namespaces: NamespaceMap = NO_MAPPING) -> int:
+                       namespaces: NamespaceMap = NO_MAPPING, latest: datetime | None = None) -> int:
     """Parse every line of ``log_files`` and COPY it into ``table`` in one pass; returns lines staged.
 
     ``parse_arrow_batches`` and ``copy_arrow_batches`` run in the same Python worker, so parsed
@@ -54,7 +55,7 @@ def stage_parsed_lines(log_files: DataFrame, max_event_bytes: int, database_url:
     url = libpq_url(database_url)
 
     def parse_and_copy(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        parsed = parse_arrow_batches(batches, max_event_bytes, namespaces)
+        parsed = parse_arrow_batches(batches, max_event_bytes, namespaces, latest)
         yield pa.RecordBatch.from_pydict({"rows": [copy_arrow_batches(parsed, url, table, list(PARSED_COLUMNS))]},
                                          schema=_COPIED_ARROW)
 

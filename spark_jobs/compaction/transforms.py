@@ -10,6 +10,7 @@ comes out as the native events it stands for (``lineage.openlineage_mapping.expa
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
@@ -33,7 +34,8 @@ _OUTPUT_ROWS_PER_BATCH = 20_000
 
 
 def parse_arrow_batches(batches: Iterator[pa.RecordBatch], max_event_bytes: int,
-                        namespaces: NamespaceMap = NO_MAPPING) -> Iterator[pa.RecordBatch]:
+                        namespaces: NamespaceMap = NO_MAPPING, latest: datetime | None = None
+                        ) -> Iterator[pa.RecordBatch]:
     """Arrow batches of (file_path, value) files -> Arrow batches of parsed lines (PARSED_COLUMNS)."""
     columns: dict[str, list[Any]] = {name: [] for name in _ARROW_SCHEMA.names}
     for batch in batches:
@@ -43,7 +45,7 @@ def parse_arrow_batches(batches: Iterator[pa.RecordBatch], max_event_bytes: int,
             for line_number, line in enumerate((text or "").split("\n"), start=1):
                 if not line.strip():
                     continue
-                for row in _parse_one(line, file_path, line_number, max_event_bytes, namespaces):
+                for row in _parse_one(line, file_path, line_number, max_event_bytes, namespaces, latest):
                     _append(columns, row)
                 if len(columns["source_file"]) >= _OUTPUT_ROWS_PER_BATCH:
                     yield pa.RecordBatch.from_pydict(columns, schema=_ARROW_SCHEMA)
@@ -63,8 +65,8 @@ def parse_log_lines(log_files: DataFrame, max_event_bytes: int, namespaces: Name
 
 
 def _parse_one(line: str, file_path: str, line_number: int, max_event_bytes: int,
-               namespaces: NamespaceMap) -> list[dict[str, Any]]:
-    parsed = parse_line(line, max_event_bytes)
+               namespaces: NamespaceMap, latest: datetime | None = None) -> list[dict[str, Any]]:
+    parsed = parse_line(line, max_event_bytes, latest)
     if isinstance(parsed, Rejection):
         return [_rejected(line, file_path, line_number, parsed.reason)]
     events = [parsed]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
@@ -64,6 +64,24 @@ def test_bad_lines_are_quarantined_while_good_ones_of_the_same_file_are_compacte
     assert rows(warehouse_db, "select status, started_at, stopped_at from lineage.runs") == [
         ("completed", datetime(2026, 11, 21, 5, tzinfo=UTC), datetime(2026, 11, 21, 5, 10, tzinfo=UTC))]
     assert rows(warehouse_db, "select lines from lineage.compacted_files") == [(10,)]
+
+
+def test_an_event_time_far_ahead_of_the_compactions_clock_is_quarantined_not_kept_for_ever(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    now = datetime.now(UTC)
+    soon = (now + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ")  # within the default 24 h skew
+    years_ahead = "2099-01-01T00:00:00Z"
+    write_log(log_root, [access("soon", event_time=soon), access("future", event_time=years_ahead)])
+    summary = run_compaction(spark, interval_end=now + timedelta(hours=1), settings=settings_for(warehouse_db))
+
+    assert summary.quarantined == 1
+    [(reason,)] = rows(warehouse_db, "select reason from lineage.quarantine")
+    assert reason.startswith("event_time 2099-01-01T00:00:00Z is ahead of the compaction's clock")
+    assert rows(warehouse_db, "select dataset from lineage.access_details") == [("soon",)]
+    stricter = settings_for(warehouse_db, LINEAGE_MAX_CLOCK_SKEW_HOURS="1")
+    write_log(log_root, [access("soon-again", event_time=soon)])
+    assert run_compaction(spark, interval_end=now + timedelta(hours=1), settings=stricter).quarantined == 1
 
 
 def test_rerunning_the_same_interval_changes_nothing(
