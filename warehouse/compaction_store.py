@@ -91,6 +91,11 @@ def create_lines_table(conn: psycopg.Connection, batch_id: str, chunk: int) -> s
     return f"{STAGING_SCHEMA}.{table}"
 
 
+def drop_lines_table(conn: psycopg.Connection, table: str) -> None:
+    """Drop a staging table that will not be merged (its chunk could not be read)."""
+    conn.execute(sql.SQL("drop table if exists {}").format(sql.Identifier(*table.split("."))))
+
+
 _EVENT_TIME = "to_timestamp(event_time_us / 1e6)"
 _EVENT_KEY = "md5(namespace || '/' || event_id)::uuid"  # the ledger's key; see migration 0001
 
@@ -324,6 +329,14 @@ class BatchMerge:
             if step.label == "datasets":
                 entity_keys.fill_missing(self._conn)  # keys of the programs and datasets just inserted
         self._conn.execute(sql.SQL("drop table {}").format(table))
+
+    def quarantine_file(self, path: str, reason: str) -> None:
+        """Quarantine a whole file Spark cannot read (line 0, the reason), in the open transaction."""
+        self._conn.execute(
+            """insert into lineage.quarantine (batch_id, source_file, line_number, reason, raw_text)
+               values (%(batch)s, %(path)s, 0, %(reason)s, '') on conflict (source_file, line_number) do nothing""",
+            {**self._params, "path": path, "reason": reason[:4096]})
+        self.counts["quarantined"] += 1
 
     def finish(
         self,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import time
 import uuid
@@ -34,6 +35,7 @@ from warehouse.compaction_store import (
     acquire_lock,
     compacted_paths,
     create_lines_table,
+    drop_lines_table,
     prepare_staging,
     release_lock,
 )
@@ -117,6 +119,13 @@ def run_compaction(
             release_lock(conn)
 
 
+def _first_line(error: BaseException) -> str:
+    """An error's gist: Spark's errors carry pages of JVM stack."""
+    text = " ".join(str(error).split())
+    found = re.search(r"\[[A-Z_.]+\][^\n]{0,300}", str(error))
+    return (found.group(0) if found else text)[:500]
+
+
 def compact_interval(database_url: str, interval_end: datetime, dag_run_id: str | None = None) -> CompactionSummary:
     """The DAG's ``compact`` stage: one compaction up to ``interval_end`` into ``database_url``."""
     spark = build_session("lineage-compaction")
@@ -129,22 +138,46 @@ def _stage_and_merge(
     spark: SparkSession, conn: psycopg.Connection, merge: BatchMerge, chunks: list[list[LogFile]],
     settings: Settings, url: str,
 ) -> int:
-    """Stage chunk i+1 with Spark while chunk i merges; returns the lines read."""
+    """Stage chunk i+1 with Spark while chunk i merges; returns the lines read.
+
+    A chunk Spark cannot read (a corrupt or truncated gzip file, a file too large to read whole)
+    is staged again file by file; a file that still cannot be read is quarantined whole, with
+    the reason, and recorded as compacted, so one poison file never fails the batch or the
+    runs after it."""
     events_read = 0
+    pending = [list(chunk) for chunk in chunks]
+    tables = 0
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="merge") as merger:
         merging: Future[None] | None = None
-        for index, chunk in enumerate(chunks, start=1):
-            table = create_lines_table(conn, merge.batch_id, index)
-            log_files = spark.read.text([f.path for f in chunk], wholetext=True).select(
+        while pending:
+            piece = pending.pop(0)
+            tables += 1
+            table = create_lines_table(conn, merge.batch_id, tables)
+            log_files = spark.read.text([f.path for f in piece], wholetext=True).select(
                 F.col("_metadata.file_path").alias("file_path"), "value"
             )
-            with _phase(f"chunk {index}/{len(chunks)}: parsing, validating and staging {len(chunk)} files"):
-                latest = datetime.now(UTC) + timedelta(hours=settings.max_clock_skew_hours)
-                events_read += stage_parsed_lines(log_files, settings.max_event_bytes, url, table,
-                                                  settings.namespace_map, latest)
+            try:
+                with _phase(f"staging {len(piece)} files ({len(pending)} pieces left)"):
+                    latest = datetime.now(UTC) + timedelta(hours=settings.max_clock_skew_hours)
+                    events_read += stage_parsed_lines(log_files, settings.max_event_bytes, url, table,
+                                                      settings.namespace_map, latest)
+            except Exception as error:  # Spark could not read some file of the piece
+                drop_lines_table(conn, table)
+                if len(piece) > 1:
+                    log.warning("compaction: %d files could not be read together (%s); staging them one by one",
+                                len(piece), _first_line(error))
+                    pending[:0] = [[item] for item in piece]
+                    continue
+                reason = f"unreadable file: {_first_line(error)}"
+                log.warning("compaction: quarantining %s: %s", piece[0].path, reason)
+                if merging is not None:
+                    merging.result()
+                merging = merger.submit(merge.quarantine_file, piece[0].path, reason)
+                events_read += 1
+                continue
             if merging is not None:
                 merging.result()
-            merging = merger.submit(_merge_logged, merge, table, index, len(chunks))
+            merging = merger.submit(_merge_logged, merge, table, tables, tables + len(pending))
         if merging is not None:
             merging.result()
     return events_read

@@ -24,7 +24,8 @@ def partition_days(interval_end: datetime, lookback_hours: int) -> list[str]:
 
 
 def list_log_files(spark: SparkSession, log_root: str, interval_end: datetime, lookback_hours: int) -> list[LogFile]:
-    """Completed log files in partitions from ``interval_end - lookback`` up to ``interval_end``.
+    """Completed log files (``*.jsonl``, and ``*.jsonl.gz``, which Spark reads decompressed) in
+    partitions from ``interval_end - lookback`` up to ``interval_end``.
 
     Files whose names start with ``.`` or ``_`` (in-progress temporaries) are skipped.
     """
@@ -32,7 +33,8 @@ def list_log_files(spark: SparkSession, log_root: str, interval_end: datetime, l
     assert jvm is not None
     hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()
     days = ",".join(partition_days(interval_end, lookback_hours))
-    pattern = jvm.org.apache.hadoop.fs.Path(f"{log_root.rstrip('/')}/dt={{{days}}}/hour=*/*{LOG_SUFFIX}")
+    suffixes = f"{{{LOG_SUFFIX},{LOG_SUFFIX}.gz}}"
+    pattern = jvm.org.apache.hadoop.fs.Path(f"{log_root.rstrip('/')}/dt={{{days}}}/hour=*/*{suffixes}")
     filesystem = pattern.getFileSystem(hadoop_conf)
     statuses = filesystem.globStatus(pattern) or []
     earliest = interval_end - timedelta(hours=lookback_hours)

@@ -9,6 +9,7 @@ comes out as the native events it stands for (``lineage.openlineage_mapping.expa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -39,13 +40,18 @@ def parse_arrow_batches(batches: Iterator[pa.RecordBatch], max_event_bytes: int,
     """Arrow batches of (file_path, value) files -> Arrow batches of parsed lines (PARSED_COLUMNS)."""
     columns: dict[str, list[Any]] = {name: [] for name in _ARROW_SCHEMA.names}
     for batch in batches:
-        for file_path, text in zip(
-            batch.column("file_path").to_pylist(), batch.column("value").to_pylist(), strict=True
+        for file_path, raw in zip(
+            batch.column("file_path").to_pylist(), batch.column("value").cast(pa.binary()).to_pylist(), strict=True
         ):
-            for line_number, line in enumerate((text or "").split("\n"), start=1):
+            text, valid = _decoded(raw or b"")
+            for line_number, line in enumerate(text.split("\n"), start=1):
                 if not line.strip():
                     continue
-                for row in _parse_one(line, file_path, line_number, max_event_bytes, namespaces, latest):
+                if not valid and _SURROGATE.search(line):
+                    rows = [_rejected(_visible(line), file_path, line_number, "the line is not valid UTF-8")]
+                else:
+                    rows = _parse_one(line, file_path, line_number, max_event_bytes, namespaces, latest)
+                for row in rows:
                     _append(columns, row)
                 if len(columns["source_file"]) >= _OUTPUT_ROWS_PER_BATCH:
                     yield pa.RecordBatch.from_pydict(columns, schema=_ARROW_SCHEMA)
@@ -82,6 +88,23 @@ def _parse_one(line: str, file_path: str, line_number: int, max_event_bytes: int
         row["raw_text"] = None
         rows.append(row)
     return rows
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def _decoded(raw: bytes) -> tuple[str, bool]:
+    """A file's text, and whether it was valid UTF-8 (when not, its bad bytes are kept as
+    surrogates, so only the lines holding them are refused)."""
+    try:
+        return raw.decode("utf-8"), True
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="surrogateescape"), False
+
+
+def _visible(line: str) -> str:
+    """A line with bad bytes, storable as text: each bad byte written ``\\xNN``."""
+    return line.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="backslashreplace")
 
 
 def _rejected(line: str, file_path: str, line_number: int, reason: str) -> dict[str, Any]:

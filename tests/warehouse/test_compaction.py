@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -82,6 +83,35 @@ def test_an_event_time_far_ahead_of_the_compactions_clock_is_quarantined_not_kep
     stricter = settings_for(warehouse_db, LINEAGE_MAX_CLOCK_SKEW_HOURS="1")
     write_log(log_root, [access("soon-again", event_time=soon)])
     assert run_compaction(spark, interval_end=now + timedelta(hours=1), settings=stricter).quarantined == 1
+
+
+def test_gzip_files_are_read_and_a_poison_file_is_quarantined_whole_while_the_rest_compacts(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    folder = log_root / "dt=2026-11-21/hour=05"
+    write_log(log_root, [access("plain")])
+    folder.joinpath("shipped.jsonl.gz").write_bytes(gzip.compress((json.dumps(access("zipped")) + "\n").encode()))
+    folder.joinpath("corrupt.jsonl.gz").write_bytes(b"this is not gzip")
+    folder.joinpath("truncated.jsonl.gz").write_bytes(gzip.compress(b'{"a": 1}\n' * 100)[:30])
+    folder.joinpath("binary.jsonl").write_bytes(b"\xff\xfe binary \x01\x02 junk, not UTF-8\n"
+                                                + (json.dumps(access("beside")) + "\n").encode())
+    settings = settings_for(warehouse_db)
+
+    summary = run_compaction(spark, interval_end=END, settings=settings)
+
+    assert summary.files == 5
+    assert sorted(rows(warehouse_db, "select dataset from lineage.access_details")) == [
+        ("beside",), ("plain",), ("zipped",)]  # a file's good lines land beside its bad one
+    quarantined = dict(rows(warehouse_db, "select regexp_replace(source_file, '.*/', ''), reason "
+                                          "from lineage.quarantine"))
+    assert set(quarantined) == {"corrupt.jsonl.gz", "truncated.jsonl.gz", "binary.jsonl"}
+    assert quarantined["corrupt.jsonl.gz"].startswith("unreadable file: ")
+    assert quarantined["truncated.jsonl.gz"].startswith("unreadable file: ")
+    assert quarantined["binary.jsonl"] == "the line is not valid UTF-8"
+    assert rows(warehouse_db, "select raw_text from lineage.quarantine where line_number = 1") == [
+        ("\\xff\\xfe binary \x01\x02 junk, not UTF-8",)]
+    again = run_compaction(spark, interval_end=END, settings=settings)  # never retried for ever
+    assert (again.files, again.quarantined) == (0, 0)
 
 
 def test_rerunning_the_same_interval_changes_nothing(
