@@ -11,6 +11,7 @@ compaction, which records the compaction DAG's own task runs and dbt-ol's model 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,6 +22,7 @@ from tests.airflow_support import airflow_env, ensure_airflow_db, libpq
 from tests.warehouse.test_compaction import rows
 from warehouse.db import connect
 from warehouse.namespace_store import create_namespace
+from warehouse.report import render_report
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -117,3 +119,8 @@ def test_airflow_and_dbt_lineage_reach_the_warehouse_through_the_transport(
                               ".build.run' order by 1") == [
         (f"{database}.lineage_marts_staging.{view}",)
         for view in ("stg_lineage__dataset_accesses", "stg_lineage__programs", "stg_lineage__runs")]
+
+    # The demo's summary counts them per job namespace.
+    report = render_report(warehouse_db, None)
+    assert re.search(r"\n  airflow +\d+ runs of \d+ jobs, 4 datasets written, 6 fields with column lineage\n", report)
+    assert re.search(r"\n  dbt +26 runs of 26 jobs, 13 datasets written, 0 fields with column lineage\n", report)
