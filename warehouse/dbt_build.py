@@ -2,8 +2,9 @@
 
 With ``LINEAGE_DBT_OPENLINEAGE=true`` the build runs under ``dbt-ol`` (``openlineage-dbt``, in
 the same venv), which sends one OpenLineage run per model (inputs, output, schema from the
-models' yml, column lineage from the compiled SQL) and one for the whole invocation through our
-in-process transport into the raw log; the next compaction records the marts' own lineage.
+models' yml, column lineage where its SQL parser finds it) and one for the whole invocation
+through our in-process transport into the raw log; the next compaction records the marts' own
+lineage. dbt-ol only logs an event it could not send: the result counts those.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from lineage.settings import Settings
 
 _DONE_LINE = re.compile(r"Done\. PASS=(\d+) WARN=(\d+) ERROR=(\d+) SKIP=(\d+)")
 _EMITTED_LINE = re.compile(r"Emitted (\d+) OpenLineage events")
+_FAILED_EMIT = "OpenLineage client failed to emit event"
 TRANSPORT = "lineage.openlineage_transport.RawLogTransport"
 # Any of these in the environment configures dbt-ol's transport already: it is left as it is.
 _OWN_TRANSPORT = ("OPENLINEAGE_CONFIG", "OPENLINEAGE_URL", "OPENLINEAGE__TRANSPORT")
@@ -31,12 +33,17 @@ class DbtResult:
     passed: int
     warned: int
     output: str
-    # OpenLineage events dbt-ol emitted (None when the build did not run under dbt-ol).
+    # OpenLineage events dbt-ol emitted, and those it failed to send (None when the build did not
+    # run under dbt-ol).
     lineage_events: int | None = None
+    lineage_failures: int | None = None
 
     def render(self) -> str:
-        """``dbt build: 61 passed, 0 warnings`` (``, 54 OpenLineage events`` under dbt-ol)."""
+        """``dbt build: 61 passed, 0 warnings`` (``, 54 OpenLineage events`` under dbt-ol, and
+        ``, 2 NOT written (see dbt-ol's output)`` when some failed)."""
         events = "" if self.lineage_events is None else f", {self.lineage_events} OpenLineage events"
+        if self.lineage_failures:
+            events += f", {self.lineage_failures} NOT written (see dbt-ol's output)"
         return f"dbt build: {self.passed} passed, {self.warned} warnings{events}"
 
 
@@ -151,6 +158,9 @@ def build_marts(
         raise DbtBuildError(f"dbt {command} failed (exit {completed.returncode}):\n{tail}")
     match = _DONE_LINE.search(output)
     passed, warned = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
-    emitted = _EMITTED_LINE.search(output) if settings.dbt_openlineage else None
-    lineage_events = int(emitted.group(1)) if emitted else (0 if settings.dbt_openlineage else None)
-    return DbtResult(passed=passed, warned=warned, output=output, lineage_events=lineage_events)
+    if not settings.dbt_openlineage:
+        return DbtResult(passed=passed, warned=warned, output=output)
+    emitted = _EMITTED_LINE.search(output)
+    return DbtResult(passed=passed, warned=warned, output=output,
+                     lineage_events=int(emitted.group(1)) if emitted else 0,
+                     lineage_failures=output.count(_FAILED_EMIT))

@@ -60,6 +60,8 @@ def test_airflow_and_dbt_lineage_reach_the_warehouse_through_the_transport(
     dags_test("example_openlineage_sql", log_root, warehouse_db)
     compaction = dags_test("lineage_compaction", log_root, warehouse_db)
     assert "quarantined=0" in compaction and "field_records=2" in compaction, compaction[-4000:]
+    assert re.search(r"dbt build: \d+ passed, 0 warnings, \d+ OpenLineage events\b", compaction)
+    assert "NOT written" not in compaction
 
     # The example's SQL tables are datasets, read and written by runs of `openlineage` programs.
     assert rows(warehouse_db, "select program, status from lineage.run_details where application = 'airflow' "

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lineage.settings import CHECKOUT, Settings
-from warehouse.dbt_build import ParentRun, dbt_command, openlineage_env
+from warehouse.dbt_build import DbtResult, ParentRun, dbt_command, openlineage_env
 
 DBT_VENV = CHECKOUT / ".venv-dbt" / "bin"
 
@@ -67,3 +67,10 @@ def test_the_dbt_venv_imports_our_transport_and_nothing_of_the_product_venv(tmp_
     assert completed.stdout.split("\n")[:2] == ["RawLogTransport", "[]"]
     (written,) = (tmp_path / "raw").rglob("openlineage-*.jsonl")
     assert '"name":"probe"' in written.read_text()
+
+
+def test_the_build_log_line_counts_lineage_events_and_those_not_written() -> None:
+    assert DbtResult(61, 0, "").render() == "dbt build: 61 passed, 0 warnings"
+    assert DbtResult(61, 0, "", 54, 0).render() == "dbt build: 61 passed, 0 warnings, 54 OpenLineage events"
+    assert DbtResult(61, 1, "", 52, 2).render() == (
+        "dbt build: 61 passed, 1 warnings, 52 OpenLineage events, 2 NOT written (see dbt-ol's output)")
