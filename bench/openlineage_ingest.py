@@ -76,6 +76,25 @@ def task_events(task: int, start: datetime) -> list[dict[str, Any]]:
     return events
 
 
+def ceiling(base: str, clients: int, requests: int = 3000) -> float:
+    """Requests/s the api-server answers on the plugin's health route (a pooled ping) with the same
+    clients: what Airflow's stack and this machine allow any route."""
+    done = threading.Barrier(clients + 1)
+
+    def work() -> None:
+        with httpx.Client(base_url=f"{base}/lineage", timeout=60) as client:
+            for _ in range(requests // clients):
+                client.get("/health")
+        done.wait()
+
+    threads = [threading.Thread(target=work) for _ in range(clients)]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    done.wait()
+    return (requests // clients * clients) / (time.perf_counter() - began)
+
+
 def post_all(base: str, key: str, bodies: list[bytes], clients: int) -> tuple[float, list[float]]:
     """Post ``bodies`` (one event each) from ``clients`` threads; (seconds, latencies)."""
     latencies: list[float] = []
@@ -186,9 +205,12 @@ def main(argv: list[str] | None = None) -> int:
         key = created.json()["secret"]
         post_all(base, key, [orjson.dumps(task_events(10**6, hour)[0])] * 32, 4)  # warm-up: imports, pool, key
         seconds, latencies = post_all(base, key, requests, args.clients)
+        health = ceiling(base, args.clients)
     print(f"ingest: {len(bodies) / seconds:,.0f} events/s ({seconds:.1f} s, {len(requests)} requests); "
           f"requests {percentiles(latencies)} "
           "(targets >= 2,000 events/s, p95 <= 25 ms)")
+    print(f"the same clients on the plugin's health route (one pooled warehouse ping): {health:,.0f} requests/s "
+          f"(the api-server's ceiling here; the endpoint reaches {len(requests) / seconds / health:.0%} of it)")
     files = sorted(log_root.glob("dt=*/hour=*/*.jsonl"))
     print(f"files written for the hour: {len(files)} ({sum(f.stat().st_size for f in files) / 1e6:.1f} MB; "
           "target <= 100)")

@@ -15,6 +15,7 @@ the call that made it.
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -26,12 +27,14 @@ from typing import Any
 from lineage import __version__
 from lineage.access_types import current_run
 from lineage.dataset_schema import FieldSpec, schema
+from lineage.delivery import Delivery
 from lineage.errors import RunStateError
-from lineage.events import HAND_VERSION, new_event
+from lineage.events import HAND_VERSION, SCHEMA_VERSION, new_event
 from lineage.field_operations import FieldOperation
 from lineage.log_writer import EventLogWriter
 from lineage.settings import Settings
 
+log = logging.getLogger(__name__)
 PRODUCER = f"lineage-client/{__version__}"
 
 
@@ -56,16 +59,20 @@ class RunContext:
             "program": program,
             "run_id": run_id or str(uuid.uuid4()),
         }
-        self._writer = EventLogWriter(log_root or Settings.from_env().log_root)
+        settings = Settings.from_env()
+        self._delivery = Delivery(EventLogWriter(log_root or settings.log_root), settings.spill_dir,
+                                  attempts=settings.write_attempts)
         self._flush_every = flush_every
         self._buffer: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the buffer
+        self._flush_lock = threading.Lock()  # one flush at a time: no event written twice
         self.started_at: datetime | None = None
         self.ended_at: datetime | None = None
         self.status: str | None = None
-        self.files: list[str] = []
+        self.files: list[str] = []  # written into the log root, or spilled (see ``spilled``)
+        self.spilled: list[str] = []
         self._current: Token[Any] | None = None
-        self._recorded_accesses: set[tuple[str, str, str]] = set()
+        self._recorded_accesses: set[tuple[str, ...]] = set()
 
     @property
     def run_id(self) -> str:
@@ -102,8 +109,15 @@ class RunContext:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self.ended_at is None:
-            self.end("completed" if exc_type is None else "failed")
+        if self.ended_at is not None:
+            return
+        if exc_type is None:
+            self.end("completed")
+            return
+        try:  # the user's own exception always wins over a failure to record the end
+            self.end("failed")
+        except Exception:
+            log.exception("lineage: could not record the end of run %s; its events stay buffered", self.run_id)
 
     # recording -------------------------------------------------------------------------
     def record_access(
@@ -124,6 +138,17 @@ class RunContext:
         if component:
             payload["component"] = component
         self._record("dataset_access", payload, at=at)
+
+    def record_captured(self, kind: str, payload: Mapping[str, Any], *, once: bool = False) -> None:
+        """Record an event of the current format (v2: dataset names that are identities, field
+        inputs with transformations), as automatic capture builds them (``lineage.spark``).
+        ``once``: skip an event identical to one already recorded in this run."""
+        if once:
+            key = ("captured", kind, repr(sorted(payload.items())))
+            if key in self._recorded_accesses:
+                return
+            self._recorded_accesses.add(key)
+        self._record(kind, payload, schema_version=SCHEMA_VERSION)
 
     def record_dataset_call(self, dataset: str, access: str, dataset_type: str = "dataset") -> None:
         """An access made by a dataset method (``lineage.access_types``): recorded once per run
@@ -197,17 +222,27 @@ class RunContext:
         self._record("metadata_change", payload)
 
     def flush(self) -> None:
-        """Write buffered events as one new log file."""
-        with self._lock:
-            events, self._buffer = self._buffer, []
-        if events:
-            self.files.append(self._writer.write(events, prefix=_file_prefix(self.run)))
+        """Write buffered events as one new log file (retried, or spilled locally when the log
+        root stays unavailable: ``lineage.delivery``). The events leave the buffer only once
+        written; when even the spill fails, this raises and they stay buffered."""
+        with self._flush_lock:
+            with self._lock:
+                events = list(self._buffer)
+            if not events:
+                return
+            delivered = self._delivery.deliver(events, _file_prefix(self.run))
+            with self._lock:
+                del self._buffer[:len(events)]  # events recorded meanwhile stay
+            self.files.append(delivered.path)
+            if delivered.spilled:
+                self.spilled.append(delivered.path)
 
     # internals -------------------------------------------------------------------------
-    def _record(self, kind: str, payload: Mapping[str, Any], *, at: datetime | None = None) -> None:
+    def _record(self, kind: str, payload: Mapping[str, Any], *, at: datetime | None = None,
+                schema_version: int = HAND_VERSION) -> None:
         self._require_open()
         event = new_event(kind, self.namespace, self.run, payload, event_time=at, producer=PRODUCER,
-                          schema_version=HAND_VERSION)
+                          schema_version=schema_version)
         with self._lock:
             self._buffer.append(event)
             full = len(self._buffer) >= self._flush_every

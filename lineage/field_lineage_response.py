@@ -6,7 +6,9 @@ The warehouse stores each distinct operation set once and one small row per run 
 ``warehouse.field_lineage_store``); it answers ``FieldLineageQueries`` with rows, one query per
 call over a whole set of fields. This module walks (``graph_walk``) and renders: the rows of one
 path recorded by several operation sets merge into one path with all their runs, the latest
-descriptions, and a drawing (``field_views``) when a view is asked for.
+descriptions, and a drawing (``field_views``) when a view is asked for. Asked for direct
+lineage only, each path is first narrowed to its direct chains (``field_transformations``), so
+the walk follows only those.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
+from lineage.field_transformations import TransformationFilter, kept_rows
 from lineage.field_views import detailed_view, simple_view
 from lineage.graph_walk import walk
 
@@ -39,14 +42,15 @@ class FieldLineageQueries(Protocol):
         """The fields whose paths start at any field of ``keys``, with a run in the window."""
 
 
-def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], view: str | None = None
-                 ) -> dict[FieldKey, list[dict[str, Any]]]:
+def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], view: str | None = None, *,
+                 transformations: TransformationFilter = "all") -> dict[FieldKey, list[dict[str, Any]]]:
     """Each field's distinct paths as the API renders them, for every field of ``keys`` (an
     empty list for a field without rows): the rows of one path fingerprint merge (their runs,
     first and last seen; the most recently described row gives the path and its descriptions);
-    paths in order of first run, then fingerprint. ``view`` adds a ``graph`` of that view."""
+    paths in order of first run, then fingerprint. ``view`` adds a ``graph`` of that view;
+    ``transformations="direct"`` keeps each path's direct chains only (``kept_rows``)."""
     merged: dict[tuple[FieldKey, str], dict[str, Any]] = {}
-    for row in rows:
+    for row in kept_rows(rows, transformations):
         key = (FieldKey(row["namespace"], row["dataset"], row["field"]), row["path_fingerprint"])
         if key not in merged:
             merged[key] = {**row, "runs": set(row["runs"])}
@@ -82,27 +86,41 @@ def path_sources(paths: Iterable[Mapping[str, Any]]) -> list[FieldKey]:
     return list(dict.fromkeys(FieldKey(s["namespace"], s["name"], s["field"]) for p in paths for s in p["sources"]))
 
 
+class Rendering(NamedTuple):
+    """How paths are rendered: the view drawn (None: no drawing) and the transformations kept."""
+
+    view: str | None = None
+    transformations: TransformationFilter = "all"
+
+    def paths(self, rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey]
+              ) -> dict[FieldKey, list[dict[str, Any]]]:
+        return render_paths(rows, keys, self.view, transformations=self.transformations)
+
+
 def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: int, *,
-                  direction: str = "incoming", view: str | None = None, levels: int = 1) -> dict[str, Any]:
+                  direction: str = "incoming", view: str | None = None, levels: int = 1,
+                  transformations: TransformationFilter = "all") -> dict[str, Any]:
     """The *Field Level Lineage* design's answer for the field ``key`` in the window [start, end) (epoch seconds, as
     ``queries`` was asked): its paths (incoming) with ``upstream`` fields up to ``levels``
     datasets away, or the fields generated from it up to ``levels`` datasets away (outgoing,
     ``impacts``). One query for the field's paths, then per level one (upstream) or two
-    (downstream) queries over the whole level."""
+    (downstream) queries over the whole level. ``transformations="direct"``: every path, and
+    so every step of the walk, is narrowed to its chains of direct edges."""
     body: dict[str, Any] = {"fieldName": key.field, "startTimeInSeconds": start, "endTimeInSeconds": end,
                             "direction": direction}
     paths: dict[FieldKey, list[dict[str, Any]]] = {}
+    rendering = Rendering(view, transformations)
     if direction == "incoming":
-        paths.update(render_paths(queries.paths([key]), [key], view))
+        paths.update(rendering.paths(queries.paths([key]), [key]))
         body["paths"] = paths[key]
-        body["upstream"] = _found(upstream(queries, key, paths, view, levels - 1), paths)
+        body["upstream"] = _found(upstream(queries, key, paths, rendering, levels - 1), paths)
     else:
-        body["impacts"] = _found(downstream(queries, key, paths, view, levels), paths)
+        body["impacts"] = _found(downstream(queries, key, paths, rendering, levels), paths)
     return body
 
 
 def upstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey, list[dict[str, Any]]],
-             view: str | None, levels: int) -> list[tuple[FieldKey, ...]]:
+             rendering: Rendering, levels: int) -> list[tuple[FieldKey, ...]]:
     """The fields upstream of ``key`` (whose rendered paths ``paths`` holds), level by level:
     the sources of the previous level's paths that have lineage of their own in the window (a
     source without it ends the walk there). ``paths`` gains the paths of every field visited."""
@@ -111,20 +129,20 @@ def upstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey, 
         return path_sources(path for field in frontier for path in paths[field])
 
     def with_lineage(_: tuple[FieldKey, ...], found: tuple[FieldKey, ...]) -> Iterator[FieldKey]:
-        paths.update(render_paths(queries.paths(found), found, view))
+        paths.update(rendering.paths(queries.paths(found), found))
         return (field for field in found if paths[field])
 
     return walk([key], sources, levels, with_lineage)
 
 
 def downstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey, list[dict[str, Any]]],
-               view: str | None, levels: int) -> list[tuple[FieldKey, ...]]:
+               rendering: Rendering, levels: int) -> list[tuple[FieldKey, ...]]:
     """The fields generated from ``key``, level by level: the fields fed by the previous level,
     each with only its paths that start at a field of the previous level (into ``paths``)."""
 
     def starting_at_frontier(frontier: tuple[FieldKey, ...], found: tuple[FieldKey, ...]) -> Iterator[FieldKey]:
         starts = set(frontier)
-        rendered = render_paths(queries.paths(found), found, view)
+        rendered = rendering.paths(queries.paths(found), found)
         for field in found:
             paths[field] = [path for path in rendered[field] if starts.intersection(path_sources([path]))]
         return (field for field in found if paths[field])

@@ -130,8 +130,7 @@ class FieldPath:
 
     @property
     def fingerprint(self) -> str:
-        return _digest({"field": self.field, "origin": self.origin,
-                        "operations": [operation.identity() for operation in self.operations]})
+        return path_fingerprint(self.field, self.origin, [operation.identity() for operation in self.operations])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -141,6 +140,12 @@ class FieldPath:
             "operations": [operation.identity() for operation in self.operations],
             "sources": [{**source.to_dict(), "field": field} for source, field in self.source_fields],
         }
+
+
+def path_fingerprint(field: str, origin: str, operations: Sequence[Mapping[str, Any]]) -> str:
+    """The fingerprint of the path of ``field`` written by ``origin`` through ``operations``
+    (their identities, as a stored path holds them): equal paths, equal fingerprints."""
+    return _digest({"field": field, "origin": origin, "operations": list(operations)})
 
 
 def _digest(value: Any) -> str:

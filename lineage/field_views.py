@@ -6,6 +6,10 @@
   ``body --parse, concat, create--> id``).
 - detailed: every intermediate field is a node (``origin:field``, the operation that output it
   and the field's name); each edge is one operation turning an input field into an output field.
+
+Edges show how the input reaches the output (``lineage.field_transformations``): a detailed edge
+its input's ``transformation``, a simple edge the distinct ``transformations`` of the edges
+between its source field and the field. Where none was recorded the key is absent.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 from typing import Any
+
+from lineage.field_transformations import distinct_transformations, sort_key, transformation_key
 
 
 def _node_id(ref: tuple[str, str]) -> str:
@@ -24,7 +30,7 @@ def detailed_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
     operations = {operation["id"]: operation for operation in path["operations"]}
     target = (path["field"], path["origin"])
     nodes: dict[str, dict[str, Any]] = {}
-    edges: set[tuple[str, str, str, str]] = set()
+    edges: dict[tuple[Any, ...], dict[str, Any]] = {}  # one per input (and transformation)
     stack, seen = [target], set()
 
     def node(ref: tuple[str, str]) -> str:
@@ -49,41 +55,53 @@ def detailed_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
         operation = operations[ref[1]]
         for item in operation["inputs"]:
             parent = (item["field"], item["origin"])
-            edges.add((node(parent), head, operation["id"], operation["name"]))
+            edge = {"from": node(parent), "to": head, "operation": operation["id"], "name": operation["name"]}
+            transformation = item.get("transformation")
+            if transformation is not None:
+                edge["transformation"] = transformation
+            edges[(edge["from"], head, operation["id"], operation["name"], sort_key(transformation))] = edge
             stack.append(parent)
-    return {
-        "nodes": sorted(nodes.values(), key=lambda n: n["id"]),
-        "edges": [{"from": a, "to": b, "operation": op_id, "name": name} for a, b, op_id, name in sorted(edges)],
-    }
+    return {"nodes": sorted(nodes.values(), key=lambda n: n["id"]), "edges": [edges[key] for key in sorted(edges)]}
 
 
 def simple_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
     """Nodes and edges of the simple view: source fields -> the field, each edge with its operations."""
     operations = {operation["id"]: operation for operation in path["operations"]}
+    transformations: dict[str, dict[str, Any]] = {}  # transformation_key -> transformation
 
     @cache
-    def routes(field: str, origin: str) -> dict[tuple[str, str], frozenset[str]]:
-        """Source field (origin, field) -> the non-read operations between it and (field, origin)."""
+    def routes(field: str, origin: str) -> dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]:
+        """Source field (origin, field) -> the non-read operations between it and (field, origin),
+        and the keys of the transformations of the edges between them."""
         operation = operations[origin]
         if operation["type"] == "read":
-            return {(origin, field): frozenset()}
-        found: dict[tuple[str, str], frozenset[str]] = {}
+            return {(origin, field): (frozenset(), frozenset())}
+        found: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
         for item in operation["inputs"]:
-            for source, ops in routes(item["field"], item["origin"]).items():
-                found[source] = found.get(source, frozenset()) | ops | {origin}
+            kinds: frozenset[str] = frozenset()
+            if item.get("transformation") is not None:
+                key = transformation_key(item["transformation"])
+                transformations[key] = item["transformation"]
+                kinds = frozenset({key})
+            for source, (ops, carried) in routes(item["field"], item["origin"]).items():
+                known_ops, known_kinds = found.get(source, (frozenset(), frozenset()))
+                found[source] = (known_ops | ops | {origin}, known_kinds | carried | kinds)
         return found
 
     rank = {operation["id"]: index for index, operation in enumerate(path["operations"])}
     target = f"{dataset}:{path['field']}"
     nodes = [{"id": target, "field": path["field"], "dataset": dataset, "kind": "field"}]
     edges = []
-    for (origin, field), ops in sorted(routes(path["field"], path["origin"]).items()):
+    for (origin, field), (ops, kinds) in sorted(routes(path["field"], path["origin"]).items()):
         key = _node_id((field, origin))
         nodes.append({"id": key, "field": field, "origin": origin, "kind": "source",
                       "sources": operations[origin]["sources"]})
         ordered = sorted(ops, key=rank.__getitem__)
-        edges.append({"from": key, "to": target, "operations": ordered,
-                      "names": [operations[op_id]["name"] for op_id in ordered]})
+        edge: dict[str, Any] = {"from": key, "to": target, "operations": ordered,
+                                "names": [operations[op_id]["name"] for op_id in ordered]}
+        if kinds:
+            edge["transformations"] = distinct_transformations(transformations[kind] for kind in kinds)
+        edges.append(edge)
     return {"nodes": sorted(nodes, key=lambda n: n["id"]), "edges": edges}
 
 

@@ -87,6 +87,28 @@ def check_job_part(label: str, value: object) -> str:
     return value
 
 
+@dataclass(frozen=True)
+class JobProgram:
+    """The program an OpenLineage job is: in warehouse namespace ``namespace``, application = the
+    job namespace, program = the job name, of program type ``openlineage``."""
+
+    namespace: str
+    application: str
+    program: str
+    program_type: str = PROGRAM_TYPE
+
+    def run(self, run_id: str) -> dict[str, str]:
+        """A run of this program as events name it (``namespace`` apart: the envelope's)."""
+        return {"application": self.application, "program_type": self.program_type, "program": self.program,
+                "run_id": run_id}
+
+
+def job_program(job_namespace: object, job_name: object, namespaces: NamespaceMap) -> JobProgram:
+    """The program of the OpenLineage job ``(job_namespace, job_name)``; InvalidEntityError names a bad part."""
+    application = check_job_part("namespace", job_namespace)
+    return JobProgram(namespaces.for_job(application), application, check_job_part("name", job_name))
+
+
 def _scheme(namespace: str) -> str:
     match = _SCHEME.match(namespace)
     return match.group(0) if match else ""
@@ -97,6 +119,7 @@ class NamespaceMap:
     """OpenLineage namespaces -> warehouse namespaces: ``(prefix, namespace)`` rules."""
 
     rules: tuple[tuple[str, str], ...] = ()
+    fallback: str = DEFAULT_NAMESPACE  # where a dataset no rule maps lands
 
     @classmethod
     def of(cls, pairs: Iterable[tuple[str, str]]) -> NamespaceMap:
@@ -115,7 +138,7 @@ class NamespaceMap:
 
     def for_dataset(self, ol_namespace: str) -> str:
         """The warehouse namespace of a dataset of data source ``ol_namespace``."""
-        return self._mapped(ol_namespace) or DEFAULT_NAMESPACE
+        return self._mapped(ol_namespace) or self.fallback
 
     def for_job(self, ol_namespace: str) -> str:
         """The warehouse namespace of a job of OpenLineage namespace ``ol_namespace``."""
@@ -126,3 +149,29 @@ class NamespaceMap:
 
 
 NO_MAPPING = NamespaceMap()  # the defaults alone
+
+_OBJECT_STORES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gs", "wasb": "wasb", "wasbs": "wasbs",
+                  "abfs": "abfs", "abfss": "abfss", "oss": "oss", "cos": "cos"}
+
+
+def path_identity(uri: str) -> DatasetIdentity:
+    """A file or folder's identity by the OpenLineage naming spec: ``/tmp/a`` or ``file:/tmp/a``
+    -> (``file``, ``/tmp/a``); ``s3a://lake/sales/2026`` -> (``s3://lake``, ``sales/2026``);
+    ``hdfs://nn:8020/x`` -> (``hdfs://nn:8020``, ``/x``). A trailing ``/`` is dropped."""
+    text = uri.rstrip("/") or "/"
+    scheme, sep, rest = text.partition(":")
+    if not sep or len(scheme) < 2:  # a bare path (a Windows drive letter counts as one)
+        return dataset_identity("file", text)
+    if scheme == "file":
+        return dataset_identity("file", "/" + rest.lstrip("/"))
+    authority, _, path = rest.removeprefix("//").partition("/")
+    store = _OBJECT_STORES.get(scheme.lower())
+    if store is not None:
+        return dataset_identity(f"{store}://{authority}", path or "/")
+    return dataset_identity(f"{scheme}://{authority}", "/" + path)
+
+
+def table_identity(catalog: str | None, database: str | None, table: str) -> DatasetIdentity:
+    """A catalog table's identity: namespace the catalog (``spark_catalog``), name
+    ``database.table``."""
+    return dataset_identity(catalog or "spark_catalog", ".".join(part for part in (database, table) if part))

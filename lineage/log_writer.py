@@ -27,6 +27,15 @@ def partition_of(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime(PARTITION_FORMAT)
 
 
+def partition_start(path: str) -> datetime | None:
+    """Start of the hour a file's ``dt=.../hour=...`` partition covers; None if not partitioned."""
+    parts = {key: value for key, _, value in (seg.partition("=") for seg in path.split("/")) if value}
+    try:
+        return datetime.strptime(f"{parts['dt']} {parts['hour']}", "%Y-%m-%d %H").replace(tzinfo=UTC)
+    except (KeyError, ValueError):
+        return None
+
+
 def render_lines(events: Iterable[Mapping[str, Any]]) -> str:
     """JSON lines text for ``events``: one compact object per line, newline-terminated."""
     return "".join(json.dumps(event, separators=(",", ":"), ensure_ascii=False) + "\n" for event in events)
@@ -89,11 +98,15 @@ class EventLogWriter:
         folder = self._local_folder(partition)
         final = folder / name
         temporary = folder / f".{name}.tmp"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, final)
+        try:
+            with open(temporary, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, final)
+        except BaseException:
+            temporary.unlink(missing_ok=True)  # no half-written temporary left behind
+            raise
         fsync_folder(folder)
         return str(final)
 
@@ -109,9 +122,16 @@ class EventLogWriter:
         final = f"{base}/{partition}/{name}"
         temporary = f"{base}/{partition}/.{name}.tmp"
         fs, _ = fsspec.core.url_to_fs(base)
-        with fs.open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        fs.mv(temporary, final)
+        try:
+            with fs.open(temporary, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            fs.mv(temporary, final)
+        except BaseException:
+            try:
+                fs.rm(temporary)
+            except Exception:  # best effort: the original error is what matters
+                pass
+            raise
         return final
 
 

@@ -20,6 +20,7 @@ from lineage.errors import InvalidEventError
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "FAIL", "ABORT", "OTHER")
 MAX_ID_LENGTH = 128
+NAIVE_TIME_WARNING = "eventTime without offset, read as UTC"
 
 
 def event_shape(event: Any) -> str:
@@ -72,13 +73,22 @@ def _check_named(value: Any, label: str) -> None:
 
 
 def event_time(event: dict[str, Any]) -> datetime:
-    """The event's time; a time without an offset is read as UTC."""
+    """The event's time; a time without an offset is read as UTC (``time_warnings`` flags it)."""
+    moment = _parsed_time(event)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def time_warnings(event: dict[str, Any]) -> list[str]:
+    """What the run keeps about the event's time: ``NAIVE_TIME_WARNING`` when it has no offset."""
+    return [NAIVE_TIME_WARNING] if _parsed_time(event).tzinfo is None else []
+
+
+def _parsed_time(event: dict[str, Any]) -> datetime:
     text = event["eventTime"]
     try:
-        moment = datetime.fromisoformat(text)
+        return datetime.fromisoformat(text)
     except ValueError as exc:
         raise InvalidEventError(f"OpenLineage event: eventTime {text[:40]!r} is not an ISO 8601 time") from exc
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def content_id(event: dict[str, Any]) -> str:

@@ -15,8 +15,12 @@ accesses, field lineage, schemas and search need no second code path:
   source dataset, one operation per output field whose inputs keep their transformation (type,
   subtype, description, masking), and the write.
 
-Facets the warehouse does not use stay in the raw log; a facet that is malformed is skipped,
-never a reason to reject the event.
+- the ``parent`` run facet becomes the run's parent (and root) run (``run_parent``); the other
+  run and job facets, and each dataset's facets and ``symlinks`` aliases, are kept as they are
+  (``run_facets``, ``dataset_facets``; see ``lineage.openlineage_facets``), with the warnings
+  about the event (an ``eventTime`` without offset, a facet dropped for its size).
+
+A facet that is malformed is skipped, never a reason to reject the event.
 """
 
 from __future__ import annotations
@@ -27,21 +31,16 @@ from typing import Any
 
 from lineage.errors import InvalidEntityError, InvalidEventError
 from lineage.events import SCHEMA_VERSION, format_time, new_event
-from lineage.identity import (
-    DEFAULT_NAMESPACE,
-    PROGRAM_TYPE,
-    DatasetIdentity,
-    NamespaceMap,
-    check_job_part,
-    dataset_identity,
-)
-from lineage.openlineage_event import check_openlineage, content_id, event_shape, event_time
+from lineage.identity import DEFAULT_NAMESPACE, DatasetIdentity, NamespaceMap, dataset_identity, job_program
+from lineage.openlineage_event import check_openlineage, content_id, event_shape, event_time, time_warnings
+from lineage.openlineage_facets import MAPPED_DATASET_FACETS, MAPPED_RUN_FACETS, aliases, kept_facets, parent_links
 
 KIND = "openlineage"
 _RUN_ENDS = {"COMPLETE": "completed", "FAIL": "failed", "ABORT": "killed"}
 _SUBTYPES = {"IDENTITY", "TRANSFORMATION", "AGGREGATION", "JOIN", "FILTER", "GROUP_BY", "SORT", "WINDOW",
              "CONDITIONAL"}
 _MAX_TYPE_LENGTH = 256
+_MAX_WARNINGS = 100
 
 
 def wrap(event: dict[str, Any], namespaces: NamespaceMap, *, producer: str | None = None) -> dict[str, Any]:
@@ -88,34 +87,94 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
     moment = event_time(event)
     derived: list[tuple[str, str, dict[str, str], dict[str, Any]]] = []  # (kind, namespace, run, payload)
     shape = event_shape(event)
-    if shape == "run":
+    if shape != "run":
+        return []
+    try:
+        run = job_program(event["job"]["namespace"], event["job"]["name"], namespaces).run(event["run"]["runId"])
+    except InvalidEntityError as exc:
+        raise InvalidEventError(f"OpenLineage event: {exc}") from exc
+    namespace = envelope["namespace"]
+    event_type = event.get("eventType")
+    if event_type == "START":
+        derived.append(("run_start", namespace, run, {}))
+    elif event_type in _RUN_ENDS:
+        derived.append(("run_end", namespace, run, {"status": _RUN_ENDS[event_type]}))
+    for side, access in (("inputs", "read"), ("outputs", "write")):
+        for dataset in event.get(side) or []:
+            derived.append(("dataset_access", namespace, run,
+                            {"dataset": _dataset_ref(dataset, namespaces), "access": access}))
+    for dataset in event.get("outputs") or []:
+        operations = field_operations(dataset, namespaces)
+        if operations is not None:
+            derived.append(("field_operations", namespace, run, operations))
+    for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
+        change = schema_change(dataset, namespaces)
+        if change is not None:
+            derived.append(("metadata_change", namespace, run, change))
+    events = [new_event(kind, namespace, run, payload, event_time=moment, event_id=f"{base_id}.{index}",
+                        producer=envelope.get("producer"))
+              for index, (kind, namespace, run, payload) in enumerate(derived)]
+    return events + _kept_events(event, envelope, run, namespaces, first_index=len(events))
+
+
+def _kept_events(event: dict[str, Any], envelope: Mapping[str, Any], run: dict[str, str],
+                 namespaces: NamespaceMap, first_index: int) -> list[dict[str, Any]]:
+    """The events keeping what the warehouse stores beside runs and accesses: the run's parent
+    (``run_parent``), each dataset's facets and aliases (``dataset_facets``), and the run's and
+    job's facets with the warnings about this event (``run_facets``), in that order. Nothing here
+    rejects the event: what does not fit is skipped, with a warning."""
+    payloads: list[tuple[str, dict[str, Any]]] = []
+    links, warnings = parent_links(event, namespaces)
+    if links:
+        payloads.append(("run_parent", links))
+    datasets: dict[str, dict[str, Any]] = {}
+    for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
+        ref = _dataset_ref(dataset, namespaces)
+        kept = kept_facets(dataset, MAPPED_DATASET_FACETS, f"dataset {ref['name'][:80]}")
+        warnings.extend(kept.warnings)
+        entry = datasets.setdefault(ref["name"], {"dataset": ref, "facets": {}, "aliases": []})
+        entry["facets"].update(kept.facets)
+        entry["aliases"] += [alias for alias in aliases(dataset, namespaces) if alias not in entry["aliases"]]
+    payloads += [("dataset_facets", {key: value for key, value in entry.items() if value})
+                 for entry in datasets.values() if entry["facets"] or entry["aliases"]]
+    facets: dict[str, Any] = {}
+    for side, owner, skip in (("run", event.get("run"), MAPPED_RUN_FACETS), ("job", event.get("job"), frozenset())):
+        kept = kept_facets(owner, skip, side)
+        warnings.extend(kept.warnings)
+        if kept.facets:
+            facets[side] = kept.facets
+    kept_events: list[dict[str, Any]] = []
+
+    def build(kind: str, payload: dict[str, Any]) -> dict[str, Any] | str:
+        """The next kept event, or why the raw format refuses it."""
         try:
-            job = event["job"]
-            run = {"application": check_job_part("namespace", job["namespace"]), "program_type": PROGRAM_TYPE,
-                   "program": check_job_part("name", job["name"]), "run_id": event["run"]["runId"]}
-        except InvalidEntityError as exc:
-            raise InvalidEventError(f"OpenLineage event: {exc}") from exc
-        namespace = envelope["namespace"]
-        event_type = event.get("eventType")
-        if event_type == "START":
-            derived.append(("run_start", namespace, run, {}))
-        elif event_type in _RUN_ENDS:
-            derived.append(("run_end", namespace, run, {"status": _RUN_ENDS[event_type]}))
-        for side, access in (("inputs", "read"), ("outputs", "write")):
-            for dataset in event.get(side) or []:
-                derived.append(("dataset_access", namespace, run,
-                                {"dataset": _dataset_ref(dataset, namespaces), "access": access}))
-        for dataset in event.get("outputs") or []:
-            operations = field_operations(dataset, namespaces)
-            if operations is not None:
-                derived.append(("field_operations", namespace, run, operations))
-        for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
-            change = schema_change(dataset, namespaces)
-            if change is not None:
-                derived.append(("metadata_change", namespace, run, change))
-    return [new_event(kind, namespace, run, payload, event_time=moment, event_id=f"{base_id}.{index}",
-                      producer=envelope.get("producer"))
-            for index, (kind, namespace, run, payload) in enumerate(derived)]
+            return new_event(kind, envelope["namespace"], run, payload, event_time=event_time(event),
+                             event_id=f"{envelope['event_id']}.{first_index + len(kept_events)}",
+                             producer=envelope.get("producer"))
+        except InvalidEventError as exc:
+            return str(exc)[:200]
+
+    for kind, payload in payloads:
+        built = build(kind, payload)
+        if isinstance(built, str) and kind == "run_parent" and "root" in payload:
+            parent_only = build(kind, {"parent": payload["parent"]})
+            if not isinstance(parent_only, str):
+                warnings.append(f"parent facet's root skipped: {built}")
+                built = parent_only
+        if isinstance(built, str):
+            warnings.append(f"{kind} skipped: {built}")
+        else:
+            kept_events.append(built)
+    warnings = [*time_warnings(event), *warnings]
+    if facets or warnings:
+        built = build("run_facets", {**facets, **({"warnings": list(dict.fromkeys(warnings))[:_MAX_WARNINGS]}
+                                                  if warnings else {})})
+        if isinstance(built, str):  # the facets do not fit the format: keep the warnings
+            built = build("run_facets", {"warnings": [*dict.fromkeys(warnings), f"facets skipped: {built}"][
+                -_MAX_WARNINGS:]})
+        if not isinstance(built, str):
+            kept_events.append(built)
+    return kept_events
 
 
 def _identity(dataset: Mapping[str, Any]) -> DatasetIdentity:
@@ -162,11 +221,15 @@ def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:
         yield from _schema_fields(field.get("fields"), path + "/")
 
 
-def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
+def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap, *,
+                     named: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any] | None:
     """The field-operations record a ``columnLineage`` facet on ``output`` stands for (None without one).
 
     Sources listed only in the facet (not among the event's inputs) are read too. Dataset-level
     dependencies (the facet's ``dataset`` list) are inputs of every output field, as INDIRECT.
+    ``named`` gives an output field's operation its name and description (automatic Spark
+    capture names them for the function that made the field: ``concat_ws``); otherwise the
+    operation is named for its inputs' transformations.
     """
     facet = _facet(output, "columnLineage")
     if facet is None or not isinstance(facet.get("fields"), Mapping):
@@ -210,7 +273,10 @@ def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dic
         description = spec.get("transformationDescription") or next(
             (item["transformation"].get("description") for item in inputs
              if item.get("transformation", {}).get("description")), "")
-        transforms.append({"id": f"field:{name}", "type": "transform", "name": _operation_name(inputs),
+        operation_name = _operation_name(inputs)
+        if named and name in named:
+            operation_name, description = named[name][0] or operation_name, named[name][1] or description
+        transforms.append({"id": f"field:{name}", "type": "transform", "name": operation_name,
                            "description": str(description)[:4096], "inputs": _unique(inputs), "outputs": [name]})
     if not transforms:
         return None

@@ -77,6 +77,9 @@ class Settings:
     # (None: ``_spool`` under a local log root, else under ``home``), when a file is sealed into
     # the log (age, size), and the largest request body it takes (after gzip).
     ingest_spool: Path | None = None
+    # Where the client spills a run's events when the log root stays unavailable (lineage.delivery).
+    spill_dir: Path = Path(".local/spill")
+    write_attempts: int = 3
     ingest_seal_seconds: int = 60
     ingest_seal_mb: int = 16
     ingest_max_request_mb: int = 64
@@ -118,6 +121,8 @@ class Settings:
             airflow_api_url=_check_http_url(env, "AIRFLOW_API_URL"),
             namespace_map=namespace_map(env.get(PREFIX + "NAMESPACE_MAP", "")),
             ingest_spool=Path(env[PREFIX + "INGEST_SPOOL"]) if env.get(PREFIX + "INGEST_SPOOL") else None,
+            spill_dir=Path(env.get(PREFIX + "SPILL_DIR") or home / "spill"),
+            write_attempts=_int(env, "WRITE_ATTEMPTS", 3, minimum=1, maximum=20),
             ingest_seal_seconds=_int(env, "INGEST_SEAL_SECONDS", 60, minimum=1, maximum=60),
             ingest_seal_mb=_int(env, "INGEST_SEAL_MB", 16, minimum=1, maximum=4096),
             ingest_max_request_mb=_int(env, "INGEST_MAX_REQUEST_MB", 64, minimum=1, maximum=1024),

@@ -109,6 +109,15 @@ class MergeStep:
     mode: str | None = None
 
 
+# The dataset and the run row of a staged event (after the datasets and runs steps).
+_EVENT_DATASET = """join lineage.datasets d
+          on d.namespace = e.dataset_namespace and d.dataset_type = e.dataset_type and d.dataset = e.dataset"""
+_EVENT_RUN = """join lineage.programs p
+          on p.namespace = e.namespace and p.application = e.application
+         and p.program_type = e.program_type and p.program = e.program
+        join lineage.runs r
+          on r.namespace = e.namespace and r.program_key = p.program_key and r.run_id = e.run_id"""
+
 _UNKNOWN_NAMESPACE = """(not exists (select from lineage.namespaces ns where ns.namespace = e.namespace)
     or e.dataset_namespace is not null
        and not exists (select from lineage.namespaces ns where ns.namespace = e.dataset_namespace))"""
@@ -163,7 +172,8 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         on conflict do nothing"""),
     MergeStep("datasets", """
         insert into lineage.datasets (namespace, dataset_type, dataset)
-        select distinct dataset_namespace, dataset_type, dataset from {events} where kind = 'dataset_access'
+        select distinct dataset_namespace, dataset_type, dataset from {events}
+        where kind in ('dataset_access', 'dataset_facets')
         on conflict do nothing"""),
     MergeStep("runs", f"""
         insert into lineage.runs as r (namespace, program_key, run_id, started_at, stopped_at, status,
@@ -191,19 +201,82 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
                                                    accessed_at, batch_id)
         select e.dataset_namespace, d.dataset_key, r.run_key, e.access, coalesce(e.component, ''),
                min({_EVENT_TIME}), %(batch)s
-        from {{events}} e
-        join lineage.datasets d
-          on d.namespace = e.dataset_namespace and d.dataset_type = e.dataset_type and d.dataset = e.dataset
-        join lineage.programs p
-          on p.namespace = e.namespace and p.application = e.application
-         and p.program_type = e.program_type and p.program = e.program
-        join lineage.runs r
-          on r.namespace = e.namespace and r.program_key = p.program_key and r.run_id = e.run_id
+        from {{events}} e {_EVENT_DATASET} {_EVENT_RUN}
         where e.kind = 'dataset_access'
         group by e.dataset_namespace, d.dataset_key, r.run_key, e.access, coalesce(e.component, '')
         on conflict (namespace, dataset_key, run_key, access, component)
         do update set accessed_at = least(a.accessed_at, excluded.accessed_at)
         where excluded.accessed_at < a.accessed_at""", counts="accesses_added"),
+    # What runs and datasets keep beside accesses (migration 0013). In each, the latest event wins
+    # (ties broken by content), so any arrival order gives the same rows.
+    MergeStep("run parents", f"""
+        insert into lineage.run_parents as l (run_key, relation, namespace, application, program_type, program,
+                                              run_id, event_time, batch_id)
+        select distinct on (r.run_key, link.relation)
+               r.run_key, link.relation, linked.*, {_EVENT_TIME}, %(batch)s
+        from {{events}} e {_EVENT_RUN}
+        cross join lateral jsonb_each(e.payload::jsonb) as link(relation, run)
+        cross join lateral jsonb_to_record(link.run)
+            as linked(namespace text, application text, program_type text, program text, run_id text)
+        where e.kind = 'run_parent'
+        order by r.run_key, link.relation, {_EVENT_TIME} desc, row(linked.*)::text desc
+        on conflict (run_key, relation) do update set
+            namespace = excluded.namespace, application = excluded.application,
+            program_type = excluded.program_type, program = excluded.program, run_id = excluded.run_id,
+            event_time = excluded.event_time, batch_id = excluded.batch_id
+        where (excluded.event_time, row(excluded.namespace, excluded.application, excluded.program_type,
+                                        excluded.program, excluded.run_id)::text)
+            > (l.event_time, row(l.namespace, l.application, l.program_type, l.program, l.run_id)::text)"""),
+    MergeStep("run facets", f"""
+        insert into lineage.run_facets as f (run_key, facet_of, name, facet, event_time, batch_id)
+        select distinct on (r.run_key, kept.facet_of, kept.name)
+               r.run_key, kept.facet_of, kept.name, kept.facet, {_EVENT_TIME}, %(batch)s
+        from {{events}} e {_EVENT_RUN}
+        cross join lateral (select 'run', key, value from jsonb_each(e.payload::jsonb -> 'run')
+                            union all
+                            select 'job', key, value from jsonb_each(e.payload::jsonb -> 'job'))
+            as kept(facet_of, name, facet)
+        where e.kind = 'run_facets'
+        order by r.run_key, kept.facet_of, kept.name, {_EVENT_TIME} desc, kept.facet::text desc
+        on conflict (run_key, facet_of, name) do update set
+            facet = excluded.facet, event_time = excluded.event_time, batch_id = excluded.batch_id
+        where (excluded.event_time, excluded.facet::text) > (f.event_time, f.facet::text)"""),
+    MergeStep("run warnings", f"""
+        insert into lineage.run_warnings as w (run_key, warning, first_seen_at)
+        select r.run_key, warning, min({_EVENT_TIME})
+        from {{events}} e {_EVENT_RUN}
+        cross join lateral jsonb_array_elements_text(e.payload::jsonb -> 'warnings') as warning
+        where e.kind = 'run_facets'
+        group by r.run_key, warning
+        on conflict (run_key, warning) do update set first_seen_at = excluded.first_seen_at
+        where excluded.first_seen_at < w.first_seen_at"""),
+    MergeStep("dataset facets", f"""
+        insert into lineage.dataset_facets as f (dataset_key, name, facet, event_time, batch_id)
+        select distinct on (d.dataset_key, kept.name) d.dataset_key, kept.name, kept.facet, {_EVENT_TIME}, %(batch)s
+        from {{events}} e {_EVENT_DATASET}
+        cross join lateral jsonb_each(e.payload::jsonb -> 'facets') as kept(name, facet)
+        where e.kind = 'dataset_facets'
+        order by d.dataset_key, kept.name, {_EVENT_TIME} desc, kept.facet::text desc
+        on conflict (dataset_key, name) do update set
+            facet = excluded.facet, event_time = excluded.event_time, batch_id = excluded.batch_id
+        where (excluded.event_time, excluded.facet::text) > (f.event_time, f.facet::text)"""),
+    MergeStep("dataset aliases", f"""
+        insert into lineage.dataset_aliases as a (namespace, alias, alias_type, dataset_key, event_time, batch_id)
+        select distinct on (coalesce(alias.namespace, e.namespace), alias.name)
+               coalesce(alias.namespace, e.namespace), alias.name, coalesce(alias.type, 'unknown'), d.dataset_key,
+               {_EVENT_TIME}, %(batch)s
+        from {{events}} e {_EVENT_DATASET}
+        cross join lateral jsonb_to_recordset(e.payload::jsonb -> 'aliases')
+            as alias(namespace text, name text, type text)
+        where e.kind = 'dataset_facets'
+        order by coalesce(alias.namespace, e.namespace), alias.name, {_EVENT_TIME} desc, d.dataset desc
+        on conflict (namespace, alias) do update set
+            alias_type = excluded.alias_type, dataset_key = excluded.dataset_key, event_time = excluded.event_time,
+            batch_id = excluded.batch_id
+        where excluded.event_time > a.event_time
+           or excluded.event_time = a.event_time and excluded.dataset_key <> a.dataset_key
+              and (select dataset from lineage.datasets where dataset_key = excluded.dataset_key)
+                > (select dataset from lineage.datasets where dataset_key = a.dataset_key)"""),
     MergeStep("field operation and metadata events", f"""
         insert into lineage.pending_events (namespace, event_id, kind, event_time, application,
             program_type, program, run_id, payload, batch_id)

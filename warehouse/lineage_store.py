@@ -20,6 +20,7 @@ from psycopg.rows import dict_row
 
 from lineage.errors import MartNotBuiltError
 from lineage.lineage_graph import DataRef, ProgramRef, Relation
+from warehouse.run_store import epoch_seconds, linked_runs
 
 WALK_MART = "lineage_marts.lineage_walk"
 
@@ -80,6 +81,21 @@ _RELATIONS = f"""
 
 def namespace_exists(conn: psycopg.Connection, namespace: str) -> bool:
     return conn.execute("select 1 from lineage.namespaces where namespace = %s", (namespace,)).fetchone() is not None
+
+
+def dataset_named(conn: psycopg.Connection, data: DataRef) -> DataRef:
+    """The dataset a lookup of ``data`` finds: ``data`` itself when a dataset of that name exists or
+    no dataset has it as an alias (OpenLineage's symlinks), else the dataset the alias names."""
+    if data.type != "dataset":
+        return data
+    found = conn.execute(
+        """select d.namespace, d.dataset_type, d.dataset
+           from lineage.dataset_aliases a join lineage.datasets d using (dataset_key)
+           where a.namespace = %(namespace)s and a.alias = %(name)s
+             and not exists (select from lineage.datasets own where own.namespace = %(namespace)s
+                             and own.dataset_type = 'dataset' and own.dataset = %(name)s)""",
+        {"namespace": data.namespace, "name": data.name}).fetchone()
+    return data if found is None else DataRef(*found)
 
 
 class LineageQueries:
@@ -154,14 +170,15 @@ def run_accesses(
                where a.run_key = %s order by a.accessed_at, d.dataset, a.access""",
             (run.pop("run_key"),),
         ).fetchall()
-    return {**_times(run), "accesses": [_times(access) for access in accesses]}
+    return {**epoch_seconds(run), "accesses": [epoch_seconds(access) for access in accesses]}
 
 
 def program_runs(
     conn: psycopg.Connection, namespace: str, application: str, program_type: str, program: str,
     start: datetime, end: datetime,
 ) -> list[dict[str, Any]] | None:
-    """The program's runs in the window, newest first; None when the program is unknown."""
+    """The program's runs in the window, newest first, each with its parent run (or None); None
+    when the program is unknown."""
     with conn.cursor(row_factory=dict_row) as cursor:
         found = cursor.execute(
             """select program_key from lineage.programs
@@ -171,14 +188,12 @@ def program_runs(
         if found is None:
             return None
         runs = cursor.execute(
-            f"""select run_id, status, started_at, stopped_at from lineage.runs r
+            f"""select run_key, run_id, status, started_at, stopped_at from lineage.runs r
                 where program_key = %(program)s and {in_window("r.started_at", "r.stopped_at")}
                 order by started_at desc, run_id""",
             {"program": found["program_key"], "start": start, "end": end},
         ).fetchall()
-    return [_times(run) for run in runs]
+    parents = linked_runs(conn, [run["run_key"] for run in runs])
+    return [{"parent": parents.get(run.pop("run_key"), {}).get("parent"), **epoch_seconds(run)} for run in runs]
 
 
-def _times(row: dict[str, Any]) -> dict[str, Any]:
-    """Datetimes as epoch seconds, the API's time unit."""
-    return {key: int(value.timestamp()) if isinstance(value, datetime) else value for key, value in row.items()}

@@ -20,6 +20,7 @@ from lineage.settings import Settings
 from lineage_api import http_errors
 from lineage_api.deps import CurrentUser
 from lineage_api.ingest_auth import KeyCache
+from lineage_api.path_names import KeepEncodedSlashes
 from lineage_api.routes import (
     dataset_schemas,
     field_lineage,
@@ -87,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                        include_in_schema=False)
     app.include_router(_documentation(app))
     http_errors.install(app)
+    app.add_middleware(KeepEncodedSlashes)
     return app
 
 

@@ -56,6 +56,7 @@ def entity_links(subject: MetadataEntity) -> dict[str, str]:
     elif subject.type == "program":
         links["runs"] = f"{path}/runs"
     elif subject.type == "program_run":
+        links["run"] = path
         links["accesses"] = f"{path}/accesses"
     elif namespace is not None and [key for key, _ in subject.parts[:3]] == ["namespace", "dataset", "field"]:
         dataset = subject.value("dataset") or ""

@@ -65,6 +65,7 @@ class Links(TypedDict, total=False):
     provenancePage: Annotated[str, Field(description="the field provenance page of a field")]
     runs: Annotated[str, Field(description="a program's runs")]
     accesses: Annotated[str, Field(description="what a run read and wrote")]
+    run: Annotated[str, Field(description="a run: its status, parent, root, children, facets and warnings")]
     search: Annotated[str, Field(description="a namespace's metadata search")]
     suggest: Annotated[str, Field(description="a namespace's search suggestions")]
 
@@ -227,11 +228,55 @@ class RunAccesses(Body):
     accesses: list[RunAccess]
 
 
+class RunLink(Body):
+    """A run linked to another (its parent, root or child), named as the warehouse names runs;
+    a run whose program the caller may not read is shown as type ``hidden`` with empty names."""
+
+    namespace: str
+    application: str
+    type: str
+    program: str
+    run_id: str
+    recorded: bool = Field(description="whether the warehouse holds the run itself (a parent may send no events)")
+    links: Links
+
+
+class ChildRun(RunLink):
+    status: str | None
+    started_at: int | None
+
+
+class RunFacets(Body):
+    run: dict[str, dict[str, Any]] = Field(description="run facets by name, as the latest event carried them")
+    job: dict[str, dict[str, Any]] = Field(description="job facets by name, as the latest event carried them")
+
+
+class RunAnswer(Body):
+    """A run: its status and times, its place in a run hierarchy (OpenLineage's ``parent``
+    facet), the facets its events carried, and warnings about them."""
+
+    run_id: str
+    recorded: bool = Field(description="false for a run known only as the parent or root of others")
+    status: str | None
+    started_at: int | None
+    stopped_at: int | None
+    parent: RunLink | None
+    root: RunLink | None
+    children: list[ChildRun] = Field(description="runs naming this one as their parent, oldest first "
+                                                 "(at most 1,000)")
+    childCount: int
+    facets: RunFacets
+    warnings: list[str] = Field(description="what its events were accepted with but should not have had, "
+                                            "e.g. 'eventTime without offset, read as UTC'")
+    links: Links
+
+
 class ProgramRun(Body):
     run_id: str
     status: str
     started_at: int | None
     stopped_at: int | None
+    parent: RunLink | None
     links: Links
 
 
@@ -247,14 +292,19 @@ class FieldPath(Body):
     """One distinct path into a field, with every run that recorded it."""
 
     operations: list[dict[str, Any]] = Field(
-        description="the path's operations, first to last, as the *Field Level Lineage* design records them")
+        description="the path's operations, first to last, as the *Field Level Lineage* design records them; "
+                    "an input carries its `transformation` ({type: DIRECT or INDIRECT, subtype, description, "
+                    "masking}) when the producer recorded one, and no such key otherwise")
     sources: list[dict[str, Any]] = Field(description="the source fields the path starts from")
     runs: list[str]
     runCount: int
     firstSeenInSeconds: int
     lastSeenInSeconds: int
     fingerprint: str
-    graph: dict[str, Any] | None = Field(None, description="the simple or detailed view's nodes and edges")
+    graph: dict[str, Any] | None = Field(
+        None, description="the simple or detailed view's nodes and edges; a detailed edge carries its input's "
+                          "`transformation`, a simple edge the distinct `transformations` between its source "
+                          "field and the field, each only when recorded")
 
 
 class RelatedField(Body):

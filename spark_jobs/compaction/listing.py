@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from pyspark.sql import SparkSession
 
-from lineage.log_writer import LOG_SUFFIX
+from lineage.log_writer import LOG_SUFFIX, partition_start
 
 
 @dataclass(frozen=True)
@@ -21,15 +21,6 @@ def partition_days(interval_end: datetime, lookback_hours: int) -> list[str]:
     first = (interval_end - timedelta(hours=lookback_hours)).astimezone(UTC).date()
     last = interval_end.astimezone(UTC).date()
     return [(first + timedelta(days=offset)).isoformat() for offset in range((last - first).days + 1)]
-
-
-def partition_start(path: str) -> datetime | None:
-    """Start of the hour a file's ``dt=.../hour=...`` partition covers; None if not partitioned."""
-    parts = {key: value for key, _, value in (seg.partition("=") for seg in path.split("/")) if value}
-    try:
-        return datetime.strptime(f"{parts['dt']} {parts['hour']}", "%Y-%m-%d %H").replace(tzinfo=UTC)
-    except (KeyError, ValueError):
-        return None
 
 
 def list_log_files(spark: SparkSession, log_root: str, interval_end: datetime, lookback_hours: int) -> list[LogFile]:

@@ -36,14 +36,15 @@ def iso(moment: datetime) -> str:
 
 
 def run(program_type: str, program: str, run_id: str, accesses: list[tuple[str, str, str]],
-        field_operations: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        field_operations: dict[str, Any] | None = None, *, schema_version: int = 1) -> list[dict[str, Any]]:
     ids = {"application": "PurchaseHistory", "program_type": program_type, "program": program, "run_id": run_id}
     events = [event("run_start", run=ids, event_time=iso(AT))]
     for data_type, name, access in accesses:
         events.append(event("dataset_access", {"dataset": {"type": data_type, "name": name}, "access": access},
                             run=ids, event_time=iso(AT + timedelta(minutes=1))))
     if field_operations:
-        events.append(event("field_operations", field_operations, run=ids, event_time=iso(AT + timedelta(minutes=2))))
+        events.append(event("field_operations", field_operations, run=ids, event_time=iso(AT + timedelta(minutes=2)),
+                            schema_version=schema_version))
     events.append(event("run_end", {"status": "completed"}, run=ids, event_time=iso(AT + timedelta(minutes=10))))
     return events
 
@@ -57,6 +58,30 @@ HISTORY_OPERATIONS = {"destination": {"name": "history"}, "operations": [
     {"id": "write", "type": "write", "name": "write", "inputs": [{"field": "customer", "origin": "read"},
                                                                  {"field": "total_spent", "origin": "spend"}],
      "outputs": ["customer", "total_spent"]}]}
+
+SUM = {"type": "DIRECT", "subtype": "AGGREGATION", "description": "sum(amount)"}
+# Format v2 records each input's transformation (OpenLineage's vocabulary): orders -> totals.
+TOTALS_OPERATIONS = {"destination": {"name": "totals"}, "operations": [
+    {"id": "read", "type": "read", "name": "read", "inputs": [{"source": {"name": "orders"}}],
+     "outputs": ["customer", "amount", "email"]},
+    {"id": "sum", "type": "transform", "name": "aggregation", "outputs": ["total"], "inputs": [
+        {"field": "amount", "origin": "read", "transformation": SUM},
+        {"field": "customer", "origin": "read", "transformation": {"type": "INDIRECT", "subtype": "GROUP_BY"}}]},
+    {"id": "hash", "type": "transform", "name": "transformation", "outputs": ["email_hash"], "inputs": [
+        {"field": "email", "origin": "read",
+         "transformation": {"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": True}}]},
+    {"id": "write", "type": "write", "name": "write", "outputs": ["total", "email_hash"],
+     "inputs": [{"field": "total", "origin": "sum"}, {"field": "email_hash", "origin": "hash"}]}]}
+
+
+RUN_IDS = {"application": "PurchaseHistory", "program_type": "mapreduce", "program": "PurchaseHistoryBuilder"}
+NIGHTLY = {"application": "Nightly", "program_type": "workflow", "program": "NightlyWorkflow", "run_id": "nightly-1"}
+
+
+def parent_of(run_id: str) -> dict[str, Any]:
+    """A run_parent event (format v2): the builder run ``run_id`` ran inside the nightly workflow run."""
+    return event("run_parent", {"parent": {"namespace": "default", **NIGHTLY}}, schema_version=2,
+                 run={**RUN_IDS, "run_id": run_id}, event_time=iso(AT))
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +97,9 @@ def site(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         *run("mapreduce", "PurchaseHistoryBuilder", "builder-2", [("dataset", "purchases", "read"),
                                                                   ("dataset", "history", "write")], HISTORY_OPERATIONS),
         *run("service", "PurchaseHistoryService", "service-1", [("dataset", "history", "unknown")]),
+        *run("mapreduce", "TotalsBuilder", "totals-1", [], TOTALS_OPERATIONS, schema_version=2),
+        event("run_start", run=NIGHTLY, event_time=iso(AT)), parent_of("builder-1"), parent_of("builder-2"),
+        event("run_end", {"status": "completed"}, run=NIGHTLY, event_time=iso(AT + timedelta(minutes=30))),
     ], hour=NOW.strftime("dt=%Y-%m-%d/hour=%H"))
     run_compaction(spark, interval_end=NOW + timedelta(hours=1), settings=settings)
     run_field_lineage(spark, settings)
@@ -202,6 +230,31 @@ def test_lineage_graph_has_the_apis_nodes_and_edges_and_leads_to_a_run(page: Any
         ["history", "dataset", "write"], ["purchases", "dataset", "read"]]
 
 
+def test_a_run_page_links_to_its_parent_whose_page_lists_its_children(page: Any, site: dict[str, str]) -> None:
+    builder = api(site, "v3/namespaces/default/apps/PurchaseHistory/mapreduce/PurchaseHistoryBuilder/runs/builder-1")
+    page.goto("/lineage/" + builder["links"]["page"])
+    parent = page.locator("#run-parent a")
+    parent.wait_for()
+    assert parent.inner_text() == "Nightly.NightlyWorkflow · nightly-1"
+    assert page.locator("#run-root").inner_text() == "Root: none"
+    parent.click()
+    page.wait_for_url("**/ui/run?**nightly-1")
+    page.locator("#run-children li").first.wait_for()
+    nightly = api(site, builder["parent"]["links"]["run"])
+    assert page.locator("#run-children a").all_inner_texts() == [
+        f"{c['application']}.{c['program']} · {c['run_id']}" for c in nightly["children"]] == [
+        "PurchaseHistory.PurchaseHistoryBuilder · builder-1", "PurchaseHistory.PurchaseHistoryBuilder · builder-2"]
+    assert page.locator("#run-status").inner_text() == "completed"
+    assert page.locator("#run-parent").inner_text() == "Parent: none"
+    assert "null" not in page.locator("main").inner_text()
+    shoot(page, "run-hierarchy")
+    page.locator("#run-children a", has_text="builder-2").click()
+    page.wait_for_url("**/ui/run?**builder-2")
+    page.locator("#accesses tbody tr").first.wait_for()
+    assert page.locator("h1").inner_text() == "Run builder-2"
+    assert page.locator("#run-parent a").inner_text() == "Nightly.NightlyWorkflow · nightly-1"
+
+
 def test_field_provenance_switches_views_and_direction(page: Any) -> None:
     page.goto("/lineage/ui/fields?ns=default&dataset=history&field=total_spent&view=simple")
     page.wait_for_function("window.cy && window.cy.nodes().length > 0")
@@ -217,6 +270,51 @@ def test_field_provenance_switches_views_and_direction(page: Any) -> None:
     page.goto("/lineage/ui/fields?ns=default&dataset=purchases&field=price&direction=outgoing")
     page.locator("#impact-list li").first.wait_for()
     assert page.locator("#impact-list").inner_text() == "level 1: history.total_spent"
+
+
+def test_field_page_shows_each_edges_transformation_and_a_direct_only_switch(page: Any, site: dict[str, str]) -> None:
+    page.goto("/lineage/ui/fields?ns=default&dataset=totals&field=total&view=detailed")
+    page.wait_for_function("window.cy && window.cy.edges().length > 0")
+    edges = "cy.edges().map(e => [e.data('source'), e.data('label')]).sort()"
+    assert page.evaluate(edges) == [["read:amount", "aggregation\nDIRECT \u00b7 AGGREGATION"],
+                                    ["read:customer", "aggregation\nINDIRECT \u00b7 GROUP_BY"],
+                                    ["sum:total", "write"]]
+    assert page.evaluate("cy.edges('.indirect').map(e => e.data('source'))") == ["read:customer"]  # drawn dashed
+    badges = page.locator("#path-list .badge.transformation")
+    assert badges.all_inner_texts() == ["DIRECT \u00b7 AGGREGATION", "INDIRECT \u00b7 GROUP_BY"]
+    assert badges.first.get_attribute("title") == "sum(amount)"
+    shoot(page, "fields-transformations")
+
+    page.locator("#direct-only").check()
+    page.wait_for_function("window.cy && window.cy.edges().length === 2")
+    assert page.evaluate(edges) == [["read:amount", "aggregation\nDIRECT \u00b7 AGGREGATION"], ["sum:total", "write"]]
+    direct = api(site, "v3/namespaces/default/datasets/totals/fields/total/lineage", start="now-7d", end="now",
+                 view="detailed", transformations="direct")
+    assert sorted(page.evaluate("cy.nodes().map(n => n.id())")) == sorted(
+        n["id"] for n in direct["paths"][0]["graph"]["nodes"])
+    assert "direct only" in page.locator("#summary").inner_text()
+    assert "transformations=direct" in page.url  # the switch is kept in the page's address
+
+    page.goto("/lineage/ui/fields?ns=default&dataset=totals&field=email_hash&view=simple&transformations=direct")
+    page.wait_for_function("window.cy && window.cy.edges().length > 0")
+    assert page.locator("#direct-only").is_checked()
+    assert page.evaluate("cy.edges().map(e => e.data('label'))") == [
+        "transformation \u2192 write\nDIRECT \u00b7 TRANSFORMATION \u00b7 masked"]
+
+
+def test_field_impact_shows_transformations_and_direct_only_leaves_out_indirect_fields(page: Any) -> None:
+    page.goto("/lineage/ui/fields?ns=default&dataset=orders&field=customer&direction=outgoing")
+    page.locator("#impact-list li").first.wait_for()
+    item = page.locator("#impact-list li")
+    assert item.locator("a").inner_text() == "totals.total"
+    # The list shows how the field reaches totals.total; the graph draws all of total's sources.
+    assert item.locator(".badge.transformation").all_inner_texts() == ["INDIRECT \u00b7 GROUP_BY"]
+    assert page.evaluate("cy.edges().map(e => [e.data('source'), e.data('label')]).sort()") == [
+        ["orders.amount", "level 1\nDIRECT \u00b7 AGGREGATION"],
+        ["orders.customer", "level 1\nINDIRECT \u00b7 GROUP_BY"]]
+    page.locator("#direct-only").check()
+    page.locator("#summary", has_text="0 downstream fields of orders.customer, direct only").wait_for()
+    assert page.locator("#impact-list li").count() == 0
 
 
 @pytest.mark.parametrize("path", ["/lineage/ui/search", "/lineage/ui/lineage", "/lineage/ui/fields"])

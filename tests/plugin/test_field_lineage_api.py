@@ -1,4 +1,7 @@
-"""Field lineage end to end: raw events -> real compaction -> Spark field lineage job -> API."""
+"""Field lineage end to end: raw events -> real compaction -> Spark field lineage job -> API.
+
+Besides the design's own example (no transformations recorded), runs of format v2 record each
+input's transformation (OpenLineage's column lineage vocabulary), as any producer may."""
 
 from __future__ import annotations
 
@@ -28,8 +31,9 @@ CHANGED_OPERATIONS = [*SEED_OPERATIONS[:-1], {"name": "create", "inputs": [{"fie
                                               "outputs": ["id"], "description": "id from name and age"}]
 
 
-def run(program: str, run_id: str, hour: int, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A run's start, its field operation records, its end."""
+def run(program: str, run_id: str, hour: int, records: list[dict[str, Any]], version: int = 1
+        ) -> list[dict[str, Any]]:
+    """A run's start, its field operation records (of format ``version``), its end."""
     ids = {"application": "UserProfiles", "program_type": "mapreduce", "program": program, "run_id": run_id}
     at = T0 + timedelta(hours=hour)
 
@@ -38,7 +42,7 @@ def run(program: str, run_id: str, hour: int, records: list[dict[str, Any]]) -> 
 
     return [event("run_start", run=ids, event_time=stamp(at), namespace="myns"),
             *[event("field_operations", record, run=ids, event_time=stamp(at + timedelta(seconds=1)),
-                    namespace="myns") for record in records],
+                    namespace="myns", schema_version=version) for record in records],
             event("run_end", {"status": "completed"}, run=ids, event_time=stamp(at + timedelta(minutes=5)),
                   namespace="myns")]
 
@@ -56,6 +60,29 @@ SCORES = {"destination": {"name": "scores"}, "operations": [
 NO_READ = {"destination": {"name": "broken"}, "destination_fields": ["x"],
            "operations": [{"name": "invent", "inputs": [], "outputs": ["x"]}]}
 
+SUM = {"type": "DIRECT", "subtype": "AGGREGATION", "description": "sum(amount)", "masking": False}
+GROUP = {"type": "INDIRECT", "subtype": "GROUP_BY", "masking": False}
+PAID = {"type": "INDIRECT", "subtype": "FILTER", "description": "status = 'paid'", "masking": False}
+HASH = {"type": "DIRECT", "subtype": "TRANSFORMATION", "description": "sha256(email)", "masking": True}
+SORT = {"type": "INDIRECT", "subtype": "SORT", "description": "order by total desc", "masking": False}
+COPY = {"type": "DIRECT", "subtype": "IDENTITY", "masking": False}
+# orders -> totals: total = sum(amount) group by customer where status = 'paid'; email masked; customer
+# written as read (no transformation recorded). totals -> report: the customers ordered by total.
+TOTALS = {"destination": {"name": "totals"}, "operations": [
+    {"name": "read", "inputs": [{"source": {"name": "orders"}}], "outputs": ["customer", "amount", "status", "email"]},
+    {"name": "aggregation", "outputs": ["total"], "inputs": [
+        {"field": "amount", "transformation": SUM}, {"field": "customer", "transformation": GROUP},
+        {"field": "status", "transformation": PAID}]},
+    {"name": "transformation", "outputs": ["email_hash"], "inputs": [{"field": "email", "transformation": HASH}]},
+    {"type": "write", "name": "write", "inputs": [{"field": "customer"}, {"field": "total"}, {"field": "email_hash"}]},
+]}
+REPORT = {"destination": {"name": "report"}, "operations": [
+    {"name": "read", "inputs": [{"source": {"name": "totals"}}], "outputs": ["customer", "total"]},
+    {"name": "identity", "outputs": ["top_customer"], "inputs": [
+        {"field": "customer", "transformation": COPY}, {"field": "total", "transformation": SORT}]},
+    {"type": "write", "name": "write", "inputs": [{"field": "top_customer"}]},
+]}
+
 
 @pytest.fixture(scope="module")
 def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
@@ -72,10 +99,11 @@ def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]
         *run("ETLMapReduce", "r3", 3, [profiles(SEED_OPERATIONS)]),
         *run("ETLMapReduce", "r4", 4, [profiles(CHANGED_OPERATIONS)]),
         *run("Scoring", "s1", 5, [SCORES, NO_READ]),
+        *run("Totals", "t1", 6, [TOTALS, REPORT], version=2),
     ])
     run_compaction(spark, interval_end=END, settings=settings)
-    summary = run_field_lineage(spark, settings, chunk_records=2)  # three chunks, one transaction each
-    assert (summary.records, summary.sets_added, summary.runs_recorded, summary.quarantined) == (5, 3, 5, 0)
+    summary = run_field_lineage(spark, settings, chunk_records=2)  # four chunks, one transaction each
+    assert (summary.records, summary.sets_added, summary.runs_recorded, summary.quarantined) == (7, 5, 7, 0)
     again = run_field_lineage(spark, settings)
     assert again.records == 0  # processed records are not read twice
     ensure_airflow_db()
@@ -163,9 +191,71 @@ def test_a_record_without_a_read_is_quarantined_and_the_runs_other_records_kept(
     ("datasets/mytableds/fields/id/lineage", {"direction": "sideways"}, 400, "direction"),
     ("datasets/mytableds/fields/id/lineage", {"start": "now", "end": "now-1h"}, 400, "is after end"),
     ("datasets/mytableds/fields/id/lineage", {"levels": "0"}, 400, "levels must be between 1 and 100"),
+    ("datasets/totals/fields/total/lineage", {"transformations": "indirect"}, 400,
+     "query.transformations: Input should be 'all' or 'direct'"),
+    ("datasets/totals/fields/total/lineage", {"transformations": "DIRECT", "direction": "outgoing"}, 400,
+     "transformations"),
 ])
 def test_bad_field_lineage_requests_get_json_errors(api: TestClient, path: str, params: dict[str, str], status: int,
                                                     message: str) -> None:
     response = api.get(f"/v3/namespaces/myns/{path}", params=params)
     assert response.status_code == status
     assert message in response.json()["message"]
+
+
+def orders(field: str) -> dict[str, str]:
+    return {"namespace": "myns", "type": "dataset", "name": "orders", "field": field}
+
+
+def test_each_input_shows_its_transformation_in_the_paths_and_both_views(api: TestClient) -> None:
+    (total,) = lineage(api, "totals", "total", view="detailed")["paths"]
+    aggregation = next(op for op in total["operations"] if op["name"] == "aggregation")
+    assert [(item["field"], item["transformation"]) for item in aggregation["inputs"]] == [
+        ("amount", SUM), ("customer", GROUP), ("status", PAID)]
+    assert [(e["from"], e["name"], e.get("transformation")) for e in total["graph"]["edges"]] == [
+        ("aggregation:total", "write", None), ("read:amount", "aggregation", SUM),
+        ("read:customer", "aggregation", GROUP), ("read:status", "aggregation", PAID)]
+    (simple,) = lineage(api, "totals", "total", view="simple")["paths"]
+    assert [(e["from"], e["transformations"]) for e in simple["graph"]["edges"]] == [
+        ("read:amount", [SUM]), ("read:customer", [GROUP]), ("read:status", [PAID])]
+    (masked,) = lineage(api, "totals", "email_hash", view="simple")["paths"]
+    assert masked["graph"]["edges"][0]["transformations"] == [HASH]  # masking: true, shown as recorded
+
+
+def test_operations_recorded_without_transformations_show_none_and_are_all_direct(api: TestClient) -> None:
+    for params in ({"view": "detailed"}, {"view": "simple"}):
+        body = lineage(api, "mytableds", "id", **params)
+        assert "transformation" not in str(body)  # no key at all, never null
+        assert lineage(api, "mytableds", "id", transformations="direct", **params) == body
+    (customer,) = lineage(api, "totals", "customer", transformations="direct")["paths"]
+    assert customer["sources"] == [orders("customer")]
+
+
+def test_direct_only_keeps_the_chains_whose_every_edge_is_direct(api: TestClient) -> None:
+    every = lineage(api, "totals", "total", view="detailed")["paths"][0]
+    (direct,) = lineage(api, "totals", "total", view="detailed", transformations="direct")["paths"]
+    assert direct["sources"] == [orders("amount")]
+    assert [(e["from"], e.get("transformation")) for e in direct["graph"]["edges"]] == [
+        ("aggregation:total", None), ("read:amount", SUM)]
+    assert direct["runs"] == every["runs"] == ["t1"]
+    assert direct["fingerprint"] != every["fingerprint"]  # the fingerprint of the path shown
+
+
+def test_direct_only_provenance_and_impact_walk_direct_chains(api: TestClient) -> None:
+    def upstream(**params: str) -> list[tuple[str, str, int]]:
+        return [(u["dataset"], u["field"], u["level"])
+                for u in lineage(api, "report", "top_customer", levels=3, **params)["upstream"]]
+
+    assert upstream() == [("totals", "customer", 1), ("totals", "total", 1)]
+    assert upstream(transformations="direct") == [("totals", "customer", 1)]
+
+    def impacts(field: str, **params: str) -> list[tuple[str, str, int]]:
+        return [(i["dataset"], i["field"], i["level"])
+                for i in lineage(api, "orders", field, direction="outgoing", levels=3, **params)["impacts"]]
+
+    assert impacts("amount") == [("totals", "total", 1), ("report", "top_customer", 2)]
+    assert impacts("amount", transformations="direct") == [("totals", "total", 1)]
+    assert impacts("status") == [("totals", "total", 1), ("report", "top_customer", 2)]
+    assert impacts("status", transformations="direct") == []
+    assert impacts("customer", transformations="direct") == [("totals", "customer", 1),
+                                                              ("report", "top_customer", 2)]

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import orjson
@@ -193,3 +194,26 @@ def test_what_the_endpoint_wrote_is_few_whole_files_the_compaction_turns_into_ru
     assert runs["0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a33"] == runs["0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a44"] == "completed"
     assert "admin-1" in runs and "sales-1" not in runs
     assert len(lines) >= 7
+
+
+def test_datasets_named_by_their_openlineage_identity_round_trip_through_the_api(
+        admin: httpx.Client, warehouse: str) -> None:
+    """Runs after the compaction above: a name holding '/' (and '%') is one path segment."""
+    runs = admin.get(f"/v3/namespaces/default/apps/default/openlineage/{quote('load orders', safe='')}/runs",
+                     params={"start": "0", "end": "now"})
+    assert runs.status_code == 200, runs.text
+    accesses = admin.get(f"/v3/namespaces/default/apps/default/openlineage/{quote('load orders', safe='')}"
+                         f"/runs/{RUN_ID}/accesses")
+    assert accesses.status_code == 200, accesses.text
+    read = next(item for item in accesses.json()["accesses"] if item["access"] == "read")
+    name = "postgres://db:5432/shop.public.orders"
+    assert read["name"] == name  # the identity comes back whole
+    path = f"/v3/namespaces/default/datasets/{quote(name, safe='')}"
+    assert read["links"]["metadata"] == path.lstrip("/") + "/metadata"  # the link a page follows
+    tagged = admin.post(f"{path}/metadata/tags", json=["orders", "50%"])
+    assert tagged.status_code == 200, tagged.text
+    metadata = admin.get(f"{path}/metadata").json()
+    assert metadata["entity"]["details"][-1] == {"key": "dataset", "value": name}
+    assert sorted(metadata["metadata"]["USER"]["tags"]) == ["50%", "orders"]
+    assert admin.get(f"/v3/namespaces/default/datasets/{quote('s3://no/such', safe='')}/lineage/fields",
+                     params={"start": "0"}).status_code == 404

@@ -104,7 +104,8 @@ def test_new_event_refuses_naive_times() -> None:
 
 def test_schema_file_documents_every_kind() -> None:
     assert set(schema()["properties"]["kind"]["enum"]) == {
-        "run_start", "run_end", "dataset_access", "field_operations", "metadata_change", "openlineage"
+        "run_start", "run_end", "dataset_access", "field_operations", "metadata_change", "run_parent", "run_facets",
+        "dataset_facets", "openlineage"
     }
     assert set(schema(1)["properties"]["kind"]["enum"]) == {
         "run_start", "run_end", "dataset_access", "field_operations", "metadata_change"

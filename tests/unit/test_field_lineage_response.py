@@ -16,8 +16,10 @@ def at(hour: int) -> datetime:
     return T0.replace(hour=hour)
 
 
-def path(field: str, *sources: FieldKey) -> dict[str, Any]:
-    """A stored path of ``field``: one read of each source field, then ``create`` of the field."""
+def path(field: str, *sources: FieldKey, kinds: dict[FieldKey, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A stored path of ``field``: one read of each source field, then ``create`` of the field
+    (an input with its transformation when ``kinds`` gives one)."""
+    kinds = kinds or {}
     return {
         "field": field, "origin": "create", "fingerprint": "unused by the answer",
         "operations": [
@@ -25,7 +27,8 @@ def path(field: str, *sources: FieldKey) -> dict[str, Any]:
              "sources": [{"namespace": s.namespace, "type": "dataset", "name": s.dataset} for s in sources],
              "outputs": [s.field for s in sources]},
             {"id": "create", "type": "transform", "name": "create", "sources": [],
-             "inputs": [{"field": s.field, "origin": "read"} for s in sources], "outputs": [field]},
+             "inputs": [{"field": s.field, "origin": "read", **({"transformation": kinds[s]} if s in kinds else {})}
+                        for s in sources], "outputs": [field]},
         ],
         "sources": [{"namespace": s.namespace, "type": "dataset", "name": s.dataset, "field": s.field}
                     for s in sources],
@@ -165,3 +168,42 @@ def test_downstream_respects_the_level_bound() -> None:
     body = field_lineage(warehouse, S, 0, 1, direction="outgoing", levels=1)
     assert [(i["dataset"], i["level"]) for i in body["impacts"]] == [("t", 1)]
     assert warehouse.calls == [("fed_by", (S,)), ("paths", (T,))]
+
+
+INDIRECT = {"type": "INDIRECT", "subtype": "JOIN", "masking": False}
+DIRECT = {"type": "DIRECT", "subtype": "IDENTITY", "masking": False}
+
+
+def test_direct_only_narrows_each_path_and_merges_those_that_become_one() -> None:
+    # Two operation sets: b.y joined on c.z, and b.y filtered by c.z; directly, both are x from b.y.
+    rows = [row(A, "fp-1", path("x", B, C, kinds={B: DIRECT, C: INDIRECT}), ["r1"], 1, 1),
+            row(A, "fp-2", path("x", B, C, kinds={B: DIRECT, C: {**INDIRECT, "subtype": "FILTER"}}), ["r2"], 2, 2),
+            row(A, "fp-3", path("x", C, kinds={C: INDIRECT}), ["r3"], 3, 3)]
+    assert [(p["fingerprint"], p["runs"]) for p in render_paths(rows, [A])[A]] == [
+        ("fp-1", ["r1"]), ("fp-2", ["r2"]), ("fp-3", ["r3"])]
+    (direct,) = render_paths(rows, [A], "detailed", transformations="direct")[A]
+    assert (direct["runs"], direct["sources"]) == (["r1", "r2"], [{"namespace": "ns", "type": "dataset", "name": "b",
+                                                                   "field": "y"}])
+    assert direct["fingerprint"] not in ("fp-1", "fp-2")  # the fingerprint of what is shown
+    assert [e["transformation"] for e in direct["graph"]["edges"]] == [DIRECT]
+
+
+def test_direct_only_walks_upstream_through_direct_edges_only() -> None:
+    # a.x <- b.y (direct), c.z (indirect); b.y and c.z have lineage of their own.
+    warehouse = Warehouse([row(A, "fa", path("x", B, C, kinds={B: DIRECT, C: INDIRECT}), ["r1"], 3, 3),
+                           row(B, "fb", path("y", D), ["r2"], 2, 2), row(C, "fc", path("z", E), ["r3"], 1, 1)])
+    every = field_lineage(warehouse, A, 0, 1, levels=2)
+    assert [u["dataset"] for u in every["upstream"]] == ["b", "c"]
+    direct = field_lineage(warehouse, A, 0, 1, levels=2, transformations="direct")
+    assert [(u["dataset"], u["level"]) for u in direct["upstream"]] == [("b", 1)]
+    assert warehouse.calls[-2:] == [("paths", (A,)), ("paths", (B,))]
+
+
+def test_direct_only_impact_leaves_out_fields_the_origin_reaches_indirectly() -> None:
+    # s.a feeds t.b directly and t.c only as a join key.
+    warehouse = Warehouse([row(T, "b", path("b", S, kinds={S: DIRECT}), ["r1"], 1, 1),
+                           row(T2, "c", path("c", S, R, kinds={S: INDIRECT}), ["r2"], 1, 1)], {S: [T, T2]})
+    every = field_lineage(warehouse, S, 0, 1, direction="outgoing", levels=3)
+    assert [(i["field"], i["paths"][0]["fingerprint"]) for i in every["impacts"]] == [("b", "b"), ("c", "c")]
+    direct = field_lineage(warehouse, S, 0, 1, direction="outgoing", levels=3, transformations="direct")
+    assert [(i["field"], i["paths"][0]["fingerprint"]) for i in direct["impacts"]] == [("b", "b")]

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from spark_jobs.compaction.listing import partition_days, partition_start
+from lineage.log_writer import partition_start
+from spark_jobs.compaction.listing import partition_days
 
 
 def test_partition_days_cover_the_lookback() -> None:

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import column_lineage_dataset as cl
 from openlineage.client.facet_v2 import schema_dataset
 
+from lineage.field_lineage_response import FieldKey, field_lineage
+from lineage.field_transformations import TransformationFilter
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
 from tests.warehouse.test_compaction import rows
+from warehouse.db import connect
+from warehouse.field_lineage_store import FieldLineageQueries
 from warehouse.program_metadata_store import apply_pending
 
 RUN_ID = "0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a11"
@@ -100,3 +105,65 @@ def test_a_malformed_event_from_the_transport_is_quarantined_with_its_reason(
     assert summary.quarantined == 1
     assert rows(warehouse_db, "select reason from lineage.quarantine") == [("OpenLineage event: run.runId is missing",)]
     assert rows(warehouse_db, "select run_id, status from lineage.runs") == [(RUN_ID, "running")]
+
+
+ORDERS = {"namespace": "postgres://db:5432", "name": "shop.public.orders"}
+
+
+def test_column_lineage_transformations_reach_field_lineage_answers_and_the_direct_only_reading(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    """total = sum(amount) group by customer, for paid orders only (a dataset-level FILTER);
+    note is copied with no transformation given (old producers); label comes from a transformation
+    of a type the spec does not have, which the mapping leaves out."""
+    def source(field: str, *transformations: cl.Transformation) -> cl.InputField:
+        return cl.InputField(**ORDERS, field=field, transformations=list(transformations) or None)
+
+    totals = OutputDataset(namespace="s3://lake", name="marts/totals", facets={
+        "columnLineage": cl.ColumnLineageDatasetFacet(
+            fields={"total": cl.Fields(inputFields=[
+                        source("amount", cl.Transformation(type="DIRECT", subtype="AGGREGATION",
+                                                           description="sum(amount)", masking=False)),
+                        source("customer", cl.Transformation(type="INDIRECT", subtype="GROUP_BY"))]),
+                    "note": cl.Fields(inputFields=[source("note")]),
+                    "label": cl.Fields(inputFields=[source("label", cl.Transformation(type="LATERAL",
+                                                                                      subtype="EXPLODE"))])},
+            dataset=[source("status", cl.Transformation(type="INDIRECT", subtype="FILTER",
+                                                        description="status = 'paid'"))])})
+    client = client_for(log_root)
+    for state, at, outputs in ((RunState.START, START, []),
+                               (RunState.COMPLETE, START + timedelta(minutes=5), [totals])):
+        client.emit(RunEvent(eventType=state, eventTime=at.isoformat(), run=Run(runId=RUN_ID),
+                             job=Job(namespace="default", name="totals"), producer=PRODUCER, outputs=outputs))
+    settings = settings_for(warehouse_db)
+    run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
+    assert run_field_lineage(spark, settings).quarantined == 0
+    window = (START - timedelta(hours=1), START + timedelta(hours=1))
+
+    def answer(field: str, transformations: TransformationFilter = "all") -> list[dict[str, Any]]:
+        key = FieldKey("default", "s3://lake/marts/totals", field)
+        with connect(warehouse_db) as conn:
+            paths: list[dict[str, Any]] = field_lineage(FieldLineageQueries(conn, *window), key, 0, 1, view="detailed",
+                                                        transformations=transformations)["paths"]
+            return paths
+
+    def edges(path: dict[str, Any]) -> list[tuple[str, str | None, str | None]]:
+        kinds = [(e["from"].rsplit(":", 1)[1], e.get("transformation")) for e in path["graph"]["edges"]]
+        return [(field, kind and kind["type"], kind and kind.get("subtype")) for field, kind in kinds]
+
+    (total,) = answer("total")
+    assert sorted(edges(total), key=str) == sorted([
+        ("amount", "DIRECT", "AGGREGATION"), ("customer", "INDIRECT", "GROUP_BY"), ("status", "INDIRECT", "FILTER"),
+        ("total", None, None)], key=str)  # the last: the write, which records none
+    (direct,) = answer("total", transformations="direct")
+    assert [s["field"] for s in direct["sources"]] == ["amount"]
+    assert sorted(edges(direct), key=str) == sorted([("amount", "DIRECT", "AGGREGATION"), ("total", None, None)],
+                                                    key=str)
+    # note: no transformation given, shown as none; label: the unknown type is left out by the mapping.
+    # Both keep their own source directly, and the dataset-level FILTER as an INDIRECT input.
+    for field in ("note", "label"):
+        (every,) = answer(field)
+        assert sorted(edges(every), key=str) == sorted([(field, None, None), ("status", "INDIRECT", "FILTER"),
+                                                        (field, None, None)], key=str)
+        (kept,) = answer(field, transformations="direct")
+        assert [s["field"] for s in kept["sources"]] == [field]

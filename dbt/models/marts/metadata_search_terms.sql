@@ -1,10 +1,13 @@
 {{ config(materialized='view') }}
 -- Every searchable term of every entity known to search (the Metadata and Data Discovery design, R6, R7, R12, R13): an entity
 -- is known once it has metadata or lineage. One row per (entity, scope, kind, key, value):
---   name      the entity's own name (its last part), SYSTEM scope
+--   name      the entity's own name (its last part), SYSTEM scope; a dataset named by its
+--             identity (`s3://lake/sales/2026`, lineage.identity) also has a name row per part of
+--             it (`s3`, `lake`, `sales`, `2026`), so any part finds it
 --   tag       a tag (key 'tags')
 --   property  a property value under its key (the SYSTEM schema property shows as its fields)
 --   field     a field of the dataset's SYSTEM schema (key 'field')
+--   alias     another name of a dataset (OpenLineage's symlinks; key 'alias'), SYSTEM scope
 -- `term` is the lower-cased value (its first 200 characters, what a btree can index) and
 -- `key_term` the lower-cased key, both in the "C" collation: byte order lets one plain btree
 -- index serve prefix LIKE, ORDER BY and the `>` steps of suggest's skip scan. The table `metadata_search` materializes this view; the API
@@ -28,6 +31,12 @@ datasets as not materialized (
 programs as not materialized (
 
     select * from {{ ref('stg_lineage__programs') }}
+
+),
+
+dataset_aliases as not materialized (
+
+    select * from {{ ref('stg_lineage__dataset_aliases') }}
 
 ),
 
@@ -56,6 +65,16 @@ schema_fields as (
     from metadata as m
     cross join lateral jsonb_array_elements(m.value::jsonb -> 'fields') as f (field)
     where m.scope = 'SYSTEM' and m.kind = 'property' and m.key = 'schema'
+
+),
+
+aliases as (
+
+    select datasets.entity_key, datasets.namespace, datasets.dataset_type as entity_type, datasets.entity_details,
+           datasets.entity_key as grant_key, 'SYSTEM' as scope, 'alias' as kind, 'alias' as key,
+           dataset_aliases.alias as value, dataset_aliases.recorded_at as created_at
+    from dataset_aliases
+    inner join datasets on datasets.dataset_key = dataset_aliases.dataset_key
 
 ),
 
@@ -96,15 +115,31 @@ names as (
 
 ),
 
+name_parts as (
+
+    select distinct
+        names.entity_key, names.namespace, names.entity_type, names.entity_details, names.grant_key, names.scope,
+        names.kind, names.key, part as value, names.created_at
+    from names
+    cross join lateral regexp_split_to_table(names.value, '[/.:@]+') as part
+    where names.entity_type in ('dataset', 'stream') and strpos(names.value, '/') > 0
+      and part <> '' and part <> names.value
+
+),
+
 terms as (
 
     select * from names
+    union all
+    select * from name_parts
     union all
     select * from tags
     union all
     select * from properties
     union all
     select * from schema_fields
+    union all
+    select * from aliases
 
 ),
 

@@ -23,7 +23,7 @@ from lineage_api.http_errors import answers
 from lineage_api.models import DatasetProperties, SchemaStored, SchemaUpdate, SchemaVersions
 from warehouse import namespace_store, schema_store
 
-router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset}", responses=answers(404))
+router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
 
 
 @router.put("/properties", response_model=SchemaStored, responses=answers(409))

@@ -11,6 +11,7 @@ from lineage import field_lineage_response
 from lineage.authorization import Access, Privilege
 from lineage.errors import NotFoundError
 from lineage.field_lineage_response import FieldKey
+from lineage.field_transformations import TransformationFilter
 from lineage.field_views import hide_unreadable_sources
 from lineage.lineage_graph import check_levels
 from lineage.metadata_entity import dataset_entity
@@ -19,10 +20,11 @@ from lineage_api.deps import Caller, Connection, Namespace, Window, seconds
 from lineage_api.http_errors import answers
 from lineage_api.links import field_links
 from lineage_api.models import DatasetFields, FieldLineageAnswer
+from lineage_api.path_names import segment
 from warehouse import field_lineage_store as store
 from warehouse import namespace_store, schema_store
 
-router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset}", responses=answers(404))
+router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
 
 View = Literal["simple", "detailed"]
 
@@ -30,8 +32,14 @@ View = Literal["simple", "detailed"]
 @router.get("/fields/{field:path}/lineage", response_model=FieldLineageAnswer, response_model_exclude_unset=True)
 def field_lineage(window: Window, namespace: Namespace, dataset: str, field: str, caller: Caller, conn: Connection,
                   direction: Literal["incoming", "outgoing"] = "incoming", view: View | None = None,
-                  levels: Annotated[int, Query(description="datasets away, 1-100")] = 1) -> dict[str, Any]:
-    """Provenance (incoming, FLL-2) or impact (outgoing, FLL-1) of ``dataset.field`` in [start, end)."""
+                  levels: Annotated[int, Query(description="datasets away, 1-100")] = 1,
+                  transformations: Annotated[TransformationFilter, Query(description=(
+                      "all, or direct: only the chains whose every edge is DIRECT or has no transformation "
+                      "recorded"))] = "all") -> dict[str, Any]:
+    """Provenance (incoming, FLL-2) or impact (outgoing, FLL-1) of ``dataset.field`` in [start, end);
+    each input of an operation, and each edge of a view, carries its transformation when one was
+    recorded (OpenLineage's column lineage: type, subtype, description, masking)."""
+    field = segment(field)
     check_levels(levels)
     caller.require(dataset_entity(namespace, "dataset", dataset), Privilege.READ)
     if not store.dataset_exists(conn, namespace, dataset):
@@ -41,7 +49,7 @@ def field_lineage(window: Window, namespace: Namespace, dataset: str, field: str
         raise NotFoundError(f"field {field!r} of dataset {dataset!r} has no recorded lineage")
     found = field_lineage_response.field_lineage(
         store.FieldLineageQueries(conn, *visible), FieldKey(namespace, dataset, field), *seconds(visible),
-        direction=direction, view=view, levels=levels)
+        direction=direction, view=view, levels=levels, transformations=transformations)
     return _hide_unreadable_fields(found, caller)
 
 

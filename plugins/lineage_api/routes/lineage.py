@@ -1,5 +1,6 @@
-"""Dataset lineage (the *Metadata and Data Discovery* design): lineage of a dataset or stream, a
-run's accesses, a program's runs."""
+"""Dataset lineage (the *Metadata and Data Discovery* design): lineage of a dataset or stream
+(rolled up to parent or root runs on request), a run with its parent and children, a run's
+accesses, a program's runs."""
 
 from __future__ import annotations
 
@@ -23,17 +24,20 @@ from lineage.lineage_graph import (
     walk_lineage,
 )
 from lineage.metadata_entity import MetadataEntity, dataset_entity, program_entity, program_run_entity
+from lineage.run_hierarchy import parse_rollup, roll_up
 from lineage.timespec import visible_window
 from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, seconds
 from lineage_api.http_errors import answers
 from lineage_api.links import entity_links
-from lineage_api.models import LineageAnswer, ProgramRuns, RunAccesses
-from warehouse import lineage_store, namespace_store
+from lineage_api.models import LineageAnswer, ProgramRuns, RunAccesses, RunAnswer
+from warehouse import lineage_store, namespace_store, run_store
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}", responses=answers(404))
 
 Levels = Annotated[int, Query(description="levels of data -> programs -> data to walk, 1-100")]
 Collapse = Annotated[list[str], Query(description="access, run or component (repeat or comma-separate)")]
+Rollup = Annotated[str | None, Query(description="parent or root: show each run's parent (or root) run, under "
+                                                 "its own program, in place of the run; runs merged")]
 
 
 def data_entity(data: DataRef) -> MetadataEntity:
@@ -45,14 +49,17 @@ def program_of(program: ProgramRef) -> MetadataEntity:
 
 
 def _lineage(conn: psycopg.Connection, namespace: str, data_type: str, name: str, window: TimeWindow,
-             levels: int, collapse: list[str], caller: Access) -> dict[str, Any]:
+             levels: int, collapse: list[str], rollup: str | None, caller: Access) -> dict[str, Any]:
     """The walk, needing READ on the dataset; nodes the caller cannot read are shown hidden."""
     check_levels(levels)
     collapse_types = parse_collapse(part for value in collapse for part in value.split(","))
-    origin = DataRef(namespace, data_type, name)
+    rolled_up_to = parse_rollup(rollup)
+    origin = lineage_store.dataset_named(conn, DataRef(namespace, data_type, name))  # an alias: its dataset
     caller.require(data_entity(origin), Privilege.READ)
-    visible = visible_window(window, namespace_store.visible_since(conn, namespace))
+    visible = visible_window(window, namespace_store.visible_since(conn, origin.namespace))
     accesses = walk_lineage(lineage_store.LineageQueries(conn, *visible), origin, levels)
+    if rolled_up_to is not None:
+        accesses = roll_up(accesses, lambda runs: run_store.run_links(conn, runs), rolled_up_to)
     shown = hide_unreadable(accesses, lambda d: caller.allows(data_entity(d), Privilege.READ),
                             lambda p: caller.allows(program_of(p), Privilege.READ))
     return {**lineage_response(*seconds(window), shown, collapse_types), "links": _node_links(shown)}
@@ -65,23 +72,60 @@ def _node_links(relations: list[Relation]) -> dict[str, dict[str, str]]:
     return links
 
 
-@router.get("/datasets/{dataset}/lineage", response_model=LineageAnswer)
+RUNS = "/apps/{application:name}/{program_type}/{program:name}/runs"
+
+
+@router.get("/datasets/{dataset:name}/lineage", response_model=LineageAnswer)
 def dataset_lineage(window: Window, namespace: Namespace, dataset: str, caller: Caller, conn: Connection,
-                    levels: Levels = 10, collapse: Collapse = []) -> dict[str, Any]:  # noqa: B006 - a query default
+                    levels: Levels = 10, collapse: Collapse = [],  # noqa: B006 - a query default
+                    rollup: Rollup = None) -> dict[str, Any]:
     """The lineage of a dataset in [start, end), up to ``levels`` levels, as the *Metadata and
-    Data Discovery* design shapes it."""
-    return _lineage(conn, namespace, "dataset", dataset, window, levels, collapse, caller)
+    Data Discovery* design shapes it; ``rollup=parent`` (or ``root``) shows each run's parent (or
+    root) run in place of the run. A dataset's alias (OpenLineage's symlinks) finds the dataset."""
+    return _lineage(conn, namespace, "dataset", dataset, window, levels, collapse, rollup, caller)
 
 
-@router.get("/streams/{stream}/lineage", response_model=LineageAnswer)
+@router.get("/streams/{stream:name}/lineage", response_model=LineageAnswer)
 def stream_lineage(window: Window, namespace: Namespace, stream: str, caller: Caller, conn: Connection,
-                   levels: Levels = 10, collapse: Collapse = []) -> dict[str, Any]:  # noqa: B006
+                   levels: Levels = 10, collapse: Collapse = [],  # noqa: B006
+                   rollup: Rollup = None) -> dict[str, Any]:
     """The lineage of a stream in [start, end), up to ``levels`` levels, as the *Metadata and Data
-    Discovery* design shapes it."""
-    return _lineage(conn, namespace, "stream", stream, window, levels, collapse, caller)
+    Discovery* design shapes it; ``rollup`` as for a dataset."""
+    return _lineage(conn, namespace, "stream", stream, window, levels, collapse, rollup, caller)
 
 
-@router.get("/apps/{application}/{program_type}/{program}/runs/{run_id}/accesses", response_model=RunAccesses)
+@router.get(RUNS + "/{run_id:name}", response_model=RunAnswer)
+def run(namespace: Namespace, application: str, program_type: str, program: str, run_id: str, caller: Caller,
+        conn: Connection) -> dict[str, Any]:
+    """A run: status and times, its parent, root and children (OpenLineage's ``parent`` facet), the
+    run and job facets its events carried and warnings about them; READ on the program. A run
+    known only as the parent or root of others answers with ``recorded`` false. Linked runs of
+    programs the caller cannot read are shown hidden."""
+    caller.require(program_entity(namespace, application, program_type, program), Privilege.READ)
+    found = run_store.run_detail(conn, namespace, application, program_type, program, run_id)
+    if found is None or (found["recorded"] and _predates(found, namespace_store.visible_since(conn, namespace))):
+        raise NotFoundError(f"run {run_id!r} of {program_type} {application}.{program} not found")
+    found.update(parent=_run_link(found["parent"], caller), root=_run_link(found["root"], caller),
+                 children=[_run_link(child, caller) for child in found["children"]],
+                 links=entity_links(program_run_entity(namespace, application, program_type, program, run_id)))
+    return found
+
+
+_HIDDEN_RUN = {"namespace": "", "application": "", "type": HIDDEN, "program": "", "run_id": "", "recorded": False,
+               "links": {}}
+
+
+def _run_link(linked: dict[str, Any] | None, caller: Access) -> dict[str, Any] | None:
+    """A linked run with its links, or hidden when the caller may not read its program."""
+    if linked is None:
+        return None
+    parts = (linked["namespace"], linked["application"], linked["type"], linked["program"])
+    if not caller.allows(program_entity(*parts), Privilege.READ):
+        return {**linked, **_HIDDEN_RUN, **({"status": None, "started_at": None} if "status" in linked else {})}
+    return {**linked, "links": entity_links(program_run_entity(*parts, linked["run_id"]))}
+
+
+@router.get(RUNS + "/{run_id:name}/accesses", response_model=RunAccesses)
 def run_accesses(namespace: Namespace, application: str, program_type: str, program: str, run_id: str,
                  caller: Caller, conn: Connection) -> dict[str, Any]:
     """What one run read and wrote, with times (Interaction 3 of the *Metadata and Data
@@ -106,10 +150,10 @@ def _predates(run: dict[str, Any], since: datetime | None) -> bool:
     return since is not None and (run["started_at"] or run["stopped_at"] or 0) < since.timestamp()
 
 
-@router.get("/apps/{application}/{program_type}/{program}/runs", response_model=ProgramRuns)
+@router.get(RUNS, response_model=ProgramRuns)
 def program_runs(window: Window, namespace: Namespace, application: str, program_type: str, program: str,
                  caller: Caller, conn: Connection) -> dict[str, Any]:
-    """The program's runs in [start, end), newest first; READ on the program."""
+    """The program's runs in [start, end), newest first, each with its parent run; READ on the program."""
     caller.require(program_entity(namespace, application, program_type, program), Privilege.READ)
     visible = visible_window(window, namespace_store.visible_since(conn, namespace))
     runs = lineage_store.program_runs(conn, namespace, application, program_type, program, *visible)
@@ -117,5 +161,6 @@ def program_runs(window: Window, namespace: Namespace, application: str, program
         raise NotFoundError(f"{program_type} {application}.{program} not found in namespace {namespace!r}")
     for run in runs:
         run["links"] = entity_links(program_run_entity(namespace, application, program_type, program, run["run_id"]))
+        run["parent"] = _run_link(run["parent"], caller)
     start, end = seconds(window)
     return {"start": start, "end": end, "runs": runs}

@@ -27,6 +27,7 @@ from lineage_api.deps import Airflow, Caller, Connection, HistoryWindow, Namespa
 from lineage_api.http_errors import answers
 from lineage_api.links import entity_links
 from lineage_api.models import ChangeAnswer, EntityMetadata, MetadataHistory, Properties, Tags
+from lineage_api.path_names import segment
 from warehouse import metadata_store, namespace_store
 
 router = APIRouter(responses=answers(404))
@@ -41,11 +42,11 @@ class Subject:
 
 
 def namespaced(namespace: Namespace, target: str, version: str | None = None) -> Subject:
-    return Subject(from_path(namespace, [part for part in target.split("/") if part], version), namespace)
+    return Subject(from_path(namespace, [segment(part) for part in target.split("/") if part], version), namespace)
 
 
 def external(target: str) -> Subject:
-    segments = [part for part in target.split("/") if part]
+    segments = [segment(part) for part in target.split("/") if part]
     if len(segments) % 2:
         raise InvalidEntityError(f"an external entity is /type/name pairs; '{segments[-1]}' has no name")
     return Subject(entity(zip(segments[::2], segments[1::2], strict=True)), None)

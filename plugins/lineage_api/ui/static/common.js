@@ -107,12 +107,12 @@ function nav() {
     el("a", {href: `${BASE}ui/${page}`, class: document.body.dataset.page === page ? "current" : ""}, label)));
 }
 
-// Cytoscape with the dagre layout, left to right (the graph pages share it).
-function graph(container, elements, extraStyle = []) {
+// Cytoscape with the dagre layout, left to right (the graph pages share it); `layout` adjusts it.
+function graph(container, elements, extraStyle = [], layout = {}) {
   if (window.cytoscapeDagre && !graph.registered) { cytoscape.use(cytoscapeDagre); graph.registered = true; }
   return cytoscape({
     container, elements, minZoom: 0.05, maxZoom: 3,
-    layout: {name: "dagre", rankDir: "LR", nodeSep: 18, rankSep: 70, edgeSep: 8, animate: false},
+    layout: {name: "dagre", rankDir: "LR", nodeSep: 18, rankSep: 70, edgeSep: 8, animate: false, ...layout},
     style: [
       {selector: "node", style: {"label": "data(label)", "font-size": 11, "text-valign": "center", "text-halign": "center",
                                  "text-wrap": "ellipsis", "text-max-width": 150, "width": 160, "height": 34,

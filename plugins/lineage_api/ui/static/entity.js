@@ -1,7 +1,7 @@
 // Entity page (Interaction 4 and R9 of the Metadata and Data Discovery design): USER and SYSTEM
 // metadata apart, tags and properties, schema fields with their own tags, add and remove USER
-// metadata, links to lineage. Run page (Interaction 3): what a run read and wrote, with times
-// and its metadata.
+// metadata, links to lineage. Run page (Interaction 3): what a run read and wrote, with times,
+// its parent, root and children (links from the run answer), warnings, and its metadata.
 "use strict";
 
 function metadataTables(body, reload) {
@@ -88,19 +88,43 @@ window.PAGES.entity = async function (main) {
   await load();
 };
 
+// A linked run as the run answer gives it (parent, root, child): its page link, or "hidden".
+function runLink(run) {
+  if (!run) return el("span", {class: "muted"}, "none");
+  if (run.type === "hidden") return el("span", {class: "muted"}, "a run you may not read");
+  return pageLink(run.links, `${run.application}.${run.program} · ${run.run_id}`);
+}
+
+// Its place in a run hierarchy (OpenLineage's parent facet): parent, root, children.
+function hierarchySection(run) {
+  const children = run.children.map((child) => el("li", {},
+    runLink(child), ` · ${child.status || "not recorded"} · started ${when(child.started_at)}`));
+  return el("section", {id: "hierarchy"}, el("h2", {}, "Run hierarchy"),
+    el("p", {id: "run-parent"}, "Parent: ", runLink(run.parent)),
+    el("p", {id: "run-root"}, "Root: ", runLink(run.root)),
+    el("h3", {}, `Children (${run.childCount})`),
+    children.length ? el("ul", {id: "run-children"}, ...children) : el("p", {class: "muted"}, "no children"));
+}
+
 window.PAGES.run = async function (main) {
   const links = await linksOf(pageEntity());
   const metadata = await api(links.metadata);
   const parts = Object.fromEntries(metadata.entity.details.map(({key, value}) => [key, value]));
-  const found = await api(metadata.links.accesses);
+  const run = await api(links.run);
+  // A run known only as the parent or root of others has no accesses of its own.
+  const found = run.recorded ? await api(links.accesses) : {accesses: []};
   const reload = async () => {
     const body = await api(links.metadata);
     document.getElementById("run-metadata").replaceChildren(...metadataTables(body, reload));
   };
   main.replaceChildren(
     el("h1", {}, "Run ", el("span", {class: "value"}, parts.run)),
-    el("p", {}, `${parts.type} ${parts.application}.${parts.program} · status `, el("strong", {id: "run-status"}, found.status),
-       ` · started ${when(found.started_at)} · stopped ${when(found.stopped_at)}`),
+    el("p", {}, `${parts.type} ${parts.application}.${parts.program} · status `,
+       el("strong", {id: "run-status"}, run.status || "not recorded"),
+       ` · started ${when(run.started_at)} · stopped ${when(run.stopped_at)}`),
+    run.warnings.length ? el("ul", {id: "run-warnings", class: "warnings"}, ...run.warnings.map((w) => el("li", {}, w)))
+                        : "",
+    hierarchySection(run),
     el("h2", {}, "Read and written"),
     el("table", {id: "accesses"}, el("thead", {}, el("tr", {}, ...["dataset", "type", "access", "component", "at"].map((h) => el("th", {}, h)))),
       el("tbody", {}, ...found.accesses.map((a) => el("tr", {class: a.access},

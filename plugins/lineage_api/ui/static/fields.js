@@ -1,7 +1,33 @@
 // Field provenance (the Field Level Lineage design): the simple and detailed views of a field's
 // paths as graphs, the distinct paths with their operations and runs, and the switch to impact
-// (outgoing).
+// (outgoing). Each edge shows how its input reaches the output when the producer recorded it
+// (OpenLineage's transformation: "DIRECT · AGGREGATION", "masked"); "direct only" asks the API
+// for the chains whose every edge is direct (the API holds that rule).
 "use strict";
+
+// "DIRECT · AGGREGATION", "INDIRECT · FILTER · masked": a transformation as the API gives it.
+function transformationLabel(transformation) {
+  return [transformation.type, transformation.subtype, transformation.masking ? "masked" : ""].filter(Boolean).join(" \u00b7 ");
+}
+
+// A badge per transformation; the description, when there is one, as its tooltip.
+function transformationBadges(transformations) {
+  return (transformations || []).map((t) => el("span", {
+    class: `badge transformation ${t.type === "DIRECT" ? "direct" : t.type === "INDIRECT" ? "indirect" : "other"}`,
+    title: t.description || undefined}, transformationLabel(t)));
+}
+
+// A view's edge: its transformations (one on a detailed edge, the distinct ones on a simple edge).
+function edgeTransformations(edge) {
+  return edge.transformation ? [edge.transformation] : edge.transformations || [];
+}
+
+function edgeData(id, source, target, name, transformations) {
+  const kinds = transformations.map(transformationLabel).join(", ");
+  const onlyIndirect = transformations.length > 0 && transformations.every((t) => t.type === "INDIRECT");
+  return {data: {id, source, target, label: kinds ? `${name}\n${kinds}` : name, transformations: kinds},
+          classes: onlyIndirect ? "indirect" : ""};
+}
 
 function fieldElements(paths, dataset) {
   const nodes = new Map(), edges = new Map();
@@ -12,8 +38,9 @@ function fieldElements(paths, dataset) {
       nodes.set(node.id, {data: {id: node.id, label}, classes: node.kind});
     }
     for (const edge of path.graph.edges) {
-      const id = `${edge.from}|${edge.to}|${edge.operation || (edge.operations || []).join(",")}`;
-      edges.set(id, {data: {id, source: edge.from, target: edge.to, label: edge.name || (edge.names || []).join(" → ")}});
+      const kinds = edgeTransformations(edge);
+      const id = `${edge.from}|${edge.to}|${edge.operation || (edge.operations || []).join(",")}|${kinds.map(transformationLabel)}`;
+      edges.set(id, edgeData(id, edge.from, edge.to, edge.name || (edge.names || []).join(" → "), kinds));
     }
   }
   return [...nodes.values(), ...edges.values()];
@@ -23,11 +50,24 @@ const FIELD_STYLE = [
   {selector: "node.source", style: {"background-color": "#e3f6e8", "border-color": "#3f8f5a"}},
   {selector: "node.intermediate", style: {"background-color": "#f1f5f9", "border-color": "#94a3b8", "shape": "ellipse"}},
   {selector: "node.field", style: {"background-color": "#e0ecff", "border-color": "#1d4ed8", "border-width": 2}},
+  {selector: "edge", style: {"text-wrap": "wrap", "text-rotation": "none", "text-background-color": "#fff",
+                             "text-background-opacity": 0.85, "text-background-padding": 2}},
+  {selector: "edge.indirect", style: {"line-style": "dashed"}},
 ];
+const FIELD_LAYOUT = {rankSep: 170, nodeSep: 30}; // room for an edge's transformations under its name
+
+// An operation of a path: its name, description, and the inputs whose transformation was recorded.
+function operationItem(op) {
+  const inputs = (op.inputs || []).filter((item) => item.transformation);
+  return el("li", {}, el("code", {}, op.name), " ", op.description || "",
+    inputs.length ? el("span", {class: "inputs"}, ...inputs.map((item) => el("span", {class: "input"},
+      " ", item.field, " ", ...transformationBadges([item.transformation])))) : "");
+}
 
 window.PAGES.fields = async function (main) {
   const initial = {ns: param("ns", "default"), dataset: param("dataset"), field: param("field"), range: param("range", "7d"),
-                   start: param("start"), end: param("end"), view: param("view", "simple"), direction: param("direction", "incoming")};
+                   start: param("start"), end: param("end"), view: param("view", "simple"), direction: param("direction", "incoming"),
+                   transformations: param("transformations", "all")};
   const ns = el("input", {id: "namespace", value: initial.ns, size: 10, "aria-label": "namespace"});
   const dataset = el("input", {id: "dataset", value: initial.dataset, placeholder: "dataset", required: true, "aria-label": "dataset"});
   const field = el("input", {id: "field", list: "field-options", value: initial.field, placeholder: "field",
@@ -39,6 +79,8 @@ window.PAGES.fields = async function (main) {
   const form = el("form", {class: "controls", id: "fields-form"}, ns, dataset, el("label", {}, "field ", field, options), range.node,
     el("span", {class: "switch"}, ...radios("direction", [["incoming", "provenance"], ["outgoing", "impact"]], initial.direction)),
     el("span", {class: "switch"}, ...radios("view", [["simple", "simple view"], ["detailed", "detailed view"]], initial.view)),
+    el("label", {class: "switch", title: "only the chains whose every edge is DIRECT or has no transformation recorded"},
+       el("input", {type: "checkbox", id: "direct-only", checked: initial.transformations === "direct"}), " direct only"),
     el("button", {type: "submit"}, "Show"));
   const summary = el("p", {id: "summary", class: "muted"});
   const canvas = el("div", {id: "graph", class: "graph"});
@@ -58,43 +100,64 @@ window.PAGES.fields = async function (main) {
   async function load() {
     const window_ = windowOf(range.select.value, range.start.value, range.end.value);
     const direction = chosen("direction"), view = chosen("view");
+    const transformations = form.querySelector("#direct-only").checked ? "direct" : "all";
     history.replaceState(null, "", pageUrl("fields", {ns: ns.value, dataset: dataset.value, field: field.value,
-      range: range.select.value, start: range.start.value, end: range.end.value, view, direction}));
+      range: range.select.value, start: range.start.value, end: range.end.value, view, direction,
+      transformations: transformations === "direct" ? transformations : undefined}));
     const links = await linksOf({ns: ns.value, dataset: dataset.value, field: field.value});
-    const body = await api(links.lineage, {...window_, view, direction, levels: direction === "outgoing" ? 5 : 1});
+    // Impact draws source fields -> impacted fields: the simple view's edges, with their transformations.
+    const body = await api(links.lineage, {...window_, view: direction === "outgoing" ? "simple" : view, direction,
+                                           levels: direction === "outgoing" ? 5 : 1, transformations});
+    const only = transformations === "direct" ? ", direct only" : "";
     if (window.cy) { window.cy.destroy(); window.cy = null; }
     if (direction === "incoming") {
-      summary.textContent = `${body.paths.length} distinct paths into ${dataset.value}.${field.value} (${view} view)`;
-      if (body.paths.length) window.cy = graph(canvas, fieldElements(body.paths, dataset.value), FIELD_STYLE);
+      summary.textContent = `${body.paths.length} distinct paths into ${dataset.value}.${field.value} (${view} view${only})`;
+      if (body.paths.length) window.cy = graph(canvas, fieldElements(body.paths, dataset.value), FIELD_STYLE, FIELD_LAYOUT);
       list.replaceChildren(el("h2", {}, "Paths"), el("ol", {id: "path-list"}, ...body.paths.map((p) => el("li", {class: "path"},
         el("p", {}, el("strong", {}, `${p.runCount} runs`), `, first ${when(p.firstSeenInSeconds)}, last ${when(p.lastSeenInSeconds)}`),
-        el("ol", {class: "operations"}, ...p.operations.map((op) => el("li", {}, el("code", {}, op.name), " ", op.description || ""))),
+        el("ol", {class: "operations"}, ...p.operations.map(operationItem)),
         el("p", {class: "muted runs"}, "runs: ", p.runs.slice(0, 10).join(", "), p.runs.length > 10 ? ` … and ${p.runs.length - 10} more` : "")))));
     } else {
       const impacted = body.impacts || [];
-      summary.textContent = `${impacted.length} downstream fields of ${dataset.value}.${field.value}`;
+      summary.textContent = `${impacted.length} downstream fields of ${dataset.value}.${field.value}${only}`;
       const origin = `${dataset.value}.${field.value}`;
-      const elements = [{data: {id: origin, label: origin}, classes: "field"}];
-      const seen = new Set([origin]);
+      const nodes = new Map([[origin, {data: {id: origin, label: origin}, classes: "field"}]]);
+      const edges = new Map(); // "source|impacted" -> {source, target, level, transformations}
+      // Impacted field -> the transformations of its edges from the origin or another impacted field.
+      const reached = new Map([origin, ...impacted.map((f) => `${f.dataset}.${f.field}`)].map((id) => [id, []]));
       for (const found of impacted) {
         const id = `${found.dataset}.${found.field}`;
-        if (!seen.has(id)) { seen.add(id); elements.push({data: {id, label: id}, classes: "intermediate"}); }
-        for (const path of found.paths) for (const source of path.sources || []) {
-          const from = `${source.name}.${source.field}`;
-          if (!seen.has(from)) { seen.add(from); elements.push({data: {id: from, label: from}, classes: "source"}); }
-          elements.push({data: {id: `${from}|${id}`, source: from, target: id, label: `level ${found.level}`}});
+        if (!nodes.has(id)) nodes.set(id, {data: {id, label: id}, classes: "intermediate"});
+        for (const path of found.paths) {
+          const drawn = new Map(path.graph.nodes.map((node) => [node.id, node]));
+          for (const edge of path.graph.edges) {
+            const node = drawn.get(edge.from);
+            for (const source of node.sources || []) {
+              const from = `${source.name}.${node.field}`;
+              if (!nodes.has(from)) nodes.set(from, {data: {id: from, label: from}, classes: "source"});
+              const key = `${from}|${id}`;
+              if (!edges.has(key)) edges.set(key, {from, to: id, level: found.level, transformations: []});
+              edges.get(key).transformations.push(...edgeTransformations(edge));
+              if (reached.has(from)) reached.get(id).push(...edgeTransformations(edge));
+            }
+          }
         }
       }
-      if (impacted.length) window.cy = graph(canvas, elements, FIELD_STYLE);
-      list.replaceChildren(el("h2", {}, "Impacted fields"), el("ul", {id: "impact-list"}, ...impacted.map((f) =>
-        el("li", {}, `level ${f.level}: `, f.links && f.links.provenancePage
-          ? el("a", {href: BASE + f.links.provenancePage}, `${f.dataset}.${f.field}`) : `${f.dataset}.${f.field}`))));
+      const distinct = (transformations) => [...new Map(transformations.map((t) => [transformationLabel(t), t])).values()];
+      const elements = [...nodes.values(), ...[...edges].map(([key, e]) =>
+        edgeData(key, e.from, e.to, `level ${e.level}`, distinct(e.transformations)))];
+      if (impacted.length) window.cy = graph(canvas, elements, FIELD_STYLE, FIELD_LAYOUT);
+      list.replaceChildren(el("h2", {}, "Impacted fields"), el("ul", {id: "impact-list"}, ...impacted.map((f) => {
+        const id = `${f.dataset}.${f.field}`;
+        return el("li", {}, `level ${f.level}: `, f.links && f.links.provenancePage
+          ? el("a", {href: BASE + f.links.provenancePage}, id) : id, ...transformationBadges(distinct(reached.get(id) || [])));
+      })));
     }
     if (window.cy) window.cy.fit(undefined, 20);
   }
   dataset.addEventListener("change", () => loadFields().catch((error) => showError(summary, error)));
   form.addEventListener("change", (event) => {
-    if (event.target.type === "radio" && field.value) load().catch((error) => showError(summary, error));
+    if ((event.target.type === "radio" || event.target.id === "direct-only") && field.value) load().catch((error) => showError(summary, error));
   });
   form.addEventListener("submit", (event) => { event.preventDefault(); load().catch((error) => showError(summary, error)); });
   await loadFields();

@@ -1,0 +1,99 @@
+"""Benchmark: automatic capture from PySpark (``python -m bench.spark_capture``, ``make bench-capture``).
+
+Prints (issue 15's targets):
+
+- the capture's cost per write action on the driver (the listener's work: the plan's JSON, the
+  column lineage, the py4j calls naming datasets, the events) for plans of 10, 50 and 200
+  operators, p50 and p95 over ``--writes`` writes each (target: p95 <= 50 ms at 50 operators);
+- a job of 20 writes with and without capture, interleaved (without, with, without, with...),
+  as the ratio of their median wall times, the run's end included (it waits for Spark to report
+  the last write) (target: at most 5% slower).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from bench.lineage_walk import percentiles
+from lineage.spark import track
+from spark_jobs.session import build_session
+
+
+def plan_of(frame: DataFrame, operators: int) -> DataFrame:
+    """``frame`` through ``operators`` plan nodes: projections, filters and aggregations in turn."""
+    for index in range(operators):
+        step = index % 5
+        if step == 0:
+            frame = frame.withColumn(f"c{index}", F.concat_ws("-", "name", F.lit(index)))
+        elif step == 1:
+            frame = frame.filter(F.col("amount") > -index)
+        elif step == 2:
+            frame = frame.withColumn("amount", F.col("amount") * 1.01)
+        elif step == 3:
+            frame = frame.select("id", "name", "amount", *[c for c in frame.columns if c.startswith("c")][-3:])
+        else:
+            frame = frame.withColumnRenamed("name", "name")
+    return frame
+
+
+def capture_cost(spark: SparkSession, root: Path, operators: int, writes: int) -> list[float]:
+    source = spark.read.parquet(str(root / "source"))
+    with tempfile.TemporaryDirectory() as log_root, track(spark, application="bench", program=f"plan{operators}",
+                                                          log_root=log_root) as tracker:
+        frame = plan_of(source, operators)
+        for index in range(writes):
+            frame.write.mode("overwrite").parquet(str(root / f"out_{operators}_{index % 2}"))
+    assert tracker.writes == writes and not tracker.warnings, tracker.warnings
+    return tracker.capture_seconds
+
+
+def job(spark: SparkSession, root: Path, writes: int, captured: bool) -> float:
+    source = spark.read.parquet(str(root / "source"))
+    began = time.perf_counter()
+    if captured:
+        with tempfile.TemporaryDirectory() as log_root, track(spark, application="bench", program="job",
+                                                              log_root=log_root):
+            for index in range(writes):
+                plan_of(source, 20).write.mode("overwrite").parquet(str(root / f"job_{index}"))
+    else:
+        for index in range(writes):
+            plan_of(source, 20).write.mode("overwrite").parquet(str(root / f"job_{index}"))
+    return time.perf_counter() - began
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark automatic capture from PySpark.")
+    parser.add_argument("--writes", type=int, default=20, help="writes per plan size")
+    parser.add_argument("--pairs", type=int, default=4, help="interleaved job pairs (without, with)")
+    args = parser.parse_args(argv)
+    spark = build_session("bench-capture")
+    spark.sparkContext.setLogLevel("ERROR")
+    root = Path(tempfile.mkdtemp(prefix="bench-capture-"))
+    spark.createDataFrame([(i, f"n{i}", float(i)) for i in range(1000)], "id int, name string, amount double") \
+        .write.parquet(str(root / "source"))
+    capture_cost(spark, root, 10, 3)  # warm-up: py4j callbacks, imports
+    print(f"capture cost per write on the driver ({args.writes} writes each; target p95 <= 50 ms at 50 operators):")
+    for operators in (10, 50, 200):
+        print(f"  {operators:3d} operators   {percentiles(capture_cost(spark, root, operators, args.writes))}")
+    without, with_capture = [], []
+    job(spark, root, 20, False)  # warm-up
+    for _ in range(args.pairs):
+        without.append(job(spark, root, 20, False))
+        with_capture.append(job(spark, root, 20, True))
+    ratio = statistics.median(with_capture) / statistics.median(without)
+    print(f"a job of 20 writes: {statistics.median(without):.2f} s without capture, "
+          f"{statistics.median(with_capture):.2f} s with (medians of {args.pairs} interleaved pairs): "
+          f"{100 * (ratio - 1):+.1f}% (target <= +5%)")
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

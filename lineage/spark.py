@@ -1,0 +1,333 @@
+"""Automatic lineage from PySpark: ``track`` records a job's run, its dataset accesses and its
+column-level field operations from the plans Spark builds; no jar, no hand-written calls.
+
+    from lineage.spark import track
+
+    with track(spark, namespace="sales", application="nightly", program="orders"):
+        orders = spark.read.parquet("s3a://lake/orders")
+        orders.groupBy("customer").agg(F.sum("amount").alias("total")).write.parquet("s3a://lake/totals")
+
+A Python ``QueryExecutionListener`` (py4j callbacks) sees each successful write: its analyzed
+plan's JSON (one py4j call) gives the column lineage (``lineage.spark_plan``, pure Python); a
+few py4j calls name the datasets read and written (``lineage.identity``: paths and tables by
+the OpenLineage naming spec). Each write becomes, in the run: a read of each relation, the
+write of the target, and one field-operations record for the target (built by the same code
+as OpenLineage's column lineage, ``openlineage_mapping.field_operations``).
+
+Capture never breaks the job: anything it cannot do is logged as a warning; a plan node it does
+not know still gives lineage (kept as a note on the record). Spark Connect sessions have no
+plan access: ``track`` says so at once.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from types import TracebackType
+from typing import Any
+
+from lineage.client import RunContext
+from lineage.errors import InvalidEntityError
+from lineage.identity import DatasetIdentity, NamespaceMap, job_program, path_identity, table_identity
+from lineage.openlineage_mapping import field_operations
+from lineage.settings import Settings
+from lineage.spark_plan import WRITE_COMMANDS, openlineage_output, plan_lineage
+
+log = logging.getLogger(__name__)
+DRAIN_MS = 60_000  # how long stop waits for Spark to report the last actions
+NESTED_WRITE = "file source write"  # the file write inside a CTAS / saveAsTable, captured at its command
+
+
+class TrackError(RuntimeError):
+    """``track`` cannot capture this session (Spark Connect)."""
+
+
+class Tracker:
+    """One tracked run of a Spark session; a context manager, or ended when the session stops."""
+
+    def __init__(self, spark: Any, run: RunContext, namespaces: NamespaceMap) -> None:
+        self.spark = spark
+        self.run = run
+        self.namespaces = namespaces
+        self.writes = 0
+        self.warnings: list[str] = []
+        self.capture_seconds: list[float] = []  # the driver time each captured write cost
+        self._listener: _Listener | None = None
+
+    def start(self) -> Tracker:
+        import pyspark.java_gateway
+
+        self.run.start()
+        facets, parent = launch_context(os.environ, self.namespaces, _application_details(self.spark))
+        self.run.record_captured("run_facets", {"run": facets})
+        if parent:
+            self.run.record_captured("run_parent", parent)
+        start_callbacks: Any = pyspark.java_gateway.ensure_callback_server_started  # untyped in PySpark
+        start_callbacks(self.spark.sparkContext._gateway)
+        self._listener = _Listener(self)
+        self.spark._jsparkSession.listenerManager().register(self._listener)
+        return self
+
+    def stop(self, status: str = "completed") -> None:
+        """Stop capturing and end the run (once). Spark tells listeners on its listener bus, after
+        the action returned: the bus is drained first, so the last write is in the run."""
+        if self._listener is not None:
+            try:
+                self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(DRAIN_MS)
+            except Exception as error:
+                log.warning("lineage: the last writes may be missing from the run: %s", error)
+            self._listener.active = False
+            try:
+                self.spark._jsparkSession.listenerManager().unregister(self._listener)
+            except Exception as error:  # the session may be gone already
+                log.debug("lineage: unregistering the listener: %s", error)
+            self._listener = None
+        if self.run.started_at is not None and self.run.ended_at is None:
+            self.run.end(status)
+
+    def __enter__(self) -> Tracker:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
+            self.stop("completed" if exc_type is None else "failed")
+        except Exception:
+            if exc_type is None:
+                raise
+            log.exception("lineage: could not end run %s", self.run.run_id)  # the job's error wins
+
+    # what the listener calls
+
+    def captured(self, func_name: str, execution: Any) -> None:
+        """Record one successful write (never raises: a failure is a warning). Other actions
+        cost one py4j call (the plan's class)."""
+        began = time.perf_counter()
+        try:
+            if func_name == NESTED_WRITE:
+                return
+            plan = execution.analyzed()
+            if str(plan.getClass().getSimpleName()) not in WRITE_COMMANDS:
+                return
+            self._record_write(plan, json.loads(plan.toJSON()))
+            self.capture_seconds.append(time.perf_counter() - began)
+        except Exception as error:
+            message = f"lineage: capture of a {func_name!r} action failed: {type(error).__name__}: {error}"
+            self.warnings.append(message)
+            log.warning("%s", message)
+
+    def _record_write(self, plan: Any, nodes: list[dict[str, Any]]) -> None:
+        lineage = plan_lineage(nodes)
+        program = self.run.run["program"]
+        query = _query_of(plan)
+        jvm_leaves = _seq(query.collectLeaves()) if query is not None else []
+        leaves = {position: leaf_identity(leaf, position, program) for position, leaf in enumerate(jvm_leaves)}
+        target = target_identity(plan, lineage.target_table)
+        if target is None:
+            raise ValueError(f"no dataset identity for the target of {lineage.command}")
+        read = {leaves[position] for position in lineage.leaves if position in leaves}
+        for identity in sorted(read, key=lambda item: item.render()):
+            self._access(identity, "read")
+        self._access(target, "write")
+        output, named = openlineage_output(lineage, leaves, target)
+        record = field_operations(output, self.namespaces, named=named)
+        if lineage.unsupported:
+            note = f"lineage: plan nodes read generically for {target.render()}: {', '.join(lineage.unsupported)}"
+            self.warnings.append(note)
+            log.warning("%s", note)
+        if record is not None:
+            self.run.record_captured("field_operations", record)
+        self.writes += 1
+
+    def _access(self, identity: DatasetIdentity, access: str) -> None:
+        self.run.record_captured("dataset_access", {"dataset": {
+            "namespace": self.namespaces.for_dataset(identity.namespace), "type": "dataset",
+            "name": identity.render()}, "access": access}, once=True)
+
+
+class _Listener:
+    """A ``QueryExecutionListener`` implemented in Python (py4j calls it back)."""
+
+    def __init__(self, tracker: Tracker) -> None:
+        self.tracker = tracker
+        self.active = True  # off once the run ends, whether or not Spark let go of the listener
+
+    def onSuccess(self, funcName: str, qe: Any, durationNs: int) -> None:
+        if self.active:
+            self.tracker.captured(funcName, qe)
+
+    def onFailure(self, funcName: str, qe: Any, exception: Any) -> None:
+        return None
+
+    class Java:
+        implements = ["org.apache.spark.sql.util.QueryExecutionListener"]
+
+
+def track(spark: Any, *, namespace: str = "default", application: str | None = None, program: str | None = None,
+          program_type: str = "spark", run_id: str | None = None, log_root: str | None = None) -> Tracker:
+    """Capture the lineage of ``spark``'s writes as one run. Use it as a context manager (the run
+    ends ``completed``, or ``failed`` when the block raises), or call it once: the run then ends
+    when the session stops (``spark.stop()``) or the program exits."""
+    if not hasattr(spark, "_jsparkSession") or getattr(spark, "is_remote", lambda: False)():
+        raise TrackError("lineage.spark.track needs a classic Spark session: a Spark Connect session has no "
+                         "access to the plans it runs; record lineage with lineage.RunContext instead")
+    settings = Settings.from_env()
+    app = spark.sparkContext.appName
+    run = RunContext(namespace, application or app, program_type, program or app, run_id, log_root=log_root)
+    tracker = Tracker(spark, run, replace(settings.namespace_map, fallback=namespace)).start()
+    _end_with_session(spark, tracker)
+    return tracker
+
+
+def _end_with_session(spark: Any, tracker: Tracker) -> None:
+    """End the run when the session stops or the interpreter exits, if still open."""
+    original = spark.stop
+
+    def stop_and_end(*args: Any, **kwargs: Any) -> Any:
+        tracker.stop()
+        return original(*args, **kwargs)
+
+    spark.stop = stop_and_end
+    atexit.register(tracker.stop)
+
+
+# -- where the job runs ---------------------------------------------------------------------
+
+AIRFLOW_CONTEXT = {"dag_id": "AIRFLOW_CTX_DAG_ID", "task_id": "AIRFLOW_CTX_TASK_ID",
+                   "dag_run_id": "AIRFLOW_CTX_DAG_RUN_ID", "try_number": "AIRFLOW_CTX_TRY_NUMBER",
+                   "logical_date": "AIRFLOW_CTX_LOGICAL_DATE"}
+
+
+def launch_context(environ: Mapping[str, str], namespaces: NamespaceMap, application: Mapping[str, str]
+                   ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The run's facets (the Spark application; the Airflow task instance that launched the job,
+    from the ``AIRFLOW_CTX_*`` variables Airflow sets for a task's processes) and its parent run
+    (OpenLineage's ``OPENLINEAGE_PARENT_ID`` / ``OPENLINEAGE_ROOT_PARENT_ID``,
+    ``{namespace}/{job}/{run id}``, which the OpenLineage provider's ``lineage_parent_id`` macro
+    gives a task), or None."""
+    facets: dict[str, Any] = {"spark_applicationDetails": dict(application)}
+    task = {key: environ[name] for key, name in AIRFLOW_CONTEXT.items() if environ.get(name)}
+    if task:
+        facets["airflow_task"] = task
+    parent = _run_ref(environ.get("OPENLINEAGE_PARENT_ID"), namespaces)
+    if parent is None:
+        return facets, None
+    links = {"parent": parent}
+    root = _run_ref(environ.get("OPENLINEAGE_ROOT_PARENT_ID"), namespaces)
+    if root is not None:
+        links["root"] = root
+    return facets, links
+
+
+def _run_ref(value: str | None, namespaces: NamespaceMap) -> dict[str, str] | None:
+    """``{namespace}/{job}/{run id}`` as a run of the job's program; None when absent or malformed."""
+    if not value or value.count("/") < 2:
+        return None
+    namespace, rest = value.split("/", 1)
+    job, run_id = rest.rsplit("/", 1)
+    try:
+        program = job_program(namespace, job, namespaces)
+    except InvalidEntityError:
+        log.warning("lineage: OPENLINEAGE_PARENT_ID %r names no job; no parent recorded", value[:200])
+        return None
+    if not run_id:
+        return None
+    return {"namespace": program.namespace, "application": program.application, "program_type": program.program_type,
+            "program": program.program, "run_id": run_id}
+
+
+def _application_details(spark: Any) -> dict[str, str]:
+    context = spark.sparkContext
+    return {"applicationId": str(context.applicationId), "appName": str(context.appName),
+            "master": str(context.master), "sparkVersion": str(spark.version)}
+
+
+# -- naming datasets through py4j ----------------------------------------------------------
+
+
+def _seq(seq: Any) -> list[Any]:
+    return [seq.apply(index) for index in range(seq.size())]
+
+
+def _option(option: Any) -> Any | None:
+    return option.get() if option is not None and option.isDefined() else None
+
+
+def _query_of(plan: Any) -> Any | None:
+    """The query a write command writes (its ``query``, else its child)."""
+    try:
+        return plan.query()
+    except Exception:
+        children = _seq(plan.children())
+        return children[0] if children else None
+
+
+def _table(identifier: Any) -> DatasetIdentity:
+    return table_identity(_option(identifier.catalog()), _option(identifier.database()), identifier.table())
+
+
+def leaf_identity(leaf: Any, position: int, program: str) -> DatasetIdentity:
+    """The dataset a plan leaf reads: a catalog table, a path, a JDBC table, else in-memory data."""
+    kind = leaf.getClass().getSimpleName()
+    try:
+        if kind == "LogicalRelation":
+            table = _option(leaf.catalogTable())
+            if table is not None:
+                return _table(table.identifier())
+            relation = leaf.relation()
+            relation_kind = relation.getClass().getSimpleName()
+            if relation_kind == "HadoopFsRelation":
+                paths = _seq(relation.location().rootPaths())
+                if paths:
+                    return path_identity(paths[0].toString())
+            if relation_kind == "JDBCRelation":
+                options = relation.jdbcOptions()
+                return jdbc_identity(options.url(), options.tableOrQuery())
+        if kind == "HiveTableRelation":
+            return _table(leaf.tableMeta().identifier())
+        if kind in ("DataSourceV2Relation", "DataSourceV2ScanRelation"):
+            relation = leaf if kind == "DataSourceV2Relation" else leaf.relation()
+            catalog = _option(relation.catalog())
+            return DatasetIdentity(str(catalog.name()) if catalog is not None else "v2", str(relation.table().name()))
+    except Exception as error:
+        log.debug("lineage: naming a %s leaf: %s", kind, error)
+    return DatasetIdentity("memory", f"{program}/{kind[:1].lower()}{kind[1:]}_{position}")
+
+
+def target_identity(plan: Any, json_table: tuple[str, ...] | None) -> DatasetIdentity | None:
+    """The dataset a write command writes."""
+    kind = plan.getClass().getSimpleName()
+    if kind == "InsertIntoHadoopFsRelationCommand":
+        table = _option(plan.catalogTable())
+        return _table(table.identifier()) if table is not None else path_identity(plan.outputPath().toString())
+    if kind in ("AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic"):
+        return leaf_identity(plan.table(), 0, "")
+    if kind == "SaveIntoDataSourceCommand":
+        options = plan.options()
+        url, table, path = (_option(options.get(key)) for key in ("url", "dbtable", "path"))
+        if url and table:
+            return jdbc_identity(str(url), str(table))
+        if path:
+            return path_identity(str(path))
+    if json_table:
+        *qualifiers, table = json_table
+        catalog, database = ([None, None, *qualifiers])[-2:]
+        return table_identity(catalog, database, table)
+    return None
+
+
+def jdbc_identity(url: str, table: str) -> DatasetIdentity:
+    """``jdbc:postgresql://db:5432/shop`` + ``public.orders`` -> (``postgres://db:5432``,
+    ``shop.public.orders``), as the OpenLineage naming spec names JDBC tables."""
+    rest = url.removeprefix("jdbc:")
+    scheme, _, location = rest.partition("://")
+    authority, _, database = location.partition("/")
+    database = database.split("?", 1)[0].split(";", 1)[0]
+    scheme = {"postgresql": "postgres"}.get(scheme, scheme)
+    return DatasetIdentity(f"{scheme}://{authority}", ".".join(part for part in (database, table) if part))
+
