@@ -121,8 +121,19 @@ def test_airflow_and_dbt_lineage_reach_the_warehouse_through_the_transport(
                               ".build.run' order by 1") == [
         (f"{database}.lineage_marts_staging.{view}",)
         for view in ("stg_lineage__dataset_accesses", "stg_lineage__programs", "stg_lineage__runs")]
+    # The run hierarchy: a task run under its DAG run, dbt's models under dbt-ol's invocation, and
+    # that invocation under the Airflow task that ran the build.
+    parents = set(rows(warehouse_db, "select r.program, p.relation, p.program from lineage.run_details r "
+                                     "join lineage.run_parents p using (run_key)"))
+    assert {("example_openlineage_sql.load_big_spenders", "parent", "example_openlineage_sql"),
+            ("dbt-run-lineage_warehouse", "parent", "lineage_compaction.build_marts"),
+            ("dbt-run-lineage_warehouse", "root", "lineage_compaction"),
+            (f"{database.rsplit('/', 1)[-1]}.lineage_marts.lineage_warehouse.program_runs.build.run", "parent",
+             "dbt-run-lineage_warehouse")} <= parents
 
     # The demo's summary counts them per job namespace.
     report = render_report(warehouse_db, None)
     assert re.search(r"\n  airflow +\d+ runs of \d+ jobs, 4 datasets written, 6 fields with column lineage\n", report)
-    assert re.search(r"\n  dbt +26 runs of 26 jobs, 13 datasets written, 0 fields with column lineage\n", report)
+    models = len(list((ROOT / "dbt" / "models").rglob("*.sql")))  # each: a run of its own and one of its tests
+    assert re.search(rf"\n  dbt +{2 * models} runs of {2 * models} jobs, {models} datasets written, 0 fields with "
+                     r"column lineage\n", report), report
