@@ -17,7 +17,9 @@ function. Tasks are idempotent and retry with exponential backoff.
 4. **check**: Great Expectations over the rows this batch wrote; a failure fails the run
    (without retrying) before the marts are published.
 5. **build_marts**: `dbt build` of the marts (`lineage_marts.*`) and their tests; skipped
-   when nothing new was compacted, derived or applied.
+   when nothing new was compacted, derived or applied. Under `dbt-ol` with
+   `LINEAGE_DBT_OPENLINEAGE=true` (each model's run a child of this task's OpenLineage run
+   when Airflow's provider is on).
 6. **publish**: logs the SUMMARY and emits the Assets of the tables updated, with the batch id.
 7. **notify**: emits `lineage_metadata_changes` with the ids of the metadata change records
    this run made; skipped when none.
@@ -105,12 +107,13 @@ def lineage_compaction() -> None:
         from airflow.exceptions import AirflowSkipException
 
         from warehouse.db import warehouse_url
+        from warehouse.dbt_build import airflow_parent_run
         from warehouse.dbt_build import build_marts as dbt_build
 
         if not (compacted["events_compacted"] or derived["records"] or applied["events"]):
             raise AirflowSkipException("nothing new was compacted, derived or applied; the marts are current")
-        result = dbt_build(warehouse_url())
-        log.info("dbt build: %d passed, %d warnings", result.passed, result.warned)
+        result = dbt_build(warehouse_url(), openlineage_parent=airflow_parent_run())
+        log.info("%s", result.render())
         return {"passed": result.passed, "warned": result.warned}
 
     @task(outlets=[RUNS, DATASET_ACCESSES, PENDING_EVENTS, MARTS], trigger_rule=TriggerRule.NONE_FAILED)

@@ -69,10 +69,11 @@ def lineage_namespace_cleanup() -> None:
     @task
     def build_marts(cleaned: dict[str, Any]) -> int:
         from warehouse.db import warehouse_url
+        from warehouse.dbt_build import airflow_parent_run
         from warehouse.dbt_build import build_marts as dbt_build
 
-        result = dbt_build(warehouse_url(), full_refresh=True)
-        log.info("dbt build: %d passed, %d warnings", result.passed, result.warned)
+        result = dbt_build(warehouse_url(), full_refresh=True, openlineage_parent=airflow_parent_run())
+        log.info("%s", result.render())
         return result.passed
 
     @task(outlets=[MARTS])

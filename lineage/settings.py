@@ -63,6 +63,9 @@ class Settings:
     embedded_postgres: bool = True
     dbt_bin: str = "dbt"
     dbt_project_dir: Path = CHECKOUT / "dbt"
+    # Run the marts' build under ``dbt-ol`` (next to ``dbt_bin``), so the warehouse records the
+    # lineage of its own marts through the in-process OpenLineage transport.
+    dbt_openlineage: bool = False
     auto_create_namespaces: bool = False
     # The API (one connection pool per api-server process): its size, how long a request waits
     # to connect or for a free connection, and the longest one SQL statement may run.
@@ -112,6 +115,7 @@ class Settings:
             embedded_postgres=not env.get(PREFIX + "DATABASE_URL"),
             dbt_bin=env.get(PREFIX + "DBT_BIN") or _default_dbt_bin(),
             dbt_project_dir=Path(env.get(PREFIX + "DBT_PROJECT_DIR") or CHECKOUT / "dbt"),
+            dbt_openlineage=_bool(env, "DBT_OPENLINEAGE", False),
             auto_create_namespaces=_bool(env, "AUTO_CREATE_NAMESPACES", False),
             api_pool_size=_int(env, "API_POOL_SIZE", 8, minimum=1, maximum=1000),
             api_connect_timeout_s=_int(env, "API_CONNECT_TIMEOUT_S", 5, minimum=1, maximum=600),

@@ -20,6 +20,20 @@ export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC=${AIRFLOW__DATABASE__SQL_ALCHEM
 export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS=${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS:-admin:admin}
 export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE=${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE:-$AIRFLOW_HOME/simple_auth_manager_passwords.json}
 export AIRFLOW__API__PORT=${AIRFLOW__API__PORT:-8080}
+# Airflow's own lineage: LINEAGE_AIRFLOW_OPENLINEAGE=true turns on the OpenLineage provider with
+# our in-process transport (every Airflow process here shares the raw log root) and the job
+# namespace `airflow`. Off by default; Airflow's own AIRFLOW__OPENLINEAGE__* settings win.
+# Events are emitted from a thread of the task process: the provider's default, a forked child
+# per event, took over its 10 s execution_timeout under `airflow dags test` here and was killed
+# with the event (about 0.1 s per event in a thread).
+case $(echo "${LINEAGE_AIRFLOW_OPENLINEAGE:-false}" | tr '[:upper:]' '[:lower:]') in
+  true|1|yes|on)
+    export AIRFLOW__OPENLINEAGE__TRANSPORT=${AIRFLOW__OPENLINEAGE__TRANSPORT:-'{"type": "lineage.openlineage_transport.RawLogTransport"}'}
+    export AIRFLOW__OPENLINEAGE__NAMESPACE=${AIRFLOW__OPENLINEAGE__NAMESPACE:-airflow}
+    export AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD=${AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD:-true} ;;
+  false|0|no|off) ;;
+  *) echo "LINEAGE_AIRFLOW_OPENLINEAGE must be true or false, got '$LINEAGE_AIRFLOW_OPENLINEAGE'" >&2; return 1 ;;
+esac
 export DBT_SEND_ANONYMOUS_USAGE_STATS=False
 export GX_ANALYTICS_ENABLED=false
 export PYTHONPATH=$_root:$_root/plugins${PYTHONPATH:+:$PYTHONPATH}

@@ -1,4 +1,11 @@
-"""Run ``dbt build`` on the marts project as a subprocess (dbt lives in its own venv)."""
+"""Run ``dbt build`` on the marts project as a subprocess (dbt lives in its own venv).
+
+With ``LINEAGE_DBT_OPENLINEAGE=true`` the build runs under ``dbt-ol`` (``openlineage-dbt``, in
+the same venv), which sends one OpenLineage run per model (inputs, output, schema from the
+models' yml, column lineage where its SQL parser finds it) and one for the whole invocation
+through our in-process transport into the raw log; the next compaction records the marts' own
+lineage. dbt-ol only logs an event it could not send: the result counts those.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +13,19 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import lineage
 from lineage.errors import DbtBuildError
 from lineage.settings import Settings
 
 _DONE_LINE = re.compile(r"Done\. PASS=(\d+) WARN=(\d+) ERROR=(\d+) SKIP=(\d+)")
+_EMITTED_LINE = re.compile(r"Emitted (\d+) OpenLineage events")
+_FAILED_EMIT = "OpenLineage client failed to emit event"
+TRANSPORT = "lineage.openlineage_transport.RawLogTransport"
+# Any of these in the environment configures dbt-ol's transport already: it is left as it is.
+_OWN_TRANSPORT = ("OPENLINEAGE_CONFIG", "OPENLINEAGE_URL", "OPENLINEAGE__TRANSPORT")
 
 
 @dataclass(frozen=True)
@@ -19,6 +33,18 @@ class DbtResult:
     passed: int
     warned: int
     output: str
+    # OpenLineage events dbt-ol emitted, and those it failed to send (None when the build did not
+    # run under dbt-ol).
+    lineage_events: int | None = None
+    lineage_failures: int | None = None
+
+    def render(self) -> str:
+        """``dbt build: 61 passed, 0 warnings`` (``, 54 OpenLineage events`` under dbt-ol, and
+        ``, 2 NOT written (see dbt-ol's output)`` when some failed)."""
+        events = "" if self.lineage_events is None else f", {self.lineage_events} OpenLineage events"
+        if self.lineage_failures:
+            events += f", {self.lineage_failures} NOT written (see dbt-ol's output)"
+        return f"dbt build: {self.passed} passed, {self.warned} warnings{events}"
 
 
 def dbt_env(database_url: str, settings: Settings) -> dict[str, str]:
@@ -39,19 +65,89 @@ def dbt_env(database_url: str, settings: Settings) -> dict[str, str]:
     return env
 
 
+@dataclass(frozen=True)
+class ParentRun:
+    """The OpenLineage run that starts a dbt build and its root run, each ``namespace/job/run id``
+    (dbt-ol's ``OPENLINEAGE_PARENT_ID`` and ``OPENLINEAGE_ROOT_PARENT_ID``)."""
+
+    parent_id: str
+    root_id: str | None = None
+
+
+def airflow_parent_run() -> ParentRun | None:
+    """The running Airflow task's OpenLineage run (and its DAG run's) when Airflow's OpenLineage
+    provider is on, so a build started by a task is that task's child; None otherwise."""
+    from airflow.providers.openlineage import conf
+
+    if conf.is_disabled():
+        return None
+    from airflow.providers.openlineage.plugins.macros import lineage_parent_id, lineage_root_parent_id
+    from airflow.sdk import get_current_context
+
+    task_instance = get_current_context()["ti"]
+    return ParentRun(lineage_parent_id(task_instance), lineage_root_parent_id(task_instance))
+
+
+def openlineage_env(settings: Settings, env: dict[str, str], parent: ParentRun | None = None) -> dict[str, str]:
+    """``env`` for ``dbt-ol``: our transport writing into ``settings.log_root`` (unless ``env``
+    configures a transport of its own), the ``lineage`` package importable in dbt's venv, the
+    ``dbt`` beside ``dbt-ol`` first on the PATH (dbt-ol runs ``dbt`` from the PATH), and the run
+    that started the build as the parent of dbt's runs when given."""
+    env = dict(env)
+    if not any(name.startswith(_OWN_TRANSPORT) and value for name, value in env.items()):
+        env.update(OPENLINEAGE__TRANSPORT__TYPE=TRANSPORT, OPENLINEAGE__TRANSPORT__LOG_ROOT=settings.log_root)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_lineage_path(settings)), env.get("PYTHONPATH")]))
+    bin_dir = Path(settings.dbt_bin).parent
+    if str(bin_dir) != ".":
+        env["PATH"] = os.pathsep.join(filter(None, [str(bin_dir), env.get("PATH")]))
+    if parent is not None:
+        env["OPENLINEAGE_PARENT_ID"] = parent.parent_id
+        if parent.root_id:
+            env["OPENLINEAGE_ROOT_PARENT_ID"] = parent.root_id
+    return env
+
+
+def _lineage_path(settings: Settings) -> Path:
+    """A folder holding only the ``lineage`` package (a link to this one), for the PYTHONPATH of
+    dbt's venv: dbt-ol imports our transport from it and sees nothing else of this environment."""
+    folder = settings.home / "dbt" / "openlineage-path"
+    link = folder / "lineage"
+    package = Path(lineage.__file__).resolve().parent
+    if not (link.is_symlink() and link.resolve() == package):
+        folder.mkdir(parents=True, exist_ok=True)
+        staged = folder / f".lineage-{os.getpid()}"
+        staged.unlink(missing_ok=True)
+        staged.symlink_to(package, target_is_directory=True)
+        os.replace(staged, link)  # atomic: a concurrent build sees the old link or the new one
+    return folder
+
+
+def dbt_command(settings: Settings) -> list[str]:
+    """``dbt``, or ``dbt-ol`` beside it with ``LINEAGE_DBT_OPENLINEAGE``."""
+    if not settings.dbt_openlineage:
+        return [settings.dbt_bin]
+    dbt = Path(settings.dbt_bin)
+    return [str(dbt.with_name("dbt-ol")) if str(dbt.parent) != "." else "dbt-ol"]
+
+
 def build_marts(
     database_url: str, settings: Settings | None = None, *, command: str = "build", select: str | None = None,
-    full_refresh: bool = False,
+    full_refresh: bool = False, openlineage_parent: ParentRun | None = None,
 ) -> DbtResult:
     """Run ``dbt <command>`` (build by default) in the project, on the ``select``ed models when
     given, rebuilding incremental models from scratch with ``full_refresh``; raises
-    DbtBuildError on failure."""
+    DbtBuildError on failure. Under dbt-ol (``LINEAGE_DBT_OPENLINEAGE``) ``openlineage_parent``
+    names the run that started the build."""
     settings = settings or Settings.from_env()
     selection = ["--select", select] if select else []
     selection += ["--full-refresh"] if full_refresh else []
+    env = dbt_env(database_url, settings)
+    if settings.dbt_openlineage:
+        env = openlineage_env(settings, env, openlineage_parent)
     completed = subprocess.run(
-        [settings.dbt_bin, command, "--project-dir", str(settings.dbt_project_dir), "--no-use-colors", *selection],
-        env=dbt_env(database_url, settings),
+        [*dbt_command(settings), command, "--project-dir", str(settings.dbt_project_dir), "--no-use-colors",
+         *selection],
+        env=env,
         capture_output=True,
         text=True,
         check=False,
@@ -62,4 +158,9 @@ def build_marts(
         raise DbtBuildError(f"dbt {command} failed (exit {completed.returncode}):\n{tail}")
     match = _DONE_LINE.search(output)
     passed, warned = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
-    return DbtResult(passed=passed, warned=warned, output=output)
+    if not settings.dbt_openlineage:
+        return DbtResult(passed=passed, warned=warned, output=output)
+    emitted = _EMITTED_LINE.search(output)
+    return DbtResult(passed=passed, warned=warned, output=output,
+                     lineage_events=int(emitted.group(1)) if emitted else 0,
+                     lineage_failures=output.count(_FAILED_EMIT))

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_dags_import_without_errors_and_are_wired_as_documented() -> None:
     bag = DagBag(dag_folder=str(ROOT / "dags"))
     assert bag.import_errors == {}
-    assert set(bag.dag_ids) == {"lineage_compaction", "lineage_namespace_cleanup"}
+    assert set(bag.dag_ids) == {"lineage_compaction", "lineage_namespace_cleanup", "example_openlineage_sql"}
     dag = bag.dags["lineage_compaction"]
     assert dag is not None
     assert dag.max_active_runs == 1
@@ -34,3 +34,15 @@ def test_the_cleanup_dag_is_scheduled_on_namespace_deletions() -> None:
     assert dag.max_active_runs == 1 and dag.catchup is False
     assert [task.task_id for task in dag.topological_sort()] == ["clean", "build_marts", "finish"]
     assert {outlet.name for outlet in dag.get_task("finish").outlets} == {"lineage_marts"}
+
+
+def test_the_openlineage_example_runs_sql_only_when_asked() -> None:
+    bag = DagBag(dag_folder=str(ROOT / "dags"))
+    dag = bag.dags["example_openlineage_sql"]
+    assert dag is not None
+    assert type(dag.timetable).__name__ == "NullTimetable" and dag.catchup is False
+    assert {"example", "openlineage"} <= set(dag.tags)
+    assert [(task.task_id, type(task).__name__, task.conn_id) for task in dag.topological_sort()] == [  # type: ignore[attr-defined]
+        ("seed_shop", "SQLExecuteQueryOperator", "lineage_warehouse"),
+        ("build_customer_totals", "SQLExecuteQueryOperator", "lineage_warehouse"),
+        ("load_big_spenders", "SQLExecuteQueryOperator", "lineage_warehouse")]

@@ -14,6 +14,7 @@ def test_defaults_describe_the_embedded_setup(tmp_path) -> None:  # type: ignore
     assert settings.spark_master == "local[2]"
     assert settings.spark_conf["spark.sql.session.timeZone"] == "UTC"
     assert settings.schedule == "@hourly"
+    assert settings.dbt_openlineage is False
 
 
 def test_every_setting_comes_from_one_prefix() -> None:
@@ -47,6 +48,7 @@ def test_spark_conf_accepts_json() -> None:
         ({"LINEAGE_DATABASE_URL": "mysql://x/y"}, "must be a PostgreSQL URL"),
         ({"LINEAGE_SPARK_CONF": "novalue"}, "entry 'novalue' is not key=value"),
         ({"LINEAGE_SPARK_CONF": "{not json"}, "not valid JSON"),
+        ({"LINEAGE_DBT_OPENLINEAGE": "maybe"}, "LINEAGE_DBT_OPENLINEAGE must be true or false, got 'maybe'"),
     ],
 )
 def test_bad_settings_fail_with_the_bad_value_named(env: dict[str, str], message: str) -> None:
