@@ -8,11 +8,12 @@ cd "$(dirname "$0")/.."
 HOME_DIR=${LINEAGE_HOME:-$PWD/.local}
 PORT=${LINEAGE_PG_PORT:-54329}
 PG_ROOT=$HOME_DIR/pg
+# Made first, so the choice below is the same on the first call of a fresh checkout as later.
+mkdir -p "$HOME_DIR"
 if [ "$(id -u)" = 0 ] && ! runuser -u postgres -- test -x "$HOME_DIR" 2>/dev/null; then
   # As root the cluster runs as `postgres`, which cannot enter a checkout inside a private
   # directory (e.g. one made by mktemp -d): keep the cluster in a postgres-owned folder named
   # after this checkout instead.
-  mkdir -p "$HOME_DIR"
   PG_ROOT=${TMPDIR:-/tmp}/lineage-pg-$(printf '%s' "$HOME_DIR" | sha256sum | cut -c1-12)
 fi
 DATA=$PG_ROOT/data
