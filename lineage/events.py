@@ -10,6 +10,7 @@ mistake when it records, not hours later in the quarantine.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from collections.abc import Callable, Mapping
@@ -217,9 +218,19 @@ def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     return event
 
 
-def quarantine_text(line: str) -> str:
-    """The raw line as stored in the quarantine: NUL characters shown as the text ``\\u0000``."""
-    return line.replace("\x00", "\\u0000")
+QUARANTINE_TEXT_LIMIT = 65_536  # characters of a rejected line the quarantine keeps
+
+
+def quarantine_text(line: str, limit: int = QUARANTINE_TEXT_LIMIT) -> str:
+    """The raw line as stored in the quarantine: NUL characters shown as the text ``\\u0000``;
+    a line over ``limit`` characters is cut there and ends with its whole size and SHA-256, so
+    an oversized line never costs its size again and can still be matched to its source."""
+    text = line.replace("\x00", "\\u0000")
+    if len(text) <= limit:
+        return text
+    whole = line.encode("utf-8", errors="surrogateescape")
+    return (f"{text[:limit]}… [cut: the line is {len(whole)} bytes, "
+            f"sha256 {hashlib.sha256(whole).hexdigest()}]")
 
 
 def _contains_nul(value: Any) -> bool:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, datetime
 
@@ -8,7 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lineage.errors import InvalidEventError
-from lineage.events import STAGED_COLUMNS, Rejection, new_event, parse_line, schema, to_staged_row
+from lineage.events import (
+    STAGED_COLUMNS,
+    Rejection,
+    new_event,
+    parse_line,
+    quarantine_text,
+    schema,
+    to_staged_row,
+)
 from tests.factories import RUN, access, event
 
 
@@ -136,3 +145,11 @@ def test_built_events_survive_the_log_line_round_trip(
         namespace, dataset, access_type, component
     )
     assert row["event_time_us"] == micros
+
+
+def test_the_quarantine_keeps_a_bounded_prefix_of_an_oversized_line_with_its_size_and_hash() -> None:
+    line = '{"payload": "' + "x" * 200_000 + '"}'
+    kept = quarantine_text(line, limit=1000)
+    assert kept.startswith(line[:1000]) and len(kept) < 1200
+    assert kept.endswith(f"[cut: the line is {len(line)} bytes, sha256 {hashlib.sha256(line.encode()).hexdigest()}]")
+    assert quarantine_text("a\x00b") == "a\\u0000b"  # short lines whole, NUL shown as text
