@@ -16,11 +16,14 @@ def parse_timespec(text: str, *, now: datetime | None = None, name: str = "time"
     value = text.strip()
     moment = now or datetime.now(UTC)
     match = _RELATIVE.match(value)
-    if match:
-        amount, unit = match.groups()
-        return moment - timedelta(**{_UNITS[unit]: int(amount)}) if amount else moment
-    if re.fullmatch(r"\d{1,12}", value):
-        return datetime.fromtimestamp(int(value), tz=UTC)
+    try:
+        if match:
+            amount, unit = match.groups()
+            return moment - timedelta(**{_UNITS[unit]: int(amount)}) if amount else moment
+        if re.fullmatch(r"\d{1,12}", value):
+            return datetime.fromtimestamp(int(value), tz=UTC)
+    except (OverflowError, ValueError, OSError) as exc:  # beyond the years 1-9999 a datetime holds
+        raise InvalidTimeError(f"{name} {text!r} is out of range: times run from year 1 to year 9999") from exc
     raise InvalidTimeError(f"{name} {text!r} is not epoch seconds, 'now' or 'now-<n><s|m|h|d>' (e.g. now-7d)")
 
 

@@ -269,3 +269,10 @@ def test_a_page_starts_from_the_links_of_what_its_url_names(api: TestClient) -> 
         answer = api.get("/links", params=bad)
         assert answer.status_code == 400 and "a page names an entity by" in answer.json()["message"], bad
 
+
+
+@pytest.mark.parametrize("start", ["now-999999999d", "999999999999"])
+def test_times_out_of_range_answer_400_naming_the_range_not_500(api: TestClient, start: str) -> None:
+    response = api.get("/v3/namespaces/default/datasets/purchases/lineage", params={"start": start})
+    assert response.status_code == 400
+    assert response.json()["message"] == (f"start {start!r} is out of range: times run from year 1 to year 9999")

@@ -37,3 +37,9 @@ def test_window_rejects_start_after_end() -> None:
     assert parse_window("now-1h", "now", now=NOW) == (NOW - timedelta(hours=1), NOW)
     with pytest.raises(InvalidTimeError, match="start 'now' is after end 'now-1h'"):
         parse_window("now", "now-1h", now=NOW)
+
+
+@pytest.mark.parametrize("text", ["now-999999999d", "999999999999"])
+def test_times_out_of_a_datetimes_range_are_bad_input_naming_the_range(text: str) -> None:
+    with pytest.raises(InvalidTimeError, match="out of range: times run from year 1 to year 9999"):
+        parse_window(text, "now")
