@@ -87,8 +87,14 @@ class SealedLog:
             if current is None:
                 current = self._current = self._open()
             written = 0
-            while written < len(data):  # os.write may write less than asked
-                written += os.write(current.fd, data[written:])
+            try:
+                while written < len(data):  # os.write may write less than asked
+                    written += os.write(current.fd, data[written:])
+            except OSError:
+                # a part of the lines may be in the file (a full disk): cut it off, or the next
+                # acknowledged append would continue a broken line
+                os.ftruncate(current.fd, current.written)
+                raise
             current.written += len(data)
             current.appends += 1
             end = current.written

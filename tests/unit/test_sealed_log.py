@@ -116,3 +116,24 @@ def test_the_next_process_seals_what_a_crashed_one_left_without_its_partial_line
     assert len(list(spool.glob(f"*{OPEN_SUFFIX}"))) == 1  # the live one
     live.close()
     assert len(log_files(root)) == 2
+
+
+def test_a_failed_append_leaves_no_partial_line_for_the_next_one_to_continue(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    sealed_log = SealedLog(str(tmp_path / "raw"), tmp_path / "spool")
+    sealed_log.append(b'{"a":1}\n')
+    real_write = os.write
+
+    def disk_full_midway(fd: int, data: bytes) -> int:
+        real_write(fd, data[:5])  # some bytes reach the file, then the disk is full
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", disk_full_midway)
+    with pytest.raises(OSError, match="No space left"):
+        sealed_log.append(b'{"lost":"never acknowledged"}\n')
+    monkeypatch.setattr(os, "write", real_write)
+    sealed_log.append(b'{"b":2}\n')
+    sealed_log.close()
+    assert [path.read_bytes() for path in log_files(tmp_path / "raw")] == [b'{"a":1}\n{"b":2}\n']
