@@ -19,7 +19,7 @@ expressions reference (DIRECT TRANSFORMATION), and its name is kept in ``unsuppo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
@@ -33,18 +33,25 @@ class Node:
     kind: str  # the class's short name: Project, AttributeReference, ...
     fields: dict[str, Any]
     children: list[Node]
+    _trees: dict[str, list[Node]] = field(default_factory=dict, repr=False, compare=False)
 
     def expression(self, name: str) -> Node | None:
-        value = self.fields.get(name)
-        return build_tree(value) if _is_tree(value) else None
+        found = self.expressions(name)
+        return found[0] if found and _is_tree(self.fields.get(name)) else None
 
     def expressions(self, name: str) -> list[Node]:
-        value = self.fields.get(name)
-        if not isinstance(value, list):
-            return []
-        if _is_tree(value):  # one expression
-            return [build_tree(value)]
-        return [build_tree(item) for item in value if _is_tree(item)]
+        """The expression trees of a field, built once per node (the analysis and the naming of
+        operations both read them)."""
+        if name not in self._trees:
+            value = self.fields.get(name)
+            if not isinstance(value, list):
+                trees: list[Node] = []
+            elif _is_tree(value):  # one expression
+                trees = [build_tree(value)]
+            else:
+                trees = [build_tree(item) for item in value if _is_tree(item)]
+            self._trees[name] = trees
+        return self._trees[name]
 
     def child_field(self, name: str) -> Node | None:
         """A child named by a field (an index among the children), or an inline plan."""
@@ -340,7 +347,7 @@ class _Analysis:
             return
         if kind == "WindowSpecDefinition":
             return  # partition and order columns are the Window node's INDIRECT WINDOW inputs
-        step = _transformation("AGGREGATION" if kind == "AggregateExpression" or _is_aggregate(kind)
+        step = _transformation("AGGREGATION" if kind == "AggregateExpression" or kind in _AGGREGATES
                                else "TRANSFORMATION", masking=kind in _MASKING_FUNCTIONS)
         combined = combine(how, step)
         for child in expression.children:
@@ -373,10 +380,6 @@ _AGGREGATES = {"Sum", "Average", "Avg", "Min", "Max", "Count", "CountIf", "First
                "HyperLogLogPlusPlus", "Percentile", "ApproximatePercentile", "Median", "Mode", "MaxBy", "MinBy",
                "BoolAnd", "BoolOr", "BitAndAgg", "BitOrAgg", "BitXorAgg", "Corr", "CovPopulation", "CovSample",
                "Skewness", "Kurtosis", "AnyValue", "ListAgg", "Product", "RegrCount"}
-
-
-def _is_aggregate(kind: str) -> bool:
-    return kind in _AGGREGATES
 
 
 def _table_of(fields: Mapping[str, Any]) -> tuple[str, ...] | None:
@@ -455,10 +458,6 @@ def _top_function(expression: Node) -> Node | None:
 # -- the answer ------------------------------------------------------------------------------
 
 
-def command_of(nodes: list[dict[str, Any]]) -> str:
-    return str(nodes[0].get("class", "")).rsplit(".", 1)[-1] if nodes else ""
-
-
 def plan_lineage(nodes: list[dict[str, Any]]) -> PlanLineage:
     """The column lineage of a write command's analyzed plan (see the module's doc)."""
     root = build_tree(nodes)
@@ -517,13 +516,6 @@ def _walk_plan(node: Node) -> Iterator[Node]:
     yield node
     for child in node.children:
         yield from _walk_plan(child)
-
-
-def referenced_columns(lineage: PlanLineage) -> Iterable[SourceColumn]:
-    """Every source column the write depends on, directly or not."""
-    seen = {edge.source for column in lineage.columns for edge in column.inputs}
-    seen.update(edge.source for edge in lineage.indirect)
-    return sorted(seen, key=lambda source: (source.leaf, source.column))
 
 
 def openlineage_output(lineage: PlanLineage, leaves: Mapping[int, Any], target: Any

@@ -78,3 +78,10 @@ def logged_in_client(warehouse_url: str, monkeypatch: Any, username: str = "admi
     client = TestClient(create_app())
     client.headers["Authorization"] = f"Bearer {jwt}"
     return client
+
+
+def get_ok(client: Any, path: str, **params: Any) -> Any:
+    """GET ``path`` through a TestClient of the app, asserting a 200; its JSON body."""
+    response = client.get(path, params=params)
+    assert response.status_code == 200, response.text
+    return response.json()

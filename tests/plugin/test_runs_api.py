@@ -18,6 +18,7 @@ from openlineage.client.facet_v2 import nominal_time_run, parent_run, sql_job
 from lineage.authorization import Privilege
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
+from tests.airflow_support import get_ok as get
 from tests.airflow_support import logged_in_client
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import event, move_into_hour, write_log
@@ -114,12 +115,6 @@ def warehouse(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def api(warehouse: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
     with logged_in_client(warehouse, monkeypatch) as client:
         yield client
-
-
-def get(api: TestClient, path: str, **params: Any) -> Any:
-    response = api.get(path, params=params)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def named(link: dict[str, Any] | None) -> tuple[str, str, str, str, bool] | None:
