@@ -268,7 +268,7 @@ def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap, *,
         if not isinstance(spec, Mapping) or not name:
             continue
         inputs = inputs_of(spec.get("inputFields"), _old_shape(spec)) + dataset_level
-        if not inputs:
+        if not inputs and not (named and name in named):  # a captured literal is a transform reading nothing
             continue
         description = spec.get("transformationDescription") or next(
             (item["transformation"].get("description") for item in inputs

@@ -181,6 +181,14 @@ class _Analysis:
         self.unsupported: list[str] = []
         self.attributes: dict[int, Deps] = {}  # exprId -> its sources
         self.ctes: dict[int, list[tuple[str, int | None]]] = {}  # CTE id -> its definition's outputs
+        self.not_null: Deps = {}  # sources of ``IS NOT NULL`` filters on a bare column
+
+    def settle_filters(self) -> None:
+        """A bare ``IS NOT NULL`` filter on a join key is the optimizer's (inferred from the join's
+        condition), not the job's: it is not a FILTER input. Elsewhere it is."""
+        for source, how in self.not_null.items():
+            if (source, "JOIN") not in self.indirect:
+                self.indirect.setdefault((source, "FILTER"), Transformation(_INDIRECT, "FILTER", masking=how.masking))
 
     # plan nodes: each returns its output attributes as (name, exprId) in order
 
@@ -195,7 +203,11 @@ class _Analysis:
             return [self._named(expression) for expression in node.expressions("projectList")]
         if kind == "Filter":
             outputs = self.plan(node.children[0])
-            self._indirect(node.expression("condition"), "FILTER")
+            for conjunct in _conjuncts(node.expression("condition")):
+                if conjunct.kind == "IsNotNull" and conjunct.children[0].kind == "AttributeReference":
+                    self.not_null.update(self._expression_deps(conjunct))  # perhaps the optimizer's
+                else:
+                    self._indirect(conjunct, "FILTER")
             return outputs
         if kind == "Join":
             left, right = self.plan(node.children[0]), self.plan(node.children[1])
@@ -333,6 +345,8 @@ class _Analysis:
 
     def _walk(self, expression: Node, how: Transformation, deps: Deps) -> None:
         kind = expression.kind
+        if kind == "GetStructField" and self._struct_field(expression, how, deps):
+            return
         if kind in ("AttributeReference", "OuterReference"):
             expr_id = expression.expr_id
             for source, inner in self.attributes.get(expr_id, {}).items() if expr_id is not None else ():
@@ -353,6 +367,18 @@ class _Analysis:
         for child in expression.children:
             self._walk(child, combined, deps)
 
+    def _struct_field(self, expression: Node, how: Transformation, deps: Deps) -> bool:
+        """``address.city`` read straight from a relation's column is that nested field, as is:
+        the source is ``address.city``, not the whole ``address`` transformed."""
+        attribute, path = _struct_path(expression)
+        passed = self.attributes.get(attribute.expr_id) if attribute is not None and attribute.expr_id is not None \
+            else None
+        if not path or not passed or any(inner != _IDENTITY for inner in passed.values()):
+            return False
+        for source in passed:
+            _merge(deps, SourceColumn(source.leaf, ".".join((source.column, *path))), combine(how, _IDENTITY))
+        return True
+
     def _conditional(self, expression: Node, how: Transformation, deps: Deps) -> None:
         """CASE WHEN / IF: the conditions are INDIRECT CONDITIONAL, the values DIRECT."""
         children = expression.children
@@ -369,6 +395,36 @@ class _Analysis:
             self._walk(condition, _IDENTITY, condition_deps)
         for source, inner in condition_deps.items():
             _merge(deps, source, Transformation(_INDIRECT, "CONDITIONAL", masking=inner.masking))
+
+
+def _conjuncts(condition: Node | None) -> Iterator[Node]:
+    if condition is None:
+        return
+    if condition.kind == "And":
+        for child in condition.children:
+            yield from _conjuncts(child)
+    else:
+        yield condition
+
+
+def _struct_path(expression: Node) -> tuple[Node | None, tuple[str, ...]]:
+    """``GetStructField(GetStructField(address, geo), n)`` -> (address, ("geo", "n"))."""
+    ordinals: list[int] = []
+    node = expression
+    while node.kind == "GetStructField" and node.children and isinstance(node.fields.get("ordinal"), int):
+        ordinals.append(node.fields["ordinal"])
+        node = node.children[0]
+    if node.kind != "AttributeReference":
+        return None, ()
+    path = []  # names from the types, by ordinal (Spark leaves ``name`` out of a resolved field)
+    data_type = node.fields.get("dataType")
+    for ordinal in reversed(ordinals):
+        fields = data_type.get("fields") if isinstance(data_type, dict) else None
+        if not isinstance(fields, list) or not 0 <= ordinal < len(fields) or not isinstance(fields[ordinal], dict):
+            return None, ()
+        path.append(str(fields[ordinal].get("name")))
+        data_type = fields[ordinal].get("type")
+    return node, tuple(path)
 
 
 def _transformation(subtype: str, masking: bool = False) -> Transformation:
@@ -404,7 +460,20 @@ _NAMES = {"ConcatWs": "concat_ws", "Md5": "md5", "Sha1": "sha1", "Sha2": "sha2",
           "Murmur3Hash": "hash", "XxHash64": "xxhash64", "Average": "avg", "Cast": "cast", "CaseWhen": "case",
           "If": "if", "Coalesce": "coalesce", "Explode": "explode", "RowNumber": "row_number",
           "DenseRank": "dense_rank", "Rank": "rank", "WindowExpression": "window", "AggregateExpression": "aggregate",
-          "Concat": "concat", "Substring": "substring", "Upper": "upper", "Lower": "lower", "Not": "not"}
+          "Concat": "concat", "Substring": "substring", "Upper": "upper", "Lower": "lower", "Not": "not",
+          # classes whose SQL name is not their snake case
+          "InitCap": "initcap", "StringTrim": "trim", "StringTrimLeft": "ltrim", "StringTrimRight": "rtrim",
+          "RegExpReplace": "regexp_replace", "RegExpExtract": "regexp_extract", "StringSplit": "split",
+          "StringReplace": "replace", "StringLPad": "lpad", "StringRPad": "rpad", "SubstringIndex": "substring_index",
+          "StringLocate": "locate", "SoundEx": "soundex", "UnBase64": "unbase64", "DateFormatClass": "date_format",
+          "ParseToDate": "to_date", "ParseToTimestamp": "to_timestamp", "FromUnixTime": "from_unixtime",
+          "DayOfMonth": "dayofmonth", "DayOfWeek": "dayofweek", "DayOfYear": "dayofyear", "WeekOfYear": "weekofyear",
+          "DateDiff": "datediff", "TruncDate": "trunc", "TruncTimestamp": "date_trunc", "UnaryMinus": "negative",
+          "MonotonicallyIncreasingID": "monotonically_increasing_id", "NTile": "ntile",
+          "CreateNamedStruct": "struct", "CreateArray": "array", "CreateMap": "map", "JsonToStructs": "from_json",
+          "StructsToJson": "to_json", "GetArrayItem": "get", "GetMapValue": "element_at", "Pmod": "pmod",
+          "CollectList": "collect_list", "CollectSet": "collect_set", "CountIf": "count_if",
+          "ApproximateCountDistinct": "approx_count_distinct", "HyperLogLogPlusPlus": "approx_count_distinct"}
 MAX_DESCRIPTION = 300
 
 
@@ -428,6 +497,11 @@ def _describe(node: Node) -> str:
         return "NULL" if value is None else repr(value) if node.fields.get("dataType") == "string" else str(value)
     if kind == "Alias":
         return _describe(node.children[0]) if node.children else ""
+    if kind == "GetStructField" and node.children:
+        attribute, path = _struct_path(node)
+        if attribute is not None:
+            return ".".join((str(attribute.fields.get("name")), *path))
+        return f"{_describe(node.children[0])}.{node.fields.get('name') or node.fields.get('ordinal')}"
     if kind == "AggregateExpression":
         inner = _describe(node.children[0]) if node.children else "?"
         return inner.replace("(", "(DISTINCT ", 1) if node.fields.get("isDistinct") else inner
@@ -452,6 +526,8 @@ def _top_function(expression: Node) -> Node | None:
         node = node.children[0]
     if node.kind == "AggregateExpression" and node.children:
         node = node.children[0]
+    if node.kind == "GetStructField" and _struct_path(node)[0] is not None:
+        return None  # a nested field read as is
     return None if node.kind in ("AttributeReference", "OuterReference") else node
 
 
@@ -468,6 +544,7 @@ def plan_lineage(nodes: list[dict[str, Any]]) -> PlanLineage:
     leaves = [node for node in _walk_plan(query) if not node.children] if query is not None else []
     analysis = _Analysis({id(node): position for position, node in enumerate(leaves)})
     outputs: list[tuple[str, int | None]] = analysis.plan(query) if query is not None else []
+    analysis.settle_filters()
     expressions = _named_expressions(query) if query is not None else {}
     names = _output_names(root, outputs)
     columns = []

@@ -111,7 +111,8 @@ def test_descriptions_read_like_code_and_stay_bounded() -> None:
     assert describe(call) == "concat_ws(\"a'b\", \"a'b\")"
     long = build_tree([{"class": "x.Concat", "num-children": 200}, *([literal] * 200)])
     assert len(describe(long)) <= 300
-    assert function_name("RegExpReplace") == "reg_exp_replace" and function_name("Average") == "avg"
+    assert function_name("RegExpReplace") == "regexp_replace" and function_name("Average") == "avg"
+    assert function_name("InitCap") == "initcap" and function_name("DateAdd") == "date_add"  # Spark's SQL names
 
 
 def test_the_record_is_the_field_lineage_design_shape_with_named_operations() -> None:
