@@ -42,6 +42,7 @@ from lineage.spark_plan import WRITE_COMMANDS, openlineage_output, plan_lineage
 
 log = logging.getLogger(__name__)
 DRAIN_MS = 60_000  # how long stop waits for Spark to report the last actions
+MAX_NOTES = 100  # warnings kept with one run; more are only logged
 NESTED_WRITE = "file source write"  # the file write inside a CTAS / saveAsTable, captured at its command
 
 
@@ -142,9 +143,19 @@ class Tracker:
             self._record_write(plan, nodes)
             self.capture_seconds.append(time.perf_counter() - began)
         except Exception as error:
-            message = f"lineage: capture of a {func_name!r} action failed: {type(error).__name__}: {error}"
-            self.warnings.append(message)
-            log.warning("%s", message)
+            self.note(f"lineage: capture of a {func_name!r} action failed: {type(error).__name__}: {error}")
+
+    def note(self, message: str) -> None:
+        """A warning about the capture: logged, listed in ``warnings``, and kept with the run in the
+        warehouse (the run page and the run API show it)."""
+        self.warnings.append(message)
+        log.warning("%s", message)
+        if len(self.warnings) > MAX_NOTES:
+            return
+        try:
+            self.run.record_captured("run_facets", {"warnings": [message[:1024]]}, once=True)
+        except Exception as error:  # the note is not worth failing anything for
+            log.debug("lineage: keeping the note with the run: %s", error)
 
     def _record_write(self, plan: Any, nodes: list[dict[str, Any]]) -> None:
         lineage = plan_lineage(nodes)
@@ -164,9 +175,8 @@ class Tracker:
         output, named = openlineage_output(lineage, leaves, target)
         record = field_operations(output, self.namespaces, named=named)
         if lineage.unsupported:
-            note = f"lineage: plan nodes read generically for {target.render()}: {', '.join(lineage.unsupported)}"
-            self.warnings.append(note)
-            log.warning("%s", note)
+            self.note(f"lineage: plan nodes read generically (each new column depends on every column they "
+                      f"reference) for {target.render()}: {', '.join(lineage.unsupported)}")
         if record is not None:
             self.run.record_captured("field_operations", record)
         self.writes += 1

@@ -231,6 +231,8 @@ class _Analysis:
             return [*outputs, *(self._named(expression) for expression in node.expressions("windowExpressions"))]
         if kind == "Union":
             return self._union(node)
+        if kind == "Expand":
+            return self._expand(node)
         if kind == "Generate":
             outputs = self.plan(node.children[0]) if node.children else []
             generator = node.expression("generator")
@@ -300,6 +302,25 @@ class _Analysis:
                     _merge(deps, source, how)
             self.attributes[expr_id] = deps
         return first
+
+    def _expand(self, node: Node) -> list[tuple[str, int | None]]:
+        """ROLLUP / CUBE / GROUPING SETS: each output column is, row by row, one of the projections'."""
+        for child in node.children:
+            self.plan(child)
+        rows = node.fields.get("projections")
+        rows = rows if isinstance(rows, list) else []
+        outputs = []
+        for position, attribute in enumerate(node.expressions("output")):
+            deps: Deps = {}
+            for row in rows:
+                item = row[position] if isinstance(row, list) and position < len(row) else None
+                if _is_tree(item):
+                    for source, how in self._expression_deps(build_tree(item)).items():
+                        _merge(deps, source, how)
+            if attribute.expr_id is not None:
+                self.attributes[attribute.expr_id] = deps
+            outputs.append((str(attribute.fields.get("name")), attribute.expr_id))
+        return outputs
 
     def _unknown(self, node: Node) -> list[tuple[str, int | None]]:
         self.unsupported.append(node.kind)

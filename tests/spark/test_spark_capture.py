@@ -121,7 +121,10 @@ def test_a_capture_failure_never_fails_the_job(spark: SparkSession, data: Path, 
         spark.read.parquet(str(data / "people")).write.mode("overwrite").parquet(str(data / "copy"))
     assert (data / "copy").exists()
     assert run.writes == 0 and len(run.warnings) == 1 and "injected" in run.warnings[0]
-    assert [e["kind"] for e in events(log_root)] == ["run_start", "run_facets", "run_end"]
+    # the failure is kept with the run as a warning (a second run_facets event)
+    assert [e["kind"] for e in events(log_root)] == ["run_start", "run_facets", "run_facets", "run_end"]
+    notes = [e["payload"]["warnings"] for e in events(log_root) if "warnings" in e["payload"]]
+    assert len(notes) == 1 and "injected" in notes[0][0]
     assert events(log_root)[-1]["payload"]["status"] == "completed"
 
 
@@ -186,3 +189,25 @@ def test_a_malformed_parent_variable_records_no_parent() -> None:
     for value in ("", "no-slashes", "ns//run", "ns/job/"):
         facets, parent = launch_context({"OPENLINEAGE_PARENT_ID": value}, NO_MAPPING, {"applicationId": "a"})
         assert parent is None and facets == {"spark_applicationDetails": {"applicationId": "a"}}
+
+
+def test_a_plan_node_it_does_not_know_gives_lineage_and_a_note_kept_with_the_run(
+        spark: SparkSession, data: Path, log_root: Path) -> None:
+    def double(batches: Any) -> Any:
+        for batch in batches:
+            yield batch
+
+    with track(spark, application="a", program="arrow", log_root=str(log_root)) as run:
+        people = spark.read.parquet(str(data / "people"))
+        people.select("id", "age").mapInArrow(double, "id int, age int").write.parquet(str(data / "mapped"))
+    assert run.writes == 1 and len(run.warnings) == 1 and "MapInArrow" in run.warnings[0]
+    accesses = {(e["payload"]["dataset"]["name"].rsplit("/", 1)[-1], e["payload"]["access"])
+                for e in events(log_root) if e["kind"] == "dataset_access"}
+    assert accesses == {("people", "read"), ("mapped", "write")}
+    # what the Python function made depends on every column it was given
+    assert sources_of(records(log_root)[f"file/{data}/mapped"], "age") == {
+        ("people", "id", "DIRECT", "TRANSFORMATION"), ("people", "age", "DIRECT", "TRANSFORMATION")}
+    notes = [e["payload"]["warnings"] for e in events(log_root)
+             if e["kind"] == "run_facets" and "warnings" in e["payload"]]
+    assert len(notes) == 1 and "MapInArrow" in notes[0][0] and "mapped" in notes[0][0]
+

@@ -312,3 +312,20 @@ def test_temp_views_cached_frames_and_local_data_are_followed(spark: SparkSessio
     destination = found["with_local"]
     read_names = [op["inputs"][0]["source"]["name"] for op in destination["operations"] if op["type"] == "read"]
     assert any(name.startswith("memory/") or "localRelation" in name for name in read_names), read_names
+
+
+def test_rollup_grouping_sets_keep_each_column_s_sources(spark: SparkSession, lake: Path, log_root: Path,
+                                                         run_job: Any) -> None:
+    def job() -> None:
+        orders = spark.read.parquet(str(lake / "orders"))
+        (orders.rollup("person").agg(F.sum("amount").alias("total"), F.countDistinct("tags").alias("kinds"))
+         .write.parquet(str(lake / "rolled")))
+    run_job(job)
+    rolled = records(log_root)["rolled"]
+    assert sources(rolled, "person") == direct(("orders", "person", "IDENTITY")) | {
+        ("orders", "person", "INDIRECT", "GROUP_BY")}
+    assert ("orders", "amount", "DIRECT", "AGGREGATION") in sources(rolled, "total")
+    assert ("orders", "person", "INDIRECT", "GROUP_BY") in sources(rolled, "total")
+    kinds = {source for source in sources(rolled, "kinds") if source[2] == "DIRECT"}
+    assert kinds == direct(("orders", "tags", "AGGREGATION"))
+
