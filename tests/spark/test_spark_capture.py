@@ -194,8 +194,7 @@ def test_a_malformed_parent_variable_records_no_parent() -> None:
 def test_a_plan_node_it_does_not_know_gives_lineage_and_a_note_kept_with_the_run(
         spark: SparkSession, data: Path, log_root: Path) -> None:
     def double(batches: Any) -> Any:
-        for batch in batches:
-            yield batch
+        yield from batches
 
     with track(spark, application="a", program="arrow", log_root=str(log_root)) as run:
         people = spark.read.parquet(str(data / "people"))

@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 from pyspark import cloudpickle
 from pyspark.sql import SparkSession
-from pyspark.sql.datasource import DataSource, DataSourceWriter, WriterCommitMessage
 from pyspark.sql import functions as F
-from pyspark.sql.window import Window
+from pyspark.sql.datasource import DataSource, DataSourceWriter, WriterCommitMessage
 
 from lineage.spark import Tracker, track
 
