@@ -127,14 +127,15 @@ class Tracker:
     # what the listener calls
 
     def captured(self, func_name: str, execution: Any) -> None:
-        """Record one successful write (never raises: a failure is a warning). Other actions
-        cost one py4j call (the plan's class)."""
+        """Record one successful action (never raises: a failure is a warning): a write with its
+        column lineage, any other action with the datasets it read."""
         began = time.perf_counter()
         try:
             if func_name == NESTED_WRITE:
                 return
             plan = execution.optimizedPlan()  # a tenth of the analyzed plan's JSON, the same column lineage
             if str(plan.nodeName()) not in WRITE_COMMANDS:
+                self._record_reads(plan)
                 return
             nodes = json.loads(plan.toJSON())
             if any(str(node.get("class", "")).endswith(".InMemoryRelation") for node in nodes):
@@ -156,6 +157,17 @@ class Tracker:
             self.run.record_captured("run_facets", {"warnings": [message[:1024]]}, once=True)
         except Exception as error:  # the note is not worth failing anything for
             log.debug("lineage: keeping the note with the run: %s", error)
+
+    def _record_reads(self, plan: Any) -> None:
+        """An action that writes nothing (``collect``, ``count``, ``show``...) still reads: each
+        table, path or JDBC table it reads is a read of the run (recorded once). In-memory data
+        and cached frames are left out."""
+        for leaf in _seq(plan.collectLeaves()):
+            kind = str(leaf.getClass().getSimpleName())
+            if kind in _NAMED_BY_THE_JVM:
+                identity = leaf_identity(leaf, kind, 0, self.run.run["program"])
+                if identity.namespace != "memory":
+                    self._access(identity, "read")
 
     def _record_write(self, plan: Any, nodes: list[dict[str, Any]]) -> None:
         lineage = plan_lineage(nodes)

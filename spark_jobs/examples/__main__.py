@@ -7,7 +7,7 @@ import sys
 import time
 
 from lineage.settings import Settings
-from spark_jobs.examples import purchase_history, sample_data, user_profiles
+from spark_jobs.examples import captured, purchase_history, sample_data, user_profiles
 from spark_jobs.session import build_session
 
 
@@ -30,9 +30,16 @@ def main(argv: list[str] | None = None) -> int:
         runs.append(purchase_history.run_flow(spark, stream, data_root / "default"))
         runs.append(purchase_history.run_builder(spark, data_root / "default"))
         runs.append(purchase_history.run_service(spark, data_root / "default"))
+        # the same programs as plain PySpark under lineage.spark.track (nothing written by hand)
+        auto = data_root / "captured"
+        runs.append(captured.run_user_profiles(spark, user_data, auto / "myns" / "mytableds"))
+        runs.append(captured.run_flow(spark, stream, auto / "default"))
+        runs.append(captured.run_builder(spark, auto / "default"))
+        runs.append(captured.run_service(spark, auto / "default"))
         recorded += len(runs)
         for run in runs:
-            print(f"  run {index + 1}/{args.runs}: {run.run['program']:<24} {run.run_id} {run.status}")
+            print(f"  run {index + 1}/{args.runs}: {run.run['application'] + '.' + run.run['program']:<46} "
+                  f"{run.run_id} {run.status}")
     print(f"examples: {recorded} program runs recorded in {time.monotonic() - started:.1f}s; "
           f"raw events under {settings.log_root}")
     return 0
