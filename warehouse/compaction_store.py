@@ -41,6 +41,7 @@ class CompactionSummary:
     runs_touched: int
     accesses_added: int
     pending_kept: int
+    late_files: int = 0  # files older than the run's own lookback window (late, or left by a pause)
 
     def as_dict(self) -> dict[str, int | str]:
         return asdict(self)
@@ -50,7 +51,8 @@ class CompactionSummary:
             f"compaction {self.batch_id}: {self.files} new files, {self.events_read} events read, "
             f"{self.events_compacted} compacted, {self.duplicates} duplicates ignored, "
             f"{self.quarantined} quarantined; {self.runs_touched} runs updated, "
-            f"{self.accesses_added} new dataset accesses, {self.pending_kept} field/metadata events kept"
+            f"{self.accesses_added} new dataset accesses, {self.pending_kept} field/metadata events kept; "
+            f"{self.late_files} late files (older than the lookback)"
         )
 
 
@@ -63,6 +65,21 @@ def acquire_lock(conn: psycopg.Connection) -> None:
 
 def release_lock(conn: psycopg.Connection) -> None:
     conn.execute("select pg_advisory_unlock(%s)", (_COMPACTION_LOCK,))
+
+
+def listed_until(conn: psycopg.Connection) -> datetime | None:
+    """The latest interval end a compaction listed up to (None before the first)."""
+    row = conn.execute("select listed_until from lineage.compaction_coverage").fetchone()
+    return row[0] if row else None
+
+
+def record_coverage(conn: psycopg.Connection, interval_end: datetime) -> None:
+    """Remember that the log was listed up to ``interval_end`` (never moves back)."""
+    conn.execute(
+        """insert into lineage.compaction_coverage (listed_until) values (%s)
+           on conflict (singleton) do update
+           set listed_until = greatest(compaction_coverage.listed_until, excluded.listed_until), updated_at = now()""",
+        (interval_end,))
 
 
 def compacted_paths(conn: psycopg.Connection, paths: Sequence[str]) -> set[str]:
@@ -347,22 +364,25 @@ class BatchMerge:
         started_at: datetime,
         events_read: int,
         event_id_retention_days: int,
+        late_files: int = 0,
     ) -> CompactionSummary:
         """Record the batch and its files (path, size) in the manifest, expire old ids, commit."""
         conn, params, counts = self._conn, self._params, self.counts
         duplicates = events_read - counts["quarantined"] - counts["compacted"]
         conn.execute(
             """insert into lineage.compaction_batches (batch_id, dag_run_id, interval_end, started_at, files,
-                   events_read, events_compacted, duplicates, quarantined, runs_touched, accesses_added)
+                   events_read, events_compacted, duplicates, quarantined, runs_touched, accesses_added, late_files)
                values (%(batch)s, %(dag_run)s, %(interval_end)s, %(started)s, %(files)s, %(read)s,
-                       %(compacted)s, %(duplicates)s, %(quarantined)s, %(runs)s, %(accesses)s)""",
+                       %(compacted)s, %(duplicates)s, %(quarantined)s, %(runs)s, %(accesses)s, %(late)s)""",
             {
                 **params, "dag_run": dag_run_id, "interval_end": interval_end, "started": started_at,
                 "files": len(files), "read": events_read, "compacted": counts["compacted"],
                 "duplicates": duplicates, "quarantined": counts["quarantined"], "runs": counts["runs_touched"],
-                "accesses": counts["accesses_added"],
+                "accesses": counts["accesses_added"], "late": late_files,
             },
         )
+        if interval_end is not None:
+            record_coverage(conn, interval_end)
         with conn.cursor() as cursor:
             cursor.executemany(
                 """insert into lineage.compacted_files (file_path, batch_id, size_bytes, lines)
@@ -376,7 +396,7 @@ class BatchMerge:
         return CompactionSummary(
             batch_id=self.batch_id, files=len(files), events_read=events_read, events_compacted=counts["compacted"],
             duplicates=duplicates, quarantined=counts["quarantined"], runs_touched=counts["runs_touched"],
-            accesses_added=counts["accesses_added"], pending_kept=counts["pending_kept"],
+            accesses_added=counts["accesses_added"], pending_kept=counts["pending_kept"], late_files=late_files,
         )
 
     def abort(self, error: BaseException) -> None:

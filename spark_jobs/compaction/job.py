@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 
 from lineage.events import parse_time
 from lineage.settings import Settings
-from spark_jobs.compaction.listing import LogFile, list_log_files
+from spark_jobs.compaction.listing import LogFile, is_late, list_log_files, listing_start
 from spark_jobs.compaction.load import stage_parsed_lines
 from spark_jobs.session import build_session
 from warehouse.compaction_store import (
@@ -36,7 +36,9 @@ from warehouse.compaction_store import (
     compacted_paths,
     create_lines_table,
     drop_lines_table,
+    listed_until,
     prepare_staging,
+    record_coverage,
     release_lock,
 )
 from warehouse.db import connect
@@ -77,8 +79,14 @@ def run_compaction(
     database_url: str | None = None,
     settings: Settings | None = None,
     dag_run_id: str | None = None,
+    everything: bool = False,
 ) -> CompactionSummary:
     """Compact the raw log files not yet compacted; returns what was done.
+
+    The listing reaches back ``LINEAGE_LOOKBACK_HOURS`` before ``interval_end``, or before the
+    previous run's interval end when the schedule was paused, so no file is stranded; files older
+    than the run's own lookback are counted as late. ``everything`` lists every partition, however
+    old (``--all``: files a producer wrote into long-gone hours).
 
     Files are staged in chunks of ``LINEAGE_COMPACTION_CHUNK_MB``; while Spark parses and
     stages one chunk, the previous one is merged inside the batch's single open transaction,
@@ -93,12 +101,17 @@ def run_compaction(
         acquire_lock(conn)
         try:
             with _phase("listing raw log files"):
-                candidates = list_log_files(spark, settings.log_root, interval_end, settings.lookback_hours)
+                earliest = None if everything else listing_start(interval_end, settings.lookback_hours,
+                                                                 listed_until(conn))
+                candidates = list_log_files(spark, settings.log_root, interval_end, earliest)
                 done = compacted_paths(conn, [f.path for f in candidates])
                 new_files = [f for f in candidates if f.path not in done]
-            log.info("compaction: %d files found, %d already compacted, %d new",
-                     len(candidates), len(done), len(new_files))
+                late = sum(is_late(f.path, interval_end, settings.lookback_hours) for f in new_files)
+            log.info("compaction: %d files found since %s, %d already compacted, %d new (%d late: older than the "
+                     "%d-hour lookback)", len(candidates), earliest.isoformat() if earliest else "the beginning",
+                     len(done), len(new_files), late, settings.lookback_hours)
             if not new_files:
+                record_coverage(conn, interval_end)
                 return CompactionSummary(batch_id, 0, 0, 0, 0, 0, 0, 0, 0)
             prepare_staging(conn)
             chunks = chunk_files(new_files, settings.compaction_chunk_mb * 1_048_576)
@@ -110,7 +123,7 @@ def run_compaction(
                         return merge.finish(
                             [(f.path, f.size_bytes) for f in new_files], dag_run_id=dag_run_id,
                             interval_end=interval_end, started_at=started_at, events_read=events_read,
-                            event_id_retention_days=settings.event_id_retention_days,
+                            event_id_retention_days=settings.event_id_retention_days, late_files=late,
                         )
                 except BaseException as error:
                     merge.abort(error)
@@ -191,11 +204,15 @@ def _merge_logged(merge: BatchMerge, table: str, index: int, total: int) -> None
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Compact raw lineage logs into the warehouse.")
     parser.add_argument("--interval-end", help="RFC 3339 time; default now")
+    parser.add_argument("--all", action="store_true", dest="everything",
+                        help="list every partition of the log root, however old, and compact the files not yet "
+                             "compacted (files written into hours older than the lookback); the summary counts "
+                             "them as late")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     interval_end = parse_time(args.interval_end) if args.interval_end else datetime.now(UTC)
     spark = build_session("lineage-compaction")
-    summary = run_compaction(spark, interval_end=interval_end)
+    summary = run_compaction(spark, interval_end=interval_end, everything=args.everything)
     print(summary.render())
     return 0
 

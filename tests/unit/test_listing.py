@@ -1,15 +1,33 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from lineage.log_writer import partition_start
-from spark_jobs.compaction.listing import partition_days
+from spark_jobs.compaction.listing import is_late, listing_start, partition_days
 
 
 def test_partition_days_cover_the_lookback() -> None:
     end = datetime(2026, 11, 21, 1, 0, tzinfo=UTC)
-    assert partition_days(end, 2) == ["2026-11-20", "2026-11-21"]
-    assert partition_days(end, 1) == ["2026-11-21"]
+    assert partition_days(end - timedelta(hours=2), end) == ["2026-11-20", "2026-11-21"]
+    assert partition_days(end - timedelta(hours=1), end) == ["2026-11-21"]
+
+
+def test_the_listing_reaches_back_to_the_previous_run_after_a_pause() -> None:
+    end = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+    assert listing_start(end, 168, None) == end - timedelta(hours=168)  # the first run: the lookback
+    hourly = listing_start(end, 168, end - timedelta(hours=1))
+    assert hourly == end - timedelta(hours=169)  # on schedule: one interval more than the lookback
+    paused = listing_start(end, 168, end - timedelta(days=30))  # a month's pause with catchup=False
+    assert paused == end - timedelta(days=30, hours=168)
+    assert listing_start(end, 168, end + timedelta(days=1)) == end - timedelta(hours=168)  # after a backfill
+
+
+def test_a_file_older_than_the_runs_own_window_is_late() -> None:
+    end = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+    assert not is_late("file:/r/dt=2026-11-21/hour=03/a.jsonl", end, 3)
+    assert is_late("file:/r/dt=2026-11-21/hour=02/a.jsonl", end, 3)
+    assert is_late("file:/r/dt=2026-10-01/hour=00/a.jsonl", end, 3)
+    assert not is_late("file:/r/other/a.jsonl", end, 3)
 
 
 def test_partition_start_reads_the_folder_names() -> None:

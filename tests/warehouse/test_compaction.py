@@ -167,6 +167,40 @@ def test_late_files_within_the_lookback_are_picked_up_and_future_ones_wait(
     assert rows(warehouse_db, "select dataset from lineage.access_details") == [("late",)]
 
 
+def test_a_paused_schedule_strands_no_file_and_the_summary_counts_the_late_ones(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    """Hourly runs with a 3-hour lookback, then a pause of two days (catchup=False: the next run
+    is for now, not for each missed hour). Before, files of the paused hours older than the
+    lookback were never listed again; now the run reaches back to the previous run."""
+    settings = settings_for(warehouse_db, LINEAGE_LOOKBACK_HOURS="3")
+    write_log(log_root, [access("before_the_pause")], hour="dt=2026-11-21/hour=05")
+    assert run_compaction(spark, interval_end=END, settings=settings).files == 1
+    write_log(log_root, [access("during_the_pause")], hour="dt=2026-11-22/hour=01")
+    write_log(log_root, [access("just_before")], hour="dt=2026-11-23/hour=05")
+    after = run_compaction(spark, interval_end=END + timedelta(days=2), settings=settings)
+    assert (after.files, after.late_files) == (2, 1)
+    assert "1 late files" in after.render()
+    assert sorted(rows(warehouse_db, "select dataset from lineage.access_details")) == [
+        ("before_the_pause",), ("during_the_pause",), ("just_before",)]
+    assert rows(warehouse_db, "select files, late_files from lineage.compaction_batches order by started_at") == [
+        (1, 0), (2, 1)]
+    # on schedule again, the listing is back to the lookback (plus one interval)
+    assert run_compaction(spark, interval_end=END + timedelta(days=2, hours=1), settings=settings).files == 0
+
+
+def test_files_written_into_hours_long_gone_are_compacted_by_the_all_listing(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db, LINEAGE_LOOKBACK_HOURS="3")
+    assert run_compaction(spark, interval_end=END, settings=settings).files == 0
+    write_log(log_root, [access("from_a_skewed_clock")], hour="dt=2026-10-01/hour=00")
+    assert run_compaction(spark, interval_end=END + timedelta(hours=1), settings=settings).files == 0
+    everything = run_compaction(spark, interval_end=END + timedelta(hours=1), settings=settings, everything=True)
+    assert (everything.files, everything.late_files) == (1, 1)
+    assert rows(warehouse_db, "select dataset from lineage.access_details") == [("from_a_skewed_clock",)]
+
+
 def test_a_compaction_that_fails_mid_merge_leaves_the_warehouse_as_it_was(
     spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
