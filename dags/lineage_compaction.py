@@ -14,8 +14,10 @@ function. Tasks are idempotent and retry with exponential backoff.
    paths and run rows (Spark; started only when records are pending).
 3. **apply_metadata**: applies the SYSTEM metadata programs recorded (the later event wins by
    event time), each change with its record.
-4. **check**: Great Expectations over the rows this batch wrote; a failure fails the run
-   (without retrying) before the marts are published.
+4. **check**: the quality gate: Great Expectations over the rows of every batch not yet
+   passed (this run's, and any earlier batch that failed); a failure fails the run (without
+   retrying) before the marts are published, and every later run fails the same way until the
+   data is fixed or the batch acknowledged (`python -m warehouse.quality acknowledge`).
 5. **build_marts**: `dbt build` of the marts (`lineage_marts.*`) and their tests; skipped
    when nothing new was compacted, derived or applied. Under `dbt-ol` with
    `LINEAGE_DBT_OPENLINEAGE=true` (each model's run a child of this task's OpenLineage run
@@ -89,13 +91,10 @@ def lineage_compaction() -> None:
 
         from lineage.errors import DataQualityError
         from warehouse.db import warehouse_url
-        from warehouse.quality import check_batch
+        from warehouse.quality import gate
 
-        if not compacted["files"]:
-            log.info("no new files were compacted; nothing to check")
-            return []
-        try:
-            results = check_batch(warehouse_url(), str(compacted["batch_id"]))
+        try:  # every batch not yet passed, this run's or an earlier failed one (a re-run checks it again)
+            results = gate(warehouse_url())
         except DataQualityError as error:  # the data will not change on a retry
             raise AirflowFailException(str(error)) from error
         for result in results:

@@ -1,17 +1,26 @@
-"""Great Expectations checks over what one compaction batch wrote.
+"""Great Expectations checks over what compaction batches wrote, and the quality gate.
 
-Runs before the marts are built: a failed expectation fails the DAG run loudly, naming each
-expectation, its table and how many rows broke it.
+The gate (``gate``, the DAG's ``check`` task, before the marts are built): every batch not yet
+passed is checked, whichever run compacted it. A failed expectation fails the DAG run loudly,
+naming each expectation, its table and how many rows broke it, and the batch stays ``failed``:
+every later run checks it again and fails, so no mart is built over it, until the data is
+fixed (the check then passes) or an operator acknowledges the failure:
+
+    python -m warehouse.quality status
+    python -m warehouse.quality acknowledge BATCH_ID --reason "stopped_at from a skewed clock; accepted"
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 from lineage import events
-from lineage.errors import DataQualityError
+from lineage.errors import DataQualityError, LineageError
+from warehouse.db import connect
 
 _BATCH_ID = re.compile(r"^[0-9A-Za-z-]{1,64}$")
 
@@ -103,6 +112,104 @@ def check_batch(database_url: str, batch_id: str) -> list[CheckResult]:
     return results
 
 
+@dataclass(frozen=True)
+class BatchQuality:
+    batch_id: str
+    quality: str  # unchecked, passed, failed, acknowledged
+    detail: str | None
+
+
+def gate(database_url: str) -> list[CheckResult]:
+    """Check every batch not yet passed or acknowledged, oldest first, and record each verdict.
+    Raises DataQualityError naming every batch that failed (with how to acknowledge it)."""
+    with connect(database_url, autocommit=True) as conn:
+        pending = [row[0] for row in conn.execute(
+            "select batch_id from lineage.compaction_batches where quality in ('unchecked', 'failed') "
+            "order by started_at, batch_id").fetchall()]
+    results: list[CheckResult] = []
+    failures: list[str] = []
+    for batch_id in pending:
+        try:
+            checked = check_batch(database_url, batch_id)
+        except DataQualityError as error:
+            _record(database_url, batch_id, "failed", str(error))
+            failures.append(str(error))
+            continue
+        _record(database_url, batch_id, "passed", None)
+        results.extend(checked)
+    if failures:
+        raise DataQualityError(
+            " | ".join(failures) + " -- the marts are not built while a batch has failed its check: fix the data, "
+            "or accept it with `python -m warehouse.quality acknowledge BATCH_ID --reason TEXT`")
+    return results
+
+
+def _record(database_url: str, batch_id: str, quality: str, detail: str | None) -> None:
+    with connect(database_url, autocommit=True) as conn:
+        conn.execute("update lineage.compaction_batches set quality = %s, quality_detail = %s, "
+                     "quality_checked_at = now() where batch_id = %s", (quality, detail and detail[:4096], batch_id))
+
+
+def acknowledge(database_url: str, batch_id: str, reason: str) -> BatchQuality:
+    """Accept a failed batch as it is: the gate stops checking it, the marts are built again."""
+    if not reason.strip():
+        raise LineageError("say why the failed batch is accepted (--reason)")
+    with connect(database_url, autocommit=True) as conn:
+        row = conn.execute("select quality from lineage.compaction_batches where batch_id = %s",
+                           (batch_id,)).fetchone()
+        if row is None:
+            raise LineageError(f"no batch {batch_id!r}")
+        if row[0] != "failed":
+            raise LineageError(f"batch {batch_id} is {row[0]}, not failed: only a failed batch is acknowledged")
+        detail = f"acknowledged: {reason.strip()[:2000]}"
+        conn.execute("update lineage.compaction_batches set quality = 'acknowledged', quality_detail = %s, "
+                     "quality_checked_at = now() where batch_id = %s", (detail, batch_id))
+    return BatchQuality(batch_id, "acknowledged", detail)
+
+
+def blocking(database_url: str) -> list[BatchQuality]:
+    """The batches not passed or acknowledged, oldest first."""
+    with connect(database_url, autocommit=True) as conn:
+        return [BatchQuality(*row) for row in conn.execute(
+            "select batch_id, quality, quality_detail from lineage.compaction_batches "
+            "where quality in ('unchecked', 'failed') order by started_at, batch_id").fetchall()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from lineage.settings import Settings
+
+    parser = argparse.ArgumentParser(prog="python -m warehouse.quality",
+                                     description="The compaction's quality gate: batches that block the marts.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("status", help="list the batches not passed or acknowledged (exit 1 when any failed)")
+    commands.add_parser("check", help="check them now, as the DAG's check task does (exit 1 on a failure)")
+    ack = commands.add_parser("acknowledge", help="accept a failed batch as it is, so the marts are built again")
+    ack.add_argument("batch_id")
+    ack.add_argument("--reason", required=True, help="why the failure is accepted (kept with the batch)")
+    args = parser.parse_args(argv)
+    url = Settings.from_env().database_url
+    try:
+        if args.command == "acknowledge":
+            print(f"batch {args.batch_id}: {acknowledge(url, args.batch_id, args.reason).detail}")
+            return 0
+        if args.command == "check":
+            results = gate(url)
+            print(f"quality gate: passed ({len(results)} expectations)")
+            return 0
+        found = blocking(url)
+        for batch in found:
+            print(f"{batch.batch_id}  {batch.quality}  {batch.detail or ''}")
+        print(f"{len(found)} batches block the marts" if found else "no batch blocks the marts")
+        return 1 if any(batch.quality == "failed" for batch in found) else 0
+    except (DataQualityError, LineageError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
 def _sqlalchemy_url(database_url: str) -> str:
     scheme, sep, rest = database_url.partition("://")
     return f"postgresql+psycopg://{rest}" if sep and scheme in ("postgresql", "postgres") else database_url
+
+
+if __name__ == "__main__":
+    sys.exit(main())

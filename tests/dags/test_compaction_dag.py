@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import psycopg
@@ -89,3 +90,38 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
     assert "nothing new was compacted, derived or applied; the marts are current" in again  # build_marts skipped
     assert query(warehouse_db, tables) == before
     assert query(warehouse_db, "select count(*) from lineage.compaction_batches") == [(1,)]
+
+
+def test_a_batch_failing_its_check_blocks_the_marts_through_re_runs_until_acknowledged(
+        warehouse_db: str, log_root: Path) -> None:
+    """The quality gate through real DAG runs. Before, the batch committed, the check failed,
+    and a re-run (nothing new to compact) skipped the check and published the marts anyway."""
+    ensure_airflow_db()
+    write_log(log_root, [event("run_start", event_time="2026-11-21T05:10:00Z"), access("purchases"),
+                         event("run_end", {"status": "completed"}, event_time="2026-11-21T05:00:00Z")])
+    env = airflow_env(LINEAGE_LOG_ROOT=str(log_root), AIRFLOW_CONN_LINEAGE_WAREHOUSE=libpq(warehouse_db),
+                      LINEAGE_DATABASE_URL=warehouse_db)
+
+    def run(logical_date: str) -> str:
+        done = subprocess.run([AIRFLOW, "dags", "test", "lineage_compaction", logical_date], env=env,
+                              capture_output=True, text=True, timeout=600, check=False)
+        return done.stdout + done.stderr
+
+    marts = "select count(*) from information_schema.tables where table_schema = 'lineage_marts'"
+    first = run("2026-11-21T06:00:00+00:00")
+    assert "state=failed" in first and "expect_column_pair_values_a_to_be_greater_than_b: FAILED" in first
+    batch = query(warehouse_db, "select batch_id, quality from lineage.compaction_batches")
+    assert [quality for _, quality in batch] == ["failed"]
+    assert query(warehouse_db, marts) == [(0,)]  # no mart was built over it
+
+    again = run("2026-11-21T07:00:00+00:00")  # the next run: nothing new, and still blocked
+    assert "state=failed" in again and f"batch {batch[0][0]} failed" in again
+    assert query(warehouse_db, marts) == [(0,)]
+
+    acknowledged = subprocess.run([sys.executable, "-m", "warehouse.quality", "acknowledge", batch[0][0],
+                                   "--reason", "one host's clock; accepted"], env=env, capture_output=True,
+                                  text=True, timeout=120, check=False)
+    assert acknowledged.returncode == 0, acknowledged.stderr
+    status = subprocess.run([sys.executable, "-m", "warehouse.quality", "status"], env=env, capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert status.returncode == 0 and "no batch blocks the marts" in status.stdout
