@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from lineage.errors import LineageError
 from spark_jobs.compaction.job import run_compaction
 from tests.factories import RUN, access, event, write_log
 from warehouse.db import connect
-from lineage.errors import LineageError
 from warehouse.quality import DataQualityError, check_batch
 
 END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
