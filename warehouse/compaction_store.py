@@ -20,6 +20,7 @@ import psycopg
 from psycopg import sql
 
 from lineage.errors import CompactionBusyError
+from lineage.failpoints import failpoint
 from lineage.events import PARSED_COLUMNS, RUNNING
 from warehouse import entity_keys
 
@@ -392,6 +393,7 @@ class BatchMerge:
         _timed(conn, "expire old event ids",
                "delete from lineage.event_ids where event_time < now() - make_interval(days => %(days)s)",
                {"days": event_id_retention_days})
+        failpoint("compaction.committing")  # everything written, nothing committed
         self._transaction.__exit__(None, None, None)
         return CompactionSummary(
             batch_id=self.batch_id, files=len(files), events_read=events_read, events_compacted=counts["compacted"],

@@ -25,6 +25,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from lineage.events import parse_time
+from lineage.failpoints import failpoint
 from lineage.settings import Settings
 from spark_jobs.compaction.listing import LogFile, is_late, list_log_files, listing_start
 from spark_jobs.compaction.load import stage_parsed_lines
@@ -188,6 +189,7 @@ def _stage_and_merge(
                 merging = merger.submit(merge.quarantine_file, piece[0].path, reason)
                 events_read += 1
                 continue
+            failpoint("compaction.staged")
             if merging is not None:
                 merging.result()
             merging = merger.submit(_merge_logged, merge, table, tables, tables + len(pending))
@@ -199,6 +201,7 @@ def _stage_and_merge(
 def _merge_logged(merge: BatchMerge, table: str, index: int, total: int) -> None:
     with _phase(f"chunk {index}/{total}: merging into the open transaction"):
         merge.merge_chunk(table)
+    failpoint("compaction.merged")
 
 
 def main(argv: list[str] | None = None) -> int:
