@@ -20,8 +20,8 @@ import psycopg
 from psycopg import sql
 
 from lineage.errors import CompactionBusyError
-from lineage.failpoints import failpoint
 from lineage.events import PARSED_COLUMNS, RUNNING
+from lineage.failpoints import failpoint
 from warehouse import entity_keys
 
 log = logging.getLogger(__name__)
