@@ -116,12 +116,6 @@ def parse_collapse(values: Iterable[str]) -> frozenset[str]:
     return chosen
 
 
-def check_levels(levels: int) -> int:
-    if not 1 <= levels <= 100:
-        raise InvalidLineageRequestError(f"levels must be between 1 and 100, got {levels}")
-    return levels
-
-
 def build_relations(relations: Iterable[Relation], collapse: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """Relations as the *Metadata and Data Discovery* design's JSON, in a stable order (data id, program id, access).
 

@@ -17,7 +17,7 @@ from psycopg.rows import dict_row
 
 from lineage.authorization import grant_key
 from lineage.metadata_entity import MetadataEntity, program_run_entity
-from lineage.metadata_values import SCOPES, diff, state
+from lineage.metadata_values import SCOPES, check_entity_state, diff, state
 from warehouse import metadata_search
 
 ALL = None  # remove every tag / property of the scope
@@ -130,6 +130,7 @@ def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater
                    where lineage.metadata.value is distinct from excluded.value""",
                 {**base, "kind": kind, "name": name, "value": value})
         updated = current_state(conn, entity, scope)
+        check_entity_state(updated)  # over a limit: the transaction rolls back, nothing changed
         additions, deletions = diff(previous, updated)
         if not any(additions.values()) and not any(deletions.values()):
             return None

@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from lineage.sealed_log import SealedLog
 from lineage.settings import Settings
 from lineage_api import http_errors
+from lineage_api.body_limit import BodyLimit
 from lineage_api.deps import CurrentUser
 from lineage_api.ingest_auth import KeyCache
 from lineage_api.path_names import KeepEncodedSlashes
@@ -89,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(_documentation(app))
     http_errors.install(app)
     app.add_middleware(KeepEncodedSlashes)
+    app.add_middleware(BodyLimit)
     return app
 
 

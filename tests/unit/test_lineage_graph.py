@@ -4,13 +4,13 @@ from collections.abc import Sequence
 
 import pytest
 
+from lineage.limits import check_levels
 from lineage.lineage_graph import (
     DataRef,
     InvalidLineageRequestError,
     ProgramRef,
     Relation,
     build_relations,
-    check_levels,
     lineage_response,
     parse_collapse,
     programs_reached,
@@ -58,7 +58,8 @@ def test_response_carries_id_maps_in_seed_001_shape() -> None:
 
 @pytest.mark.parametrize("levels", [0, 101, -1])
 def test_levels_outside_1_to_100_are_refused(levels: int) -> None:
-    with pytest.raises(InvalidLineageRequestError, match=f"levels must be between 1 and 100, got {levels}"):
+    expected = fr"levels must be between 1 and 100 \(LINEAGE_LIMIT_LEVELS\), got {levels}"
+    with pytest.raises(InvalidLineageRequestError, match=expected):
         check_levels(levels)
 
 

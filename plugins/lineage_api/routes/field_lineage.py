@@ -13,7 +13,7 @@ from lineage.errors import NotFoundError
 from lineage.field_lineage_response import FieldKey
 from lineage.field_transformations import TransformationFilter
 from lineage.field_views import hide_unreadable_sources
-from lineage.lineage_graph import check_levels
+from lineage.limits import check_levels, check_window
 from lineage.metadata_entity import dataset_entity
 from lineage.timespec import visible_window
 from lineage_api.deps import Caller, Connection, Namespace, Window, seconds
@@ -32,7 +32,7 @@ View = Literal["simple", "detailed"]
 @router.get("/fields/{field:path}/lineage", response_model=FieldLineageAnswer, response_model_exclude_unset=True)
 def field_lineage(window: Window, namespace: Namespace, dataset: str, field: str, caller: Caller, conn: Connection,
                   direction: Literal["incoming", "outgoing"] = "incoming", view: View | None = None,
-                  levels: Annotated[int, Query(description="datasets away, 1-100")] = 1,
+                  levels: Annotated[int, Query(description="datasets away, 1 to LINEAGE_LIMIT_LEVELS (100)")] = 1,
                   transformations: Annotated[TransformationFilter, Query(description=(
                       "all, or direct: only the chains whose every edge is DIRECT or has no transformation "
                       "recorded"))] = "all") -> dict[str, Any]:
@@ -41,6 +41,7 @@ def field_lineage(window: Window, namespace: Namespace, dataset: str, field: str
     recorded (OpenLineage's column lineage: type, subtype, description, masking)."""
     field = segment(field)
     check_levels(levels)
+    check_window(*window)
     caller.require(dataset_entity(namespace, "dataset", dataset), Privilege.READ)
     if not store.dataset_exists(conn, namespace, dataset):
         raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")

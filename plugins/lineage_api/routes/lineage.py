@@ -12,12 +12,12 @@ from fastapi import APIRouter, Query
 
 from lineage.authorization import Access, Privilege
 from lineage.errors import NotFoundError
+from lineage.limits import check_levels, check_window
 from lineage.lineage_graph import (
     HIDDEN,
     DataRef,
     ProgramRef,
     Relation,
-    check_levels,
     hide_unreadable,
     lineage_response,
     parse_collapse,
@@ -52,6 +52,7 @@ def _lineage(conn: psycopg.Connection, namespace: str, data_type: str, name: str
              levels: int, collapse: list[str], rollup: str | None, caller: Access) -> dict[str, Any]:
     """The walk, needing READ on the dataset; nodes the caller cannot read are shown hidden."""
     check_levels(levels)
+    check_window(*window)
     collapse_types = parse_collapse(part for value in collapse for part in value.split(","))
     rolled_up_to = parse_rollup(rollup)
     origin = lineage_store.dataset_named(conn, DataRef(namespace, data_type, name))  # an alias: its dataset

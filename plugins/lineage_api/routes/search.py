@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query
 
 from lineage.authorization import Access
 from lineage.errors import InvalidSearchError
+from lineage.limits import limits, setting
 from lineage.metadata_values import check_scope
 from lineage.search_query import parse_query
 from lineage_api.deps import Caller, Connection, Namespace
@@ -20,7 +21,6 @@ from lineage_api.models import SearchAnswer, SuggestAnswer
 from warehouse import metadata_search
 
 router = APIRouter()
-MAX_LIMIT = 1000
 MAX_OFFSET = 100_000
 MAX_SUGGESTIONS = 100
 MAX_PREFIX_LENGTH = 200
@@ -41,8 +41,9 @@ def _targets(values: list[str]) -> list[str]:
 def _search(conn: psycopg.Connection, namespace: str | None, query: str, target: list[str], scope: str | None,
             limit: int, offset: int, caller: Access) -> dict[str, Any]:
     terms = parse_query(query)
-    if not 1 <= limit <= MAX_LIMIT or not 0 <= offset <= MAX_OFFSET:
-        raise InvalidSearchError(f"limit must be 1-{MAX_LIMIT} and offset 0-{MAX_OFFSET}")
+    page = limits().page_size
+    if not 1 <= limit <= page or not 0 <= offset <= MAX_OFFSET:
+        raise InvalidSearchError(f"limit must be 1-{page} ({setting('page_size')}) and offset 0-{MAX_OFFSET}")
     found = metadata_search.search(conn, terms, namespace=namespace, targets=_targets(target),
                                    scope=check_scope(scope), limit=limit, offset=offset, readable=caller.readable())
     for result in found["results"]:
