@@ -208,8 +208,10 @@ def test_run_accesses_and_program_runs(api: TestClient) -> None:
     [
         ("datasets/purchases/lineage", {"start": "now", "end": "now-1h"}, 400, "start 'now' is after end 'now-1h'"),
         ("datasets/purchases/lineage", {"start": "yesterday"}, 400, "start 'yesterday' is not epoch seconds"),
-        ("datasets/purchases/lineage", {"levels": "0"}, 400, "levels must be between 1 and 100 (LINEAGE_LIMIT_LEVELS), got 0"),
-        ("datasets/purchases/lineage", {"levels": "101"}, 400, "levels must be between 1 and 100 (LINEAGE_LIMIT_LEVELS), got 101"),
+        ("datasets/purchases/lineage", {"levels": "0"}, 400,
+         "levels must be between 1 and 100 (LINEAGE_LIMIT_LEVELS), got 0"),
+        ("datasets/purchases/lineage", {"levels": "101"}, 400,
+         "levels must be between 1 and 100 (LINEAGE_LIMIT_LEVELS), got 101"),
         ("datasets/purchases/lineage", {"levels": "ten"}, 400, "levels"),
         ("datasets/purchases/lineage", {"collapse": "program"}, 400, "collapse 'program' is not one of"),
         ("apps/PurchaseHistory/flow/PurchaseFlow/runs/nope/accesses", {}, 404, "run 'nope' of flow"),
