@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any
 
 import psycopg
@@ -23,7 +24,7 @@ from lineage.metadata_entity import MetadataEntity, entity, from_path
 from lineage.metadata_values import check_scope
 from lineage.timespec import visible_window
 from lineage_api.asset_events import AirflowApi, emit_metadata_changes
-from lineage_api.deps import Airflow, Caller, Connection, HistoryWindow, Namespace
+from lineage_api.deps import Airflow, Caller, Connection, HistoryWindow, Incarnation, Namespace
 from lineage_api.http_errors import answers
 from lineage_api.links import entity_links
 from lineage_api.models import ChangeAnswer, EntityMetadata, MetadataHistory, Properties, Tags
@@ -39,10 +40,12 @@ class Subject:
 
     entity: MetadataEntity
     namespace: str | None
+    born: datetime | None = None  # the namespace's incarnation the request found
 
 
-def namespaced(namespace: Namespace, target: str, version: str | None = None) -> Subject:
-    return Subject(from_path(namespace, [segment(part) for part in target.split("/") if part], version), namespace)
+def namespaced(namespace: Namespace, born: Incarnation, target: str, version: str | None = None) -> Subject:
+    return Subject(from_path(namespace, [segment(part) for part in target.split("/") if part], version), namespace,
+                   born)
 
 
 def external(target: str) -> Subject:
@@ -57,7 +60,7 @@ def _change(subject: Subject, caller: Access, conn: psycopg.Connection, airflow:
     """Apply a USER change (WRITE needed); answer its change id (null when nothing changed) and
     whether the ``lineage_metadata_changes`` asset event was emitted."""
     caller.require(subject.entity, Privilege.WRITE)
-    record = metadata_store.change(conn, subject.entity, "USER", caller.principal, **change)
+    record = metadata_store.change(conn, subject.entity, "USER", caller.principal, born=subject.born, **change)
     if record is None:
         return {"changeId": None, "assetEvent": False}
     return {"changeId": record["changeId"],
