@@ -11,15 +11,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from psycopg.types.json import Jsonb
 
 from lineage.metadata_entity import dataset_entity
 from tests.airflow_support import logged_in_client
 from warehouse import grant_store, metadata_store, namespace_cleanup, schema_store
 from warehouse.db import connect
+from warehouse.program_metadata_store import apply_program_metadata
 
 NS = "/v3/namespaces/sales"
 ORDERS = f"{NS}/datasets/orders"
@@ -180,3 +183,45 @@ def test_a_delete_waits_for_a_write_in_flight_and_the_cleanup_removes_it(
     assert ok(api.get(f"{ORDERS}/metadata/tags", params={"scope": "USER"})) == {"USER": []}
     with connect(warehouse_db) as conn:
         assert conn.execute("select count(*) from lineage.metadata where namespace = 'sales'").fetchone() == (0,)
+
+
+def pend(url: str, event_id: str, at: datetime, payload: dict[str, Any]) -> None:
+    """A compacted program metadata change, as the compaction leaves it for ``apply_metadata``."""
+    with connect(url) as conn:
+        conn.execute(
+            """insert into lineage.pending_events (namespace, event_id, kind, event_time, application, program_type,
+                                                   program, run_id, payload, batch_id)
+               values ('sales', %s, 'metadata_change', %s, 'Orders', 'spark', 'Load', 'r1', %s, 'test')""",
+            (event_id, at, Jsonb({"entity": [["namespace", "sales"], ["dataset", "orders"]], **payload})))
+        conn.commit()
+
+
+def apply_pending(url: str) -> None:
+    with connect(url) as conn:
+        apply_program_metadata(conn)
+
+
+def test_program_metadata_in_a_recreated_namespace_starts_from_nothing(api: TestClient, warehouse_db: str) -> None:
+    """Before: the deleted namespace's watermark (an event stamped an hour ahead) made the new
+    namespace's program metadata lose to an invisible older life ("later event wins"), and an
+    old event compacted after the re-creation was applied to the new namespace. Now the
+    watermark is the old incarnation's and is dropped; the old event is quarantined."""
+    ok(api.put(NS))
+    now = datetime.now(UTC)
+    pend(warehouse_db, "old-1", now + timedelta(hours=1), {"operation": "add_properties",
+                                                           "properties": {"format": "csv"}})
+    apply_pending(warehouse_db)
+    delete_and_recreate(api)
+    pend(warehouse_db, "old-2", now - timedelta(minutes=5), {"operation": "add_tags", "tags": ["from-the-old-life"]})
+    pend(warehouse_db, "new-1", datetime.now(UTC) + timedelta(minutes=1), {"operation": "add_properties",
+                                                                           "properties": {"format": "parquet"}})
+    apply_pending(warehouse_db)
+    system = ok(api.get(f"{ORDERS}/metadata", params={"scope": "SYSTEM"}))["metadata"]["SYSTEM"]
+    assert system == {"tags": [], "properties": {"format": "parquet"}}  # before: {} (lost to the old watermark)
+    with connect(warehouse_db) as conn:
+        reasons = [r for (r,) in conn.execute("select reason from lineage.quarantine "
+                                              "where batch_id = 'program-metadata'").fetchall()]
+    assert len(reasons) == 1 and "belongs to the deleted namespace" in reasons[0], reasons
+    run_cleanup(warehouse_db)
+    system = ok(api.get(f"{ORDERS}/metadata", params={"scope": "SYSTEM"}))["metadata"]["SYSTEM"]
+    assert system == {"tags": [], "properties": {"format": "parquet"}}
