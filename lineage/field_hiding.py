@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-HIDDEN = "hidden"
+from lineage.authorization import HIDDEN
+
 HIDDEN_SOURCE = {"namespace": "", "type": HIDDEN, "name": ""}
 HIDDEN_SOURCE_FIELD = {**HIDDEN_SOURCE, "field": ""}
 

@@ -17,7 +17,8 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from lineage.field_hiding import HIDDEN, Readable, hide_path
+from lineage.authorization import HIDDEN
+from lineage.field_hiding import Readable, hide_path
 from lineage.field_transformations import TransformationFilter, kept_rows
 from lineage.field_views import detailed_view, simple_view
 from lineage.graph_walk import walk

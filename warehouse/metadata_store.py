@@ -21,6 +21,7 @@ from lineage.metadata_values import SCOPES, diff, state
 from warehouse import metadata_search, namespace_guard
 
 ALL = None  # remove every tag / property of the scope
+UPDATED_BY = "last-updated-by"  # the SYSTEM property naming the run of a dataset's latest write
 
 
 def _entities_read(entity: MetadataEntity) -> list[str]:
@@ -79,7 +80,7 @@ def access_properties(conn: psycopg.Connection, entity: MetadataEntity, since: d
             (row[2],)).fetchone()
         assert run is not None
         found["last-update-time"] = row[1].astimezone(UTC).isoformat()
-        found["last-updated-by"] = program_run_entity(*run).render()
+        found[UPDATED_BY] = program_run_entity(*run).render()
     return found
 
 

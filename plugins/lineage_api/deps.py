@@ -55,10 +55,13 @@ def caller_access(user: CurrentUser, conn: Connection) -> Access:
 Caller = Annotated[Access, Depends(caller_access)]
 
 
-def namespace_incarnation(namespace: str, conn: Connection) -> datetime:
+def namespace_incarnation(namespace: str, conn: Connection, caller: Caller) -> datetime:
     """The path's namespace's current incarnation (its creation time), once it exists (404
     otherwise). Writes pass it on to the race guard (``warehouse.namespace_guard``): a namespace
-    deleted, or deleted and re-created, after this check refuses the write."""
+    deleted, or deleted and re-created, after this check refuses the write. A caller who holds
+    nothing in the namespace is refused first, the same way whether or not it exists (no
+    existence oracle: ``Access.require_namespace``)."""
+    caller.require_namespace(namespace)
     born = namespace_guard.incarnation(conn, namespace)
     if born is None:
         raise NotFoundError(f"namespace {namespace!r} not found")

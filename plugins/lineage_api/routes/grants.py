@@ -27,7 +27,8 @@ from warehouse import grant_store
 router = APIRouter(prefix="/v3/grants", responses=answers(404))
 
 
-def _target(path: str, conn: psycopg.Connection) -> tuple[MetadataEntity | None, str | None, datetime | None]:
+def _target(path: str, conn: psycopg.Connection, caller: Access
+            ) -> tuple[MetadataEntity | None, str | None, datetime | None]:
     """(entity, namespace, the namespace's incarnation) of an entity path, its namespace checked
     (404); (None, None, None) for the instance."""
     if path == INSTANCE:
@@ -37,7 +38,7 @@ def _target(path: str, conn: psycopg.Connection) -> tuple[MetadataEntity | None,
         raise InvalidEntityError("the entity is 'instance' or a path such as 'namespaces/sales', "
                                  "'namespaces/sales/datasets/orders', 'namespaces/sales/apps/Shop/spark/Load'")
     subject = from_path(segments[1], segments[2:])
-    return subject, segments[1], namespace_incarnation(segments[1], conn)
+    return subject, segments[1], namespace_incarnation(segments[1], conn, caller)
 
 
 def _manageable(caller: Access, subject: MetadataEntity | None) -> str:
@@ -55,7 +56,7 @@ def list_grants(caller: Caller, conn: Connection, namespace: str | None = None,
                 principal: str | None = None) -> list[dict[str, Any]]:
     """Grants, of one namespace (ADMIN on it) or all (ADMIN on the instance), optionally of one principal."""
     if namespace is not None:
-        namespace_incarnation(namespace, conn)
+        namespace_incarnation(namespace, conn, caller)
     _manageable(caller, from_path(namespace, []) if namespace else None)
     return grant_store.list_grants(conn, namespace, principal)
 
@@ -72,7 +73,7 @@ def put_grant(body: GrantRequest, caller: Caller, conn: Connection) -> dict[str,
     """Give ``{"principal", "entity", "privilege"}``: the principal then holds exactly that
     privilege there (it includes the lesser ones)."""
     principal, privilege = check_principal(body.principal), Privilege.parse(body.privilege)
-    subject, namespace, born = _target(body.entity, conn)
+    subject, namespace, born = _target(body.entity, conn, caller)
     key = _manageable(caller, subject)
     grant_store.put_grant(conn, principal, key, namespace, privilege, caller.principal, born)
     return {"principal": principal, "entity": key, "privilege": privilege.name}
@@ -81,7 +82,7 @@ def put_grant(body: GrantRequest, caller: Caller, conn: Connection) -> dict[str,
 @router.delete("", response_model=GrantRevoked)
 def revoke_grant(principal: str, entity: str, caller: Caller, conn: Connection) -> dict[str, Any]:
     """Take back what ``principal`` holds on ``entity`` (404 when nothing was granted there)."""
-    subject, _, _ = _target(entity, conn)
+    subject, _, _ = _target(entity, conn, caller)
     key = _manageable(caller, subject)
     if not grant_store.revoke(conn, check_principal(principal), key):
         raise NotFoundError(f"{principal!r} holds no grant on {key}")

@@ -30,6 +30,7 @@ from lineage_api.links import entity_links
 from lineage_api.models import ChangeAnswer, EntityMetadata, MetadataHistory, Properties, Tags
 from lineage_api.path_names import segment
 from warehouse import metadata_store, namespace_store
+from warehouse.metadata_store import UPDATED_BY
 
 router = APIRouter(responses=answers(404))
 
@@ -70,9 +71,11 @@ def _change(subject: Subject, caller: Access, conn: psycopg.Connection, airflow:
 def _read(subject: Subject, scope: str | None, caller: Access, conn: psycopg.Connection) -> dict[str, Any]:
     caller.require(subject.entity, Privilege.READ)
     since = namespace_store.visible_since(conn, subject.namespace) if subject.namespace else None
-    return {"entity": subject.entity.to_dict(), "metadata": metadata_store.read(conn, subject.entity,
-                                                                                check_scope(scope), since),
-            "links": entity_links(subject.entity)}
+    found = metadata_store.read(conn, subject.entity, check_scope(scope), since)
+    system = found.get("SYSTEM", {}).get("properties", {})
+    if UPDATED_BY in system:  # the run that wrote the dataset, hidden as the lineage graph hides it
+        system[UPDATED_BY] = caller.shown_updater(system[UPDATED_BY])
+    return {"entity": subject.entity.to_dict(), "metadata": found, "links": entity_links(subject.entity)}
 
 
 def _routes(prefix: str, kind: str, subject_of: Callable[..., Subject]) -> None:
@@ -132,7 +135,10 @@ def _routes(prefix: str, kind: str, subject_of: Callable[..., Subject]) -> None:
         caller.require(subject.entity, Privilege.READ)
         if subject.namespace is not None:
             window = visible_window(window, namespace_store.visible_since(conn, subject.namespace))
-        return {"entity": subject.entity.to_dict(), "changes": metadata_store.history(conn, subject.entity, *window)}
+        changes = metadata_store.history(conn, subject.entity, *window)
+        for change in changes:
+            change["updater"] = caller.shown_updater(change["updater"])
+        return {"entity": subject.entity.to_dict(), "changes": changes}
 
     for method, path, endpoint, model in (
             ("GET", "/metadata", get_metadata, EntityMetadata),
