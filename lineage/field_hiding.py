@@ -8,7 +8,8 @@ path's order, name ``hidden``, no description, one hidden source, no inputs, and
 field named ``hidden`` for all the fields it read. Every input taken from it then reads
 ``{"field": "hidden", "origin": "hidden:n"}`` (duplicates merged), and the path's source fields
 of unreadable datasets become one hidden source field. The drawings (``field_views``) are made
-from the hidden path, so their nodes and edges hold no hidden name either. Operations of the
+from the hidden path, so their nodes and edges hold no hidden name either, and the path carries
+the fingerprint of what is shown (the stored one would confirm a guess at the hidden names). Operations of the
 readable pipeline keep their names: they are the destination's, which the caller may read.
 """
 
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from lineage.authorization import HIDDEN
+from lineage.field_paths import path_fingerprint
 
 HIDDEN_SOURCE = {"namespace": "", "type": HIDDEN, "name": ""}
 HIDDEN_SOURCE_FIELD = {**HIDDEN_SOURCE, "field": ""}
@@ -57,7 +59,9 @@ def hide_path(path: dict[str, Any], readable: Readable) -> dict[str, Any]:
         {**operation, "inputs": _distinct(shown_input(item) for item in operation["inputs"])}
         for operation in path["operations"]]
     sources = _distinct(source if _shown(source, readable) else HIDDEN_SOURCE_FIELD for source in path["sources"])
-    return {**path, "origin": alias.get(path["origin"], path["origin"]), "operations": operations, "sources": sources}
+    origin = alias.get(path["origin"], path["origin"])
+    return {**path, "origin": origin, "operations": operations, "sources": sources,
+            "fingerprint": path_fingerprint(path["field"], origin, operations)}
 
 
 def hide_unreadable_sources(value: Any, readable: Readable) -> Any:

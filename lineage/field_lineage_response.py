@@ -70,8 +70,8 @@ def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], vi
     ordered = sorted(merged.items(), key=lambda item: (item[0][0], item[1]["first_seen"], item[0][1]))
     for (field_key, fingerprint), entry in ordered:
         path, descriptions = entry["path"], entry["descriptions"]
-        if readable is not None:
-            path = hide_path(path, readable)
+        if readable is not None and (shown := hide_path(path, readable)) is not path:
+            path, fingerprint = shown, shown["fingerprint"]  # the fingerprint of what is shown
         rendered: dict[str, Any] = {
             "operations": [{**operation, "description": descriptions.get(operation["id"], "")}
                            for operation in path["operations"]],
@@ -109,10 +109,12 @@ class Rendering:
         if self.readable is None:
             return render_paths(rows, keys, self.view, transformations=self.transformations)
         rows, keys = list(rows), list(keys)
+        walked = render_paths(rows, keys, transformations=self.transformations)
         for key, rendered in render_paths(rows, keys, self.view, transformations=self.transformations,
-                                          readable=self.readable).items():
-            self.shown.update(((key, path["fingerprint"]), path) for path in rendered)
-        return render_paths(rows, keys, transformations=self.transformations)
+                                          readable=self.readable).items():  # in the same order
+            self.shown.update(((key, path["fingerprint"]), shown) for path, shown in zip(walked[key], rendered,
+                                                                                          strict=True))
+        return walked
 
     def show(self, key: FieldKey, paths: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """``paths`` of ``key`` as the answer shows them."""

@@ -130,6 +130,7 @@ def test_field_lineage_names_nothing_of_an_unreadable_dataset(server: str, view:
     (total,) = [op for op in path["operations"] if op["name"] == "total"]
     assert {(i["field"], i["origin"]) for i in total["inputs"]} == {("hidden", "hidden:1"), ("amount", "read raw")}
     assert {"namespace": "sales", "type": "dataset", "name": "raw", "field": "amount"} in path["sources"]
+    assert path["fingerprint"] != full["paths"][0]["fingerprint"]  # the fingerprint of what is shown
     upstream = seen.json()["upstream"]
     assert [(u["dataset"], u["paths"]) for u in upstream] == [("hidden", []), ("hidden", [])]
 

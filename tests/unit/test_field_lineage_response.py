@@ -244,6 +244,7 @@ def test_a_caller_sees_nothing_of_an_unreadable_dataset_but_that_something_hidde
         assert [(u["namespace"], u["dataset"], u["field"], u["level"]) for u in body["upstream"]] == [
             ("", "hidden", "hidden", 1), ("ns", "c", "z", 2)]
         assert body["upstream"][0]["paths"] == []
+        assert shown["fingerprint"] != "fa"  # the stored one would confirm a guess at the hidden names
     detailed = field_lineage(Warehouse(rows), A, 0, 1, view="detailed",
                              readable=lambda namespace, kind, name: namespace == "ns")["paths"][0]["graph"]
     assert {node["id"] for node in detailed["nodes"]} == {"a:x", "read:y", "hidden:1:hidden"}
