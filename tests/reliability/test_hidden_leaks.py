@@ -97,6 +97,11 @@ def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  #
         run_field_lineage(spark, settings)
         with connect(url) as conn:
             apply_program_metadata(conn)
+            conn.execute("""insert into lineage.dataset_aliases (namespace, alias, alias_type, dataset_key,
+                                                               event_time, batch_id)
+                            select 'sales', 'payroll_link', 'TABLE', dataset_key, now(), 'test'
+                            from lineage.datasets where namespace = 'hr' and dataset = 'salaries'""")
+            conn.commit()
         admin.ok("POST", f"{SALES}/datasets/ops_secret/metadata/tags", ["secret-stuff"])
         build_marts(url)
         for dataset in ("orders", "raw"):
@@ -197,8 +202,16 @@ def test_grants_on_an_existing_and_a_missing_namespace_answer_the_same(server: s
 
 def test_entities_in_a_visible_namespace_answer_the_same_existing_or_not(server: str) -> None:
     """Inside ``sales``, which viewer sees: an unreadable dataset, run or program that exists and
-    one that does not are both 403 naming what was asked."""
+    one that does not are both 403 naming what was asked (as they were already); and an alias
+    of an unreadable dataset answers as a name that is nothing. Before, its 403 named the dataset
+    it stands for (``needs READ on namespace=hr,dataset=salaries``)."""
     viewer = Client(server, "viewer")
+    alias = viewer.call("GET", f"{SALES}/datasets/payroll_link/lineage", **WINDOW)
+    nothing = viewer.call("GET", f"{SALES}/datasets/payroll_nolink/lineage", **WINDOW)
+    assert alias.status_code == 403
+    same(alias, nothing, "payroll_link", "payroll_nolink")
+    assert "salaries" in Client(server, "admin").ok("GET", f"{SALES}/datasets/payroll_link/lineage", **WINDOW)[
+        "data"].__repr__()
     for exists, missing in [("datasets/ops_secret/lineage", "datasets/ops_nothing/lineage"),
                             ("apps/Shop/spark/Load/runs/r1", "apps/Shop/spark/Load/runs/r9"),
                             ("apps/Shop/spark/Load/runs", "apps/Shoq/spark/Load/runs")]:
