@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from lineage.errors import InvalidEntityError, NotAuthorizedError
-from lineage.metadata_entity import MetadataEntity, entity
+from lineage.metadata_entity import MetadataEntity, entity, parse
 
 INSTANCE = "instance"  # the key grants on the instance are stored under
+HIDDEN = "hidden"  # what a caller sees in place of something they may not read
+PROGRAM_RUN_KEYS = ("namespace", "application", "type", "program", "run")
 MAX_PRINCIPAL_LENGTH = 256
 
 
@@ -114,6 +116,25 @@ class Access:
         """Whether the caller holds anything in ``namespace`` (on it, or on one of its entities)."""
         outer = namespace_key(namespace)
         return self.instance_admin or any(key == outer or key.startswith(outer + ",") for key in self.grants)
+
+    def require_namespace(self, namespace: str) -> None:
+        """No existence oracle: a caller who holds nothing in ``namespace`` is refused (403) with
+        the same message whether or not it exists; call it before looking the namespace up (only
+        those who hold something in it, or instance admins, learn that it is missing: 404)."""
+        if not self.sees_namespace(namespace):
+            raise NotAuthorizedError(f"user {self.principal!r} holds no privilege in namespace {namespace!r}")
+
+    def shown_updater(self, updater: str) -> str:
+        """Who made a change (``updater``, ``last-updated-by``) as the caller may see it: a program
+        run of a program they cannot read becomes ``hidden``, as the lineage graph hides it; an
+        API user's name shows as is."""
+        try:
+            subject = parse(updater)
+        except InvalidEntityError:
+            return updater
+        if [key for key, _ in subject.parts] != [*PROGRAM_RUN_KEYS] or self.allows(subject, Privilege.READ):
+            return updater
+        return HIDDEN
 
     def readable(self) -> Readable | None:
         """What search may show (None: everything, for an instance admin)."""

@@ -13,9 +13,12 @@ the walk follows only those.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
+from lineage.authorization import HIDDEN
+from lineage.field_hiding import Readable, hide_path
 from lineage.field_transformations import TransformationFilter, kept_rows
 from lineage.field_views import detailed_view, simple_view
 from lineage.graph_walk import walk
@@ -43,12 +46,14 @@ class FieldLineageQueries(Protocol):
 
 
 def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], view: str | None = None, *,
-                 transformations: TransformationFilter = "all") -> dict[FieldKey, list[dict[str, Any]]]:
+                 transformations: TransformationFilter = "all", readable: Readable | None = None
+                 ) -> dict[FieldKey, list[dict[str, Any]]]:
     """Each field's distinct paths as the API renders them, for every field of ``keys`` (an
     empty list for a field without rows): the rows of one path fingerprint merge (their runs,
     first and last seen; the most recently described row gives the path and its descriptions);
     paths in order of first run, then fingerprint. ``view`` adds a ``graph`` of that view;
-    ``transformations="direct"`` keeps each path's direct chains only (``kept_rows``)."""
+    ``transformations="direct"`` keeps each path's direct chains only (``kept_rows``); with
+    ``readable``, each path is rendered as that caller sees it (``field_hiding.hide_path``)."""
     merged: dict[tuple[FieldKey, str], dict[str, Any]] = {}
     for row in kept_rows(rows, transformations):
         key = (FieldKey(row["namespace"], row["dataset"], row["field"]), row["path_fingerprint"])
@@ -65,6 +70,8 @@ def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], vi
     ordered = sorted(merged.items(), key=lambda item: (item[0][0], item[1]["first_seen"], item[0][1]))
     for (field_key, fingerprint), entry in ordered:
         path, descriptions = entry["path"], entry["descriptions"]
+        if readable is not None and (shown := hide_path(path, readable)) is not path:
+            path, fingerprint = shown, shown["fingerprint"]  # the fingerprint of what is shown
         rendered: dict[str, Any] = {
             "operations": [{**operation, "description": descriptions.get(operation["id"], "")}
                            for operation in path["operations"]],
@@ -86,36 +93,63 @@ def path_sources(paths: Iterable[Mapping[str, Any]]) -> list[FieldKey]:
     return list(dict.fromkeys(FieldKey(s["namespace"], s["name"], s["field"]) for p in paths for s in p["sources"]))
 
 
-class Rendering(NamedTuple):
-    """How paths are rendered: the view drawn (None: no drawing) and the transformations kept."""
+@dataclasses.dataclass(frozen=True)
+class Rendering:
+    """How paths are rendered: the view drawn (None: no drawing), the transformations kept, and
+    what the caller may read (None: everything). The walk follows the paths as stored; what the
+    answer shows of each (hidden parts, drawing) is kept aside, by field and fingerprint."""
 
     view: str | None = None
     transformations: TransformationFilter = "all"
+    readable: Readable | None = None
+    shown: dict[tuple[FieldKey, str], dict[str, Any]] = dataclasses.field(default_factory=dict)
 
     def paths(self, rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey]
               ) -> dict[FieldKey, list[dict[str, Any]]]:
-        return render_paths(rows, keys, self.view, transformations=self.transformations)
+        if self.readable is None:
+            return render_paths(rows, keys, self.view, transformations=self.transformations)
+        rows, keys = list(rows), list(keys)
+        walked = render_paths(rows, keys, transformations=self.transformations)
+        for key, rendered in render_paths(rows, keys, self.view, transformations=self.transformations,
+                                          readable=self.readable).items():  # in the same order
+            self.shown.update(((key, path["fingerprint"]), shown) for path, shown in zip(walked[key], rendered,
+                                                                                          strict=True))
+        return walked
+
+    def show(self, key: FieldKey, paths: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``paths`` of ``key`` as the answer shows them."""
+        return [self.shown.get((key, path["fingerprint"]), path) for path in paths]
+
+    def show_field(self, key: FieldKey, level: int, paths: Iterable[dict[str, Any]]) -> dict[str, Any]:
+        """An upstream or impacted field: of a dataset the caller cannot read, only its place."""
+        if self.readable is not None and not self.readable(key.namespace, "dataset", key.dataset):
+            return {"namespace": "", "dataset": HIDDEN, "field": HIDDEN, "level": level, "paths": []}
+        return {"namespace": key.namespace, "dataset": key.dataset, "field": key.field, "level": level,
+                "paths": self.show(key, paths)}
 
 
 def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: int, *,
                   direction: str = "incoming", view: str | None = None, levels: int = 1,
-                  transformations: TransformationFilter = "all") -> dict[str, Any]:
+                  transformations: TransformationFilter = "all", readable: Readable | None = None
+                  ) -> dict[str, Any]:
     """The *Field Level Lineage* design's answer for the field ``key`` in the window [start, end) (epoch seconds, as
     ``queries`` was asked): its paths (incoming) with ``upstream`` fields up to ``levels``
     datasets away, or the fields generated from it up to ``levels`` datasets away (outgoing,
     ``impacts``). One query for the field's paths, then per level one (upstream) or two
     (downstream) queries over the whole level. ``transformations="direct"``: every path, and
-    so every step of the walk, is narrowed to its chains of direct edges."""
+    so every step of the walk, is narrowed to its chains of direct edges. ``readable``: what the
+    caller may read (None: everything); the walk goes through what they cannot read, the answer
+    shows only that something hidden is there (``lineage.field_hiding``)."""
     body: dict[str, Any] = {"fieldName": key.field, "startTimeInSeconds": start, "endTimeInSeconds": end,
                             "direction": direction}
     paths: dict[FieldKey, list[dict[str, Any]]] = {}
-    rendering = Rendering(view, transformations)
+    rendering = Rendering(view, transformations, readable)
     if direction == "incoming":
         paths.update(rendering.paths(queries.paths([key]), [key]))
-        body["paths"] = paths[key]
-        body["upstream"] = _found(upstream(queries, key, paths, rendering, levels - 1), paths)
+        body["paths"] = rendering.show(key, paths[key])
+        body["upstream"] = _found(upstream(queries, key, paths, rendering, levels - 1), paths, rendering)
     else:
-        body["impacts"] = _found(downstream(queries, key, paths, rendering, levels), paths)
+        body["impacts"] = _found(downstream(queries, key, paths, rendering, levels), paths, rendering)
     return body
 
 
@@ -150,8 +184,7 @@ def downstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey
     return walk([key], queries.fed_by, levels, starting_at_frontier)
 
 
-def _found(levels: list[tuple[FieldKey, ...]], paths: Mapping[FieldKey, list[dict[str, Any]]]
-           ) -> list[dict[str, Any]]:
-    return [{"namespace": field.namespace, "dataset": field.dataset, "field": field.field, "level": level,
-             "paths": paths[field]}
+def _found(levels: list[tuple[FieldKey, ...]], paths: Mapping[FieldKey, list[dict[str, Any]]],
+           rendering: Rendering) -> list[dict[str, Any]]:
+    return [rendering.show_field(field, level, paths[field])
             for level, fields in enumerate(levels, start=1) for field in fields]

@@ -14,7 +14,6 @@ between its source field and the field. Where none was recorded the key is absen
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -103,16 +102,3 @@ def simple_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
             edge["transformations"] = distinct_transformations(transformations[kind] for kind in kinds)
         edges.append(edge)
     return {"nodes": sorted(nodes, key=lambda n: n["id"]), "edges": edges}
-
-
-def hide_unreadable_sources(value: Any, readable: Callable[[str, str, str], bool]) -> Any:
-    """``value`` (a field lineage answer or part of it) with every dataset or stream reference
-    (``{"namespace", "type", "name", ...}``) the caller cannot read replaced by a ``hidden`` one."""
-    if isinstance(value, list):
-        return [hide_unreadable_sources(item, readable) for item in value]
-    if not isinstance(value, dict):
-        return value
-    if {"namespace", "type", "name"} <= value.keys() and value["type"] in ("dataset", "stream") and not readable(
-            value["namespace"], value["type"], value["name"]):
-        return {**dict.fromkeys(value, ""), "type": "hidden"}
-    return {key: hide_unreadable_sources(item, readable) for key, item in value.items()}

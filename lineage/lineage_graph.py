@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from lineage.authorization import HIDDEN as HIDDEN  # re-exported: the lineage answer names it
 from lineage.errors import InvalidLineageRequestError
 from lineage.graph_walk import walk
 
@@ -164,7 +165,6 @@ def lineage_response(
     }
 
 
-HIDDEN = "hidden"
 
 
 def hide_unreadable(relations: Iterable[Relation], readable_data: Callable[[DataRef], bool],

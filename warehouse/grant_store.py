@@ -3,12 +3,14 @@ which privilege where, and a caller's Access."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
 
 from lineage.authorization import Access, Privilege
+from warehouse import namespace_guard
 
 
 def access_for(conn: psycopg.Connection, principal: str, instance_admin: bool) -> Access:
@@ -21,14 +23,20 @@ def access_for(conn: psycopg.Connection, principal: str, instance_admin: bool) -
 
 
 def put_grant(conn: psycopg.Connection, principal: str, entity_key: str, namespace: str | None,
-              privilege: Privilege, granted_by: str) -> None:
-    """Give ``principal`` exactly ``privilege`` on ``entity_key`` (replacing what they held there)."""
-    conn.execute(
-        """insert into lineage.grants (principal, entity_key, namespace, privilege, granted_by)
-           values (%s, %s, %s, %s, %s)
-           on conflict (principal, entity_key) do update
-           set privilege = excluded.privilege, granted_by = excluded.granted_by, granted_at = now()""",
-        (principal, entity_key, namespace, privilege.name, granted_by))
+              privilege: Privilege, granted_by: str, born: datetime | None = None) -> None:
+    """Give ``principal`` exactly ``privilege`` on ``entity_key`` (replacing what they held
+    there). In a namespace, behind the race guard (``namespace_guard.guard_write``: the
+    incarnation ``born`` the caller checked, held until the grant is stored): a grant never
+    outlives a DELETE of its namespace into a namespace re-created under the same name."""
+    with conn.transaction():
+        if namespace is not None:
+            namespace_guard.guard_write(conn, namespace, born)
+        conn.execute(
+            """insert into lineage.grants (principal, entity_key, namespace, privilege, granted_by)
+               values (%s, %s, %s, %s, %s)
+               on conflict (principal, entity_key) do update
+               set privilege = excluded.privilege, granted_by = excluded.granted_by, granted_at = now()""",
+            (principal, entity_key, namespace, privilege.name, granted_by))
 
 
 def revoke(conn: psycopg.Connection, principal: str, entity_key: str) -> bool:

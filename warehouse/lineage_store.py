@@ -79,10 +79,6 @@ _RELATIONS = f"""
     join lineage.programs p using (program_key)"""
 
 
-def namespace_exists(conn: psycopg.Connection, namespace: str) -> bool:
-    return conn.execute("select 1 from lineage.namespaces where namespace = %s", (namespace,)).fetchone() is not None
-
-
 def dataset_named(conn: psycopg.Connection, data: DataRef) -> DataRef:
     """The dataset a lookup of ``data`` finds: ``data`` itself when a dataset of that name exists or
     no dataset has it as an alias (OpenLineage's symlinks), else the dataset the alias names."""

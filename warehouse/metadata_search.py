@@ -22,6 +22,7 @@ from psycopg import sql
 
 from lineage.authorization import Readable
 from lineage.errors import MartNotBuiltError
+from lineage.metadata_entity import parse
 from lineage.search_query import Term, like_escape
 
 INDEX = "lineage_marts.metadata_search"
@@ -39,12 +40,27 @@ def _index_built(conn: psycopg.Connection) -> bool:
                         (INDEX, TERMS_VIEW)).fetchone() == (True,)
 
 
+def _lock(conn: psycopg.Connection, name: str, *, shared: bool = False) -> None:
+    function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+    conn.execute(sql.SQL("select {}(hashtextextended(%s, 0))").format(sql.Identifier(function)),
+                 (f"search-index|{name}",))
+
+
 def refresh(conn: psycopg.Connection, entity_keys: Sequence[str]) -> None:
     """Re-derive the index rows of ``entity_keys`` in the open transaction (no-op before the
-    first mart build)."""
+    first mart build).
+
+    One lock per entity's index rows, held until the transaction ends (and its namespace's,
+    shared): a second refresh of the entity (a USER and a SYSTEM change at once hold different
+    metadata locks) waits, then reads what the first committed, so the rows stay exact: no
+    duplicate, none missing. Locks are taken in key order, so two refreshes never deadlock."""
     if not _index_built(conn):
         return
-    keys = list(entity_keys)
+    keys = sorted(set(entity_keys))
+    for namespace in sorted({ns for ns in (parse(key).namespace for key in keys) if ns is not None}):
+        _lock(conn, f"namespace|{namespace}", shared=True)
+    for key in keys:
+        _lock(conn, f"entity|{key}")
     conn.execute("set local jit = off")
     conn.execute(f"delete from {INDEX} where entity_key = any(%s)", (keys,))
     conn.execute(f"insert into {INDEX} select * from {TERMS_VIEW} where entity_key = any(%s)",
@@ -59,9 +75,10 @@ def forget_namespace(conn: psycopg.Connection, namespace: str) -> None:
 
 def refresh_namespace(conn: psycopg.Connection, namespace: str) -> None:
     """Re-derive every index row of ``namespace`` (after its cleanup: what a re-created
-    namespace holds becomes searchable)."""
+    namespace holds becomes searchable), excluding every entity refresh in it meanwhile."""
     if not _index_built(conn):
         return
+    _lock(conn, f"namespace|{namespace}")
     conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))
     conn.execute(f"insert into {INDEX} select * from {TERMS_VIEW} where namespace = %s",
                  (namespace,))

@@ -18,9 +18,10 @@ from psycopg.rows import dict_row
 from lineage.authorization import grant_key
 from lineage.metadata_entity import MetadataEntity, program_run_entity
 from lineage.metadata_values import SCOPES, check_entity_state, diff, state
-from warehouse import metadata_search
+from warehouse import metadata_search, namespace_guard
 
 ALL = None  # remove every tag / property of the scope
+UPDATED_BY = "last-updated-by"  # the SYSTEM property naming the run of a dataset's latest write
 
 
 def _entities_read(entity: MetadataEntity) -> list[str]:
@@ -79,12 +80,15 @@ def access_properties(conn: psycopg.Connection, entity: MetadataEntity, since: d
             (row[2],)).fetchone()
         assert run is not None
         found["last-update-time"] = row[1].astimezone(UTC).isoformat()
-        found["last-updated-by"] = program_run_entity(*run).render()
+        found[UPDATED_BY] = program_run_entity(*run).render()
     return found
 
 
-def lock(conn: psycopg.Connection, entity: MetadataEntity, scope: str) -> None:
-    """Serialize changes to (entity, scope) until the open transaction ends."""
+def lock(conn: psycopg.Connection, entity: MetadataEntity, scope: str, born: datetime | None = None) -> None:
+    """Begin a change to (entity, scope) in the open transaction: behind the namespace race guard
+    (its namespace held, the incarnation ``born`` checked, rows of old incarnations dropped:
+    ``warehouse.namespace_guard``), then serialized with other changes until the transaction ends."""
+    namespace_guard.guard_entity(conn, entity, born)
     conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{scope}|{entity.render()}",))
 
 
@@ -99,12 +103,13 @@ def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater
            add_properties: Mapping[str, str] | None = None, add_tags: Iterable[str] | None = None,
            remove_properties: Iterable[str] | Literal[False] | None = False,
            remove_tags: Iterable[str] | Literal[False] | None = False,
-           ) -> dict[str, Any] | None:
+           born: datetime | None = None) -> dict[str, Any] | None:
     """Apply one change in one transaction and record it; returns the change record, or None
-    when nothing changed. ``remove_*=ALL`` (None) removes every one of that kind."""
+    when nothing changed. ``remove_*=ALL`` (None) removes every one of that kind. ``born``: the
+    namespace's incarnation the caller checked (``NotFoundError`` when it is not the current one)."""
     key = entity.render()
     with conn.transaction():
-        lock(conn, entity, scope)
+        lock(conn, entity, scope, born)
         previous = current_state(conn, entity, scope)
         base = {"key": key, "type": entity.type, "ns": entity.namespace, "grant": grant_key(entity),
                 "entity": orjson.dumps(entity.to_dict()["details"]).decode(), "scope": scope, "by": updater}
@@ -122,11 +127,11 @@ def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater
         for name, value, kind in rows:
             conn.execute(
                 """insert into lineage.metadata (entity_key, entity_type, namespace, entity, grant_key, scope, kind,
-                                                 key, value, updated_by)
+                                                 key, value, updated_by, updated_at)
                    values (%(key)s, %(type)s, %(ns)s, %(entity)s, %(grant)s, %(scope)s, %(kind)s, %(name)s, %(value)s,
-                           %(by)s)
+                           %(by)s, clock_timestamp())
                    on conflict (entity_key, scope, kind, key) do update
-                   set value = excluded.value, updated_at = now(), updated_by = excluded.updated_by
+                   set value = excluded.value, updated_at = excluded.updated_at, updated_by = excluded.updated_by
                    where lineage.metadata.value is distinct from excluded.value""",
                 {**base, "kind": kind, "name": name, "value": value})
         updated = current_state(conn, entity, scope)

@@ -36,7 +36,7 @@ _STEPS: list[tuple[str, str]] = [
     ("metadata_changes", f"""delete from lineage.metadata_changes
                             where {_OF_NAMESPACE} and changed_at < %(before)s"""),
     ("metadata_event_times", f"""delete from lineage.metadata_event_times
-                                where {_OF_NAMESPACE} and event_time < %(before)s"""),
+                                where {_OF_NAMESPACE} and written_at < %(before)s"""),
     ("dataset_schema_versions", """delete from lineage.dataset_schema_versions
                                    where namespace = %(ns)s and created_at < %(before)s"""),
     ("pending_events", "delete from lineage.pending_events where namespace = %(ns)s and event_time < %(before)s"),

@@ -7,7 +7,6 @@ Deleting is cheap and immediate; the cleanup DAG removes the records afterwards
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -16,6 +15,7 @@ from psycopg.rows import dict_row
 from lineage.errors import DefaultNamespaceError
 from lineage.namespaces import DEFAULT_NAMESPACE
 from warehouse import grant_store, metadata_search
+from warehouse.namespace_guard import visible_since as visible_since  # the race guard's home
 
 
 def _rendered(row: dict[str, Any]) -> dict[str, Any]:
@@ -50,7 +50,9 @@ def create_namespace(conn: psycopg.Connection, namespace: str, description: str 
 def delete_namespace(conn: psycopg.Connection, namespace: str, deleted_by: str) -> dict[str, Any] | None:
     """Delete ``namespace`` (None when unknown): the namespace row goes, a deletion is recorded
     for the cleanup DAG, and its search entries leave the index at once. Its other records stay
-    until the cleanup; reads hide them (``visible_since``). Grants on it are dropped at once."""
+    until the cleanup; reads hide them and writes drop them (``warehouse.namespace_guard``).
+    Grants on it are dropped at once. A write in flight on the namespace holds its row
+    (``namespace_guard.guard_write``): the delete waits for it, so nothing it wrote survives."""
     if namespace == DEFAULT_NAMESPACE:
         raise DefaultNamespaceError("the default namespace cannot be deleted")
     with conn.transaction(), conn.cursor(row_factory=dict_row) as cursor:
@@ -67,14 +69,6 @@ def delete_namespace(conn: psycopg.Connection, namespace: str, deleted_by: str) 
     assert deletion is not None
     return {"namespace": namespace, "deletionId": deletion["deletion_id"],
             "deletedAt": int(deletion["deleted_at"].timestamp())}
-
-
-def visible_since(conn: psycopg.Connection, namespace: str) -> datetime | None:
-    """While a deletion of ``namespace`` awaits its cleanup, the time before which its records
-    are hidden (its re-creation time; the *System Applications (CDAP 6.0)* design's race guard); None otherwise."""
-    row = conn.execute("select visible_since from lineage.namespace_guards where namespace = %s",
-                       (namespace,)).fetchone()
-    return row[0] if row else None
 
 
 def deletions(conn: psycopg.Connection, namespace: str | None = None) -> list[dict[str, Any]]:

@@ -20,10 +20,10 @@ import orjson
 import psycopg
 
 from lineage.dataset_schema import SCHEMA_PROPERTY, parse_schema
-from lineage.errors import IncompatibleSchemaError, InvalidMetadataChangeError, UnknownNamespaceError
+from lineage.errors import IncompatibleSchemaError, InvalidMetadataChangeError, NotFoundError, UnknownNamespaceError
 from lineage.metadata_entity import program_run_entity
 from lineage.program_metadata import MetadataChange, Watermarks, parse_change, resolve
-from warehouse import metadata_store, schema_store
+from warehouse import metadata_store, namespace_guard, schema_store
 from warehouse.db import connect
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ def apply_program_metadata(conn: psycopg.Connection, chunk: int = 1000, *,
                 try:
                     with conn.transaction():
                         change = parse_change(payload)
-                        _check_namespace(conn, change.entity.namespace, auto_create_namespaces)
+                        _check_namespace(conn, change.entity.namespace, event_time, auto_create_namespaces)
                         change_id = _apply(conn, change, event_time, updater.render())
                 except (InvalidMetadataChangeError, IncompatibleSchemaError) as exc:
                     _quarantine(conn, namespace, event_id, str(exc), payload)
@@ -104,19 +104,29 @@ def _apply(conn: psycopg.Connection, change: MetadataChange, at: datetime, updat
         cursor.executemany(
             """insert into lineage.metadata_event_times (entity_key, scope, kind, key, event_time)
                values (%s, %s, %s, %s, %s)
-               on conflict (entity_key, scope, kind, key) do update set event_time = excluded.event_time
+               on conflict (entity_key, scope, kind, key) do update
+               set event_time = excluded.event_time, written_at = clock_timestamp()
                where lineage.metadata_event_times.event_time < excluded.event_time""",
             [(subject.render(), SCOPE, kind, key, moment) for (kind, key), moment in resolved.watermarks.items()])
     return record["changeId"] if record else None
 
 
-def _check_namespace(conn: psycopg.Connection, namespace: str | None, auto_create: bool) -> None:
+def _check_namespace(conn: psycopg.Connection, namespace: str | None, at: datetime, auto_create: bool) -> None:
+    """The change's namespace exists and is held until the change is stored (the race guard,
+    ``warehouse.namespace_guard``); a change recorded before the namespace was re-created
+    belongs to the deleted one and is refused, as the cleanup would have removed it."""
     if namespace is None:  # an external resource
         return
     if auto_create:
         conn.execute("insert into lineage.namespaces (namespace) values (%s) on conflict do nothing", (namespace,))
-    elif conn.execute("select 1 from lineage.namespaces where namespace = %s", (namespace,)).fetchone() is None:
-        raise UnknownNamespaceError(f"namespace {namespace!r} does not exist")
+    try:
+        stale_before = namespace_guard.guard_write(conn, namespace)
+    except NotFoundError as exc:
+        raise UnknownNamespaceError(f"namespace {namespace!r} does not exist") from exc
+    if stale_before is not None and at < stale_before:
+        raise InvalidMetadataChangeError(
+            f"recorded at {at.isoformat()} for namespace {namespace!r}, which was deleted and re-created at "
+            f"{stale_before.isoformat()}: the change belongs to the deleted namespace")
 
 
 def _watermarks(conn: psycopg.Connection, entity_key: str) -> Watermarks:

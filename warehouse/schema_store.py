@@ -37,7 +37,8 @@ def current(conn: psycopg.Connection, dataset: MetadataEntity, since: datetime |
 
 def check_update(conn: psycopg.Connection, dataset: MetadataEntity, proposed: DatasetSchema) -> bool:
     """True when ``proposed`` changes the schema; raises ``IncompatibleSchemaError`` listing
-    each incompatibility. Call under the dataset's SYSTEM lock."""
+    each incompatibility. Call under the dataset's SYSTEM lock (``metadata_store.lock``: rows of
+    a namespace's old incarnation are gone by then)."""
     existing = current(conn, dataset)
     if existing is None:
         return True
@@ -60,11 +61,13 @@ def record_version(conn: psycopg.Connection, dataset: MetadataEntity, proposed: 
 
 
 def set_schema(conn: psycopg.Connection, dataset: MetadataEntity, proposed: DatasetSchema,
-               updater: str) -> dict[str, Any]:
+               updater: str, born: datetime | None = None) -> dict[str, Any]:
     """Check and store ``proposed`` in one transaction: ``{"version", "changeId"}`` (``changeId``
-    null when the schema was already this one); raises ``IncompatibleSchemaError``, storing nothing."""
+    null when the schema was already this one); raises ``IncompatibleSchemaError``, storing
+    nothing. Behind the namespace race guard (``born`` as for ``metadata_store.change``): a
+    re-created namespace's dataset is checked and numbered as a new one."""
     with conn.transaction():
-        metadata_store.lock(conn, dataset, SCOPE)
+        metadata_store.lock(conn, dataset, SCOPE, born)
         if not check_update(conn, dataset, proposed):
             return {"version": latest_version(conn, dataset), "changeId": None}
         record = metadata_store.change(conn, dataset, SCOPE, updater,

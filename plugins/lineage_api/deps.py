@@ -23,7 +23,7 @@ from lineage.errors import NotFoundError
 from lineage.timespec import parse_window
 from lineage_api.asset_events import AirflowApi
 from lineage_api.warehouse_pool import WarehousePool
-from warehouse import grant_store, lineage_store
+from warehouse import grant_store, namespace_guard
 
 CurrentUser = Annotated[BaseUser, Depends(get_user)]
 
@@ -55,10 +55,24 @@ def caller_access(user: CurrentUser, conn: Connection) -> Access:
 Caller = Annotated[Access, Depends(caller_access)]
 
 
-def existing_namespace(namespace: str, conn: Connection) -> str:
-    """The path's namespace, once it exists (404 otherwise)."""
-    if not lineage_store.namespace_exists(conn, namespace):
+def namespace_incarnation(namespace: str, conn: Connection, caller: Caller) -> datetime:
+    """The path's namespace's current incarnation (its creation time), once it exists (404
+    otherwise). Writes pass it on to the race guard (``warehouse.namespace_guard``): a namespace
+    deleted, or deleted and re-created, after this check refuses the write. A caller who holds
+    nothing in the namespace is refused first, the same way whether or not it exists (no
+    existence oracle: ``Access.require_namespace``)."""
+    caller.require_namespace(namespace)
+    born = namespace_guard.incarnation(conn, namespace)
+    if born is None:
         raise NotFoundError(f"namespace {namespace!r} not found")
+    return born
+
+
+Incarnation = Annotated[datetime, Depends(namespace_incarnation)]
+
+
+def existing_namespace(namespace: str, born: Incarnation) -> str:
+    """The path's namespace, once it exists (404 otherwise)."""
     return namespace
 
 

@@ -207,3 +207,49 @@ def test_direct_only_impact_leaves_out_fields_the_origin_reaches_indirectly() ->
     assert [(i["field"], i["paths"][0]["fingerprint"]) for i in every["impacts"]] == [("b", "b"), ("c", "c")]
     direct = field_lineage(warehouse, S, 0, 1, direction="outgoing", levels=3, transformations="direct")
     assert [(i["field"], i["paths"][0]["fingerprint"]) for i in direct["impacts"]] == [("b", "b")]
+
+
+SECRET = FieldKey("hr", "salaries", "pay")
+
+
+def test_a_caller_sees_nothing_of_an_unreadable_dataset_but_that_something_hidden_is_there() -> None:
+    """a.x is made from b.y (readable) and hr.salaries.pay (not): no name of the hidden dataset
+    or its fields survives in operations, sources, drawings or the upstream fields."""
+    stored = path("x", B, SECRET)
+    stored["operations"][0:1] = [  # one read per source, the hidden one named after what it reads
+        {"id": "read", "type": "read", "name": "read", "inputs": [],
+         "sources": [{"namespace": "ns", "type": "dataset", "name": "b"}], "outputs": ["y"]},
+        {"id": "read pay", "type": "read", "name": "read salaries.pay", "inputs": [],
+         "sources": [{"namespace": "hr", "type": "dataset", "name": "salaries"}], "outputs": ["pay", "bonus"]}]
+    stored["operations"][2]["inputs"] = [{"field": "y", "origin": "read"}, {"field": "pay", "origin": "read pay"},
+                                         {"field": "bonus", "origin": "read pay"}]
+    rows = [row(A, "fa", stored, ["r1"], 1, 1, {"read pay": "reads the payroll"}),
+            row(SECRET, "fs", path("pay", C), ["r2"], 1, 1), row(C, "fc", path("z", E), ["r3"], 1, 1)]
+    for view in (None, "simple", "detailed"):
+        body = field_lineage(Warehouse(rows), A, 0, 1, levels=3, view=view,
+                             readable=lambda namespace, kind, name: namespace == "ns")
+        text = repr(body)
+        for secret in ("hr", "salaries", "pay", "bonus", "payroll"):
+            assert secret not in text, (view, secret, text)
+        (shown,) = body["paths"]
+        assert [op["id"] for op in shown["operations"]] == ["read", "hidden:1", "create"]
+        assert shown["operations"][1] == {"id": "hidden:1", "type": "read", "name": "hidden", "description": "",
+                                          "sources": [{"namespace": "", "type": "hidden", "name": ""}],
+                                          "inputs": [], "outputs": ["hidden"]}
+        assert shown["operations"][2]["inputs"] == [{"field": "y", "origin": "read"},
+                                                    {"field": "hidden", "origin": "hidden:1"}]
+        assert shown["sources"] == [{"namespace": "ns", "type": "dataset", "name": "b", "field": "y"},
+                                    {"namespace": "", "type": "hidden", "name": "", "field": ""}]
+        # the walk went through the hidden field to c.z, which the caller may read
+        assert [(u["namespace"], u["dataset"], u["field"], u["level"]) for u in body["upstream"]] == [
+            ("", "hidden", "hidden", 1), ("ns", "c", "z", 2)]
+        assert body["upstream"][0]["paths"] == []
+        assert shown["fingerprint"] != "fa"  # the stored one would confirm a guess at the hidden names
+    detailed = field_lineage(Warehouse(rows), A, 0, 1, view="detailed",
+                             readable=lambda namespace, kind, name: namespace == "ns")["paths"][0]["graph"]
+    assert {node["id"] for node in detailed["nodes"]} == {"a:x", "read:y", "hidden:1:hidden"}
+
+
+def test_an_admin_sees_every_name() -> None:
+    body = field_lineage(Warehouse([row(A, "fa", path("x", SECRET), ["r1"], 1, 1)]), A, 0, 1)
+    assert body["paths"][0]["sources"] == [{"namespace": "hr", "type": "dataset", "name": "salaries", "field": "pay"}]

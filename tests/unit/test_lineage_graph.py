@@ -88,7 +88,7 @@ def test_unreadable_nodes_are_hidden_without_names_and_the_shape_is_kept() -> No
 
 
 def test_field_path_references_to_unreadable_datasets_are_hidden() -> None:
-    from lineage.field_views import hide_unreadable_sources
+    from lineage.field_hiding import hide_unreadable_sources
 
     body = {"paths": [{"operations": [{"id": "read", "sources": [
         {"namespace": "hr", "type": "dataset", "name": "salaries"},

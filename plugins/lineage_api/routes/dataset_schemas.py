@@ -18,7 +18,7 @@ from lineage.dataset_schema import parse_schema
 from lineage.errors import InvalidSchemaError
 from lineage.metadata_entity import dataset_entity
 from lineage_api.asset_events import emit_metadata_changes
-from lineage_api.deps import Airflow, Caller, Connection, Namespace
+from lineage_api.deps import Airflow, Caller, Connection, Incarnation, Namespace
 from lineage_api.http_errors import answers
 from lineage_api.models import DatasetProperties, SchemaStored, SchemaUpdate, SchemaVersions
 from warehouse import namespace_store, schema_store
@@ -27,8 +27,8 @@ router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", 
 
 
 @router.put("/properties", response_model=SchemaStored, responses=answers(409))
-def update_properties(body: SchemaUpdate, namespace: Namespace, dataset: str, caller: Caller, conn: Connection,
-                      airflow: Airflow) -> dict[str, Any]:
+def update_properties(body: SchemaUpdate, namespace: Namespace, born: Incarnation, dataset: str, caller: Caller,
+                      conn: Connection, airflow: Airflow) -> dict[str, Any]:
     """Set the dataset's schema: ``{"schema": {"fields": [{"name", "type", "nullable"}]}}`` (the
     schema may also be given as a JSON string, as CDAP's dataset properties carry it)."""
     described = body.schema_
@@ -40,7 +40,7 @@ def update_properties(body: SchemaUpdate, namespace: Namespace, dataset: str, ca
     proposed = parse_schema(described)
     subject = dataset_entity(namespace, "dataset", dataset)
     caller.require(subject, Privilege.WRITE)
-    stored = schema_store.set_schema(conn, subject, proposed, caller.principal)
+    stored = schema_store.set_schema(conn, subject, proposed, caller.principal, born)
     emitted = stored["changeId"] is not None and emit_metadata_changes(airflow, [stored["changeId"]],
                                                                          caller.principal)
     return {**stored, "assetEvent": emitted}

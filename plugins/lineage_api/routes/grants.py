@@ -10,6 +10,7 @@ on the instance, ADMIN on the instance (an Airflow admin).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -18,7 +19,7 @@ from fastapi import APIRouter
 from lineage.authorization import INSTANCE, Access, Privilege, check_principal, grant_target
 from lineage.errors import InvalidEntityError, NotFoundError
 from lineage.metadata_entity import MetadataEntity, from_path
-from lineage_api.deps import Caller, Connection, existing_namespace
+from lineage_api.deps import Caller, Connection, namespace_incarnation
 from lineage_api.http_errors import answers
 from lineage_api.models import Grant, GrantGiven, GrantRequest, GrantRevoked, MyGrants
 from warehouse import grant_store
@@ -26,16 +27,18 @@ from warehouse import grant_store
 router = APIRouter(prefix="/v3/grants", responses=answers(404))
 
 
-def _target(path: str, conn: psycopg.Connection) -> tuple[MetadataEntity | None, str | None]:
-    """(entity, namespace) of an entity path, its namespace checked (404); (None, None) for the instance."""
+def _target(path: str, conn: psycopg.Connection, caller: Access
+            ) -> tuple[MetadataEntity | None, str | None, datetime | None]:
+    """(entity, namespace, the namespace's incarnation) of an entity path, its namespace checked
+    (404); (None, None, None) for the instance."""
     if path == INSTANCE:
-        return None, None
+        return None, None, None
     segments = [part for part in path.split("/") if part]
     if len(segments) < 2 or segments[0] != "namespaces":
         raise InvalidEntityError("the entity is 'instance' or a path such as 'namespaces/sales', "
                                  "'namespaces/sales/datasets/orders', 'namespaces/sales/apps/Shop/spark/Load'")
     subject = from_path(segments[1], segments[2:])
-    return subject, existing_namespace(segments[1], conn)
+    return subject, segments[1], namespace_incarnation(segments[1], conn, caller)
 
 
 def _manageable(caller: Access, subject: MetadataEntity | None) -> str:
@@ -53,7 +56,7 @@ def list_grants(caller: Caller, conn: Connection, namespace: str | None = None,
                 principal: str | None = None) -> list[dict[str, Any]]:
     """Grants, of one namespace (ADMIN on it) or all (ADMIN on the instance), optionally of one principal."""
     if namespace is not None:
-        existing_namespace(namespace, conn)
+        namespace_incarnation(namespace, conn, caller)
     _manageable(caller, from_path(namespace, []) if namespace else None)
     return grant_store.list_grants(conn, namespace, principal)
 
@@ -70,16 +73,16 @@ def put_grant(body: GrantRequest, caller: Caller, conn: Connection) -> dict[str,
     """Give ``{"principal", "entity", "privilege"}``: the principal then holds exactly that
     privilege there (it includes the lesser ones)."""
     principal, privilege = check_principal(body.principal), Privilege.parse(body.privilege)
-    subject, namespace = _target(body.entity, conn)
+    subject, namespace, born = _target(body.entity, conn, caller)
     key = _manageable(caller, subject)
-    grant_store.put_grant(conn, principal, key, namespace, privilege, caller.principal)
+    grant_store.put_grant(conn, principal, key, namespace, privilege, caller.principal, born)
     return {"principal": principal, "entity": key, "privilege": privilege.name}
 
 
 @router.delete("", response_model=GrantRevoked)
 def revoke_grant(principal: str, entity: str, caller: Caller, conn: Connection) -> dict[str, Any]:
     """Take back what ``principal`` holds on ``entity`` (404 when nothing was granted there)."""
-    subject, _ = _target(entity, conn)
+    subject, _, _ = _target(entity, conn, caller)
     key = _manageable(caller, subject)
     if not grant_store.revoke(conn, check_principal(principal), key):
         raise NotFoundError(f"{principal!r} holds no grant on {key}")

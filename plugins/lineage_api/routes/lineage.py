@@ -55,7 +55,10 @@ def _lineage(conn: psycopg.Connection, namespace: str, data_type: str, name: str
     check_window(*window)
     collapse_types = parse_collapse(part for value in collapse for part in value.split(","))
     rolled_up_to = parse_rollup(rollup)
-    origin = lineage_store.dataset_named(conn, DataRef(namespace, data_type, name))  # an alias: its dataset
+    asked = DataRef(namespace, data_type, name)
+    origin = lineage_store.dataset_named(conn, asked)  # an alias: its dataset
+    if not caller.allows(data_entity(origin), Privilege.READ):  # refused as for a name that is nothing:
+        caller.require(data_entity(asked), Privilege.READ)      # no word of the alias or what it names
     caller.require(data_entity(origin), Privilege.READ)
     visible = visible_window(window, namespace_store.visible_since(conn, origin.namespace))
     accesses = walk_lineage(lineage_store.LineageQueries(conn, *visible), origin, levels)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any
 
 import psycopg
@@ -23,12 +24,13 @@ from lineage.metadata_entity import MetadataEntity, entity, from_path
 from lineage.metadata_values import check_scope
 from lineage.timespec import visible_window
 from lineage_api.asset_events import AirflowApi, emit_metadata_changes
-from lineage_api.deps import Airflow, Caller, Connection, HistoryWindow, Namespace
+from lineage_api.deps import Airflow, Caller, Connection, HistoryWindow, Incarnation, Namespace
 from lineage_api.http_errors import answers
 from lineage_api.links import entity_links
 from lineage_api.models import ChangeAnswer, EntityMetadata, MetadataHistory, Properties, Tags
 from lineage_api.path_names import segment
 from warehouse import metadata_store, namespace_store
+from warehouse.metadata_store import UPDATED_BY
 
 router = APIRouter(responses=answers(404))
 
@@ -39,10 +41,12 @@ class Subject:
 
     entity: MetadataEntity
     namespace: str | None
+    born: datetime | None = None  # the namespace's incarnation the request found
 
 
-def namespaced(namespace: Namespace, target: str, version: str | None = None) -> Subject:
-    return Subject(from_path(namespace, [segment(part) for part in target.split("/") if part], version), namespace)
+def namespaced(namespace: Namespace, born: Incarnation, target: str, version: str | None = None) -> Subject:
+    return Subject(from_path(namespace, [segment(part) for part in target.split("/") if part], version), namespace,
+                   born)
 
 
 def external(target: str) -> Subject:
@@ -57,7 +61,7 @@ def _change(subject: Subject, caller: Access, conn: psycopg.Connection, airflow:
     """Apply a USER change (WRITE needed); answer its change id (null when nothing changed) and
     whether the ``lineage_metadata_changes`` asset event was emitted."""
     caller.require(subject.entity, Privilege.WRITE)
-    record = metadata_store.change(conn, subject.entity, "USER", caller.principal, **change)
+    record = metadata_store.change(conn, subject.entity, "USER", caller.principal, born=subject.born, **change)
     if record is None:
         return {"changeId": None, "assetEvent": False}
     return {"changeId": record["changeId"],
@@ -67,9 +71,11 @@ def _change(subject: Subject, caller: Access, conn: psycopg.Connection, airflow:
 def _read(subject: Subject, scope: str | None, caller: Access, conn: psycopg.Connection) -> dict[str, Any]:
     caller.require(subject.entity, Privilege.READ)
     since = namespace_store.visible_since(conn, subject.namespace) if subject.namespace else None
-    return {"entity": subject.entity.to_dict(), "metadata": metadata_store.read(conn, subject.entity,
-                                                                                check_scope(scope), since),
-            "links": entity_links(subject.entity)}
+    found = metadata_store.read(conn, subject.entity, check_scope(scope), since)
+    system = found.get("SYSTEM", {}).get("properties", {})
+    if UPDATED_BY in system:  # the run that wrote the dataset, hidden as the lineage graph hides it
+        system[UPDATED_BY] = caller.shown_updater(system[UPDATED_BY])
+    return {"entity": subject.entity.to_dict(), "metadata": found, "links": entity_links(subject.entity)}
 
 
 def _routes(prefix: str, kind: str, subject_of: Callable[..., Subject]) -> None:
@@ -129,7 +135,10 @@ def _routes(prefix: str, kind: str, subject_of: Callable[..., Subject]) -> None:
         caller.require(subject.entity, Privilege.READ)
         if subject.namespace is not None:
             window = visible_window(window, namespace_store.visible_since(conn, subject.namespace))
-        return {"entity": subject.entity.to_dict(), "changes": metadata_store.history(conn, subject.entity, *window)}
+        changes = metadata_store.history(conn, subject.entity, *window)
+        for change in changes:
+            change["updater"] = caller.shown_updater(change["updater"])
+        return {"entity": subject.entity.to_dict(), "changes": changes}
 
     for method, path, endpoint, model in (
             ("GET", "/metadata", get_metadata, EntityMetadata),

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body
 
 from lineage.authorization import INSTANCE, Privilege, namespace_key
-from lineage.errors import NotAuthorizedError, NotFoundError
+from lineage.errors import NotFoundError
 from lineage.namespaces import check_namespace
 from lineage_api.asset_events import emit_namespace_deletion
 from lineage_api.deps import Airflow, Caller, Connection
@@ -26,11 +26,11 @@ def list_namespaces(caller: Caller, conn: Connection) -> list[dict[str, Any]]:
 
 @router.get("/{namespace}", response_model=NamespaceInfo, responses=answers(404))
 def get_namespace(namespace: str, caller: Caller, conn: Connection) -> dict[str, Any]:
+    """One namespace: any privilege in it (403 whether or not it exists without one)."""
+    caller.require_namespace(namespace)
     found = namespace_store.get_namespace(conn, namespace)
     if found is None:
         raise NotFoundError(f"namespace {namespace!r} not found")
-    if not caller.sees_namespace(namespace):
-        raise NotAuthorizedError(f"user {caller.principal!r} holds no privilege in namespace {namespace!r}")
     return found
 
 
@@ -39,7 +39,9 @@ def create_namespace(namespace: str, caller: Caller, conn: Connection,
                      body: Annotated[NamespaceUpdate | None, Body()] = None) -> dict[str, Any]:
     """Create the namespace (``{"description": "..."}`` optional; ADMIN on the instance), or
     update an existing one's description (ADMIN on it)."""
-    exists = namespace_store.get_namespace(conn, check_namespace(namespace)) is not None
+    if not caller.sees_namespace(check_namespace(namespace)):  # the same 403, existing or not
+        caller.require_key(INSTANCE, Privilege.ADMIN)
+    exists = namespace_store.get_namespace(conn, namespace) is not None
     caller.require_key(namespace_key(namespace) if exists else INSTANCE, Privilege.ADMIN)
     created = namespace_store.create_namespace(conn, namespace, body.description if body else None)
     return {**(namespace_store.get_namespace(conn, namespace) or {}), "created": created}
@@ -49,6 +51,7 @@ def create_namespace(namespace: str, caller: Caller, conn: Connection,
 def delete_namespace(namespace: str, caller: Caller, conn: Connection, airflow: Airflow) -> dict[str, Any]:
     """Delete the namespace (ADMIN on it): it is gone at once, and the
     ``lineage_namespace_cleanup`` DAG, scheduled on the deletion's asset event, removes its records."""
+    caller.require_namespace(namespace)
     if namespace_store.get_namespace(conn, namespace) is None:
         raise NotFoundError(f"namespace {namespace!r} not found")
     caller.require_key(namespace_key(namespace), Privilege.ADMIN)

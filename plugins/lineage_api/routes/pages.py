@@ -15,9 +15,10 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse
 
+from lineage.authorization import INSTANCE, Privilege
 from lineage.errors import NotFoundError, UnavailableError
 from lineage_api import warehouse_queries
-from lineage_api.deps import Connection
+from lineage_api.deps import Caller, Connection
 
 router = APIRouter()
 public_router = APIRouter()  # scripts and styles: no data in them
@@ -87,8 +88,13 @@ _PAGE = """<!doctype html>
 
 
 @router.get("/", response_class=HTMLResponse)
-def home(conn: Connection) -> str:
-    """Warehouse totals and the latest compactions."""
+def home(caller: Caller, conn: Connection) -> str:
+    """Warehouse totals and the latest compactions, for callers with READ on the instance (they
+    span every namespace); others see the page without them."""
+    if not caller.allows_key(INSTANCE, Privilege.READ):
+        return _PAGE.format(totals=escape(f"Warehouse totals and compactions need READ on the instance "
+                                          f"(user {caller.principal!r} holds no such grant)."),
+                            rows='<tr><td colspan="7">hidden</td></tr>')
     totals = warehouse_queries.warehouse_totals(conn)
     rows = "".join(
         "<tr>" + "".join(

@@ -1,4 +1,5 @@
-"""Health (public) and compaction status (logged-in users)."""
+"""Health (public) and the warehouse's status: warehouse-wide counts and compaction batches, for
+callers with READ on the instance (they span every namespace)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
+from lineage.authorization import INSTANCE, Privilege
 from lineage_api import warehouse_queries
-from lineage_api.deps import Connection
+from lineage_api.deps import Caller, Connection
 from lineage_api.models import Compactions, Health, Summary
 
 public_router = APIRouter()
@@ -21,12 +23,15 @@ def health(request: Request) -> dict[str, str]:
 
 
 @router.get("/compactions", response_model=Compactions)
-def compactions(conn: Connection, limit: Annotated[int, Query(ge=1, le=500)] = 20) -> dict[str, Any]:
-    """The latest compaction batches, newest first."""
+def compactions(caller: Caller, conn: Connection, limit: Annotated[int, Query(ge=1, le=500)] = 20
+                ) -> dict[str, Any]:
+    """The latest compaction batches, newest first; READ on the instance."""
+    caller.require_key(INSTANCE, Privilege.READ)
     return {"compactions": warehouse_queries.recent_compactions(conn, limit)}
 
 
 @router.get("/summary", response_model=Summary)
-def summary(conn: Connection) -> dict[str, int]:
-    """Row counts of the warehouse's main tables."""
+def summary(caller: Caller, conn: Connection) -> dict[str, int]:
+    """Row counts of the warehouse's main tables; READ on the instance."""
+    caller.require_key(INSTANCE, Privilege.READ)
     return warehouse_queries.warehouse_totals(conn)
