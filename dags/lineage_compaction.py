@@ -121,10 +121,11 @@ def lineage_compaction() -> None:
         from airflow.exceptions import AirflowSkipException
 
         log.info(
-            "SUMMARY batch=%s files=%s events_read=%s compacted=%s duplicates=%s quarantined=%s "
+            "SUMMARY batch=%s files=%s late_files=%s events_read=%s compacted=%s duplicates=%s quarantined=%s "
             "runs_updated=%s accesses_added=%s field_records=%s metadata_events=%s metadata_changes=%s "
             "dbt_nodes_passed=%s",
-            compacted["batch_id"], compacted["files"], compacted["events_read"], compacted["events_compacted"],
+            compacted["batch_id"], compacted["files"], compacted.get("late_files", 0), compacted["events_read"],
+            compacted["events_compacted"],
             compacted["duplicates"], compacted["quarantined"], compacted["runs_touched"], compacted["accesses_added"],
             derived["records"], applied["events"], len(applied["change_ids"]), (marts or {}).get("passed", 0),
         )

@@ -50,7 +50,7 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
     output = dags_test(log_root, warehouse_db, "2026-11-21T06:00:00+00:00")
 
     assert "SUMMARY" in output
-    assert "events_read=7 compacted=6 duplicates=0 quarantined=1" in output
+    assert "files=1 late_files=0 events_read=7 compacted=6 duplicates=0 quarantined=1" in output
     assert "field_records=1 metadata_events=1 metadata_changes=1" in output
     assert query(warehouse_db, "select d.dataset, p.field, p.path->'sources'->0->>'field' from lineage.field_paths p "
                                "join lineage.field_operation_sets s on s.fingerprint = p.set_fingerprint "
