@@ -19,7 +19,7 @@ from lineage.timespec import visible_window
 from lineage_api.deps import Caller, Connection, Namespace, Window, seconds
 from lineage_api.http_errors import answers
 from lineage_api.links import field_links
-from lineage_api.models import DatasetFields, FieldLineageAnswer
+from lineage_api.models import CdapField, DatasetFields, FieldLineageAnswer
 from lineage_api.path_names import segment
 from warehouse import field_lineage_store as store
 from warehouse import namespace_store, schema_store
@@ -45,7 +45,7 @@ def field_lineage(window: Window, namespace: Namespace, dataset: str, field: str
     if not store.dataset_exists(conn, namespace, dataset):
         raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")
     visible = visible_window(window, namespace_store.visible_since(conn, namespace))
-    if not store.field_known(conn, namespace, dataset, field) and direction == "incoming":
+    if direction == "incoming" and not store.field_written(conn, namespace, dataset, field):
         raise NotFoundError(f"field {field!r} of dataset {dataset!r} has no recorded lineage")
     found = field_lineage_response.field_lineage(
         store.FieldLineageQueries(conn, *visible), FieldKey(namespace, dataset, field), *seconds(visible),
@@ -68,11 +68,15 @@ def _hide_unreadable_fields(body: dict[str, Any], caller: Access) -> dict[str, A
     return shown
 
 
-@router.get("/lineage/fields", response_model=DatasetFields)
+@router.get("/lineage/fields", response_model=DatasetFields | list[CdapField] | list[str])
 def dataset_fields(window: Window, namespace: Namespace, dataset: str, caller: Caller, conn: Connection,
-                   prefix: str = "") -> dict[str, Any]:
-    """The dataset's fields: those with lineage and those of its schema, each saying whether it
-    has lineage in [start, end) and whether the current schema has it."""
+                   prefix: str = "", include_current: Annotated[bool | None, Query(alias="includeCurrent", description=(
+                       "CDAP's answer: false, the names of the fields with lineage in the window; true, those "
+                       "and the schema's fields as {name, lineage}; absent, this API's object"))] = None
+                   ) -> Any:
+    """The dataset's fields: those with lineage (written to it, or read from it and written or
+    dropped) and those of its schema, each saying whether it has lineage in [start, end) and
+    whether the current schema has it. With ``includeCurrent``, CDAP's shapes."""
     subject = dataset_entity(namespace, "dataset", dataset)
     caller.require(subject, Privilege.READ)
     since = namespace_store.visible_since(conn, namespace)
@@ -80,9 +84,13 @@ def dataset_fields(window: Window, namespace: Namespace, dataset: str, caller: C
     described = schema_store.current(conn, subject, since)
     if described is None and not store.dataset_exists(conn, namespace, dataset):
         raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")
-    with_lineage = {f["name"]: f["has_lineage"] for f in store.dataset_fields(conn, namespace, dataset, *visible,
-                                                                               prefix)}
+    with_lineage = store.lineage_fields(conn, [(namespace, dataset)], *visible, prefix)[(namespace, dataset)]
     in_schema = {f.name for f in described.fields if f.name.startswith(prefix)} if described else set()
+    if include_current is False:
+        return sorted(name for name, has_lineage in with_lineage.items() if has_lineage)
+    if include_current:
+        return [{"name": name, "lineage": with_lineage.get(name, False)}
+                for name in sorted({name for name, has in with_lineage.items() if has} | in_schema)]
     start, end = seconds(visible)
     return {"dataset": dataset, "startTimeInSeconds": start, "endTimeInSeconds": end,
             "fields": [{"name": name, "hasLineage": with_lineage.get(name, False), "inSchema": name in in_schema,
