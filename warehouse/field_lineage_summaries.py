@@ -11,6 +11,8 @@ from typing import Any
 import psycopg
 
 from lineage.field_lineage_response import FieldKey
+from lineage.field_summaries import Direction, dataset_summary, field_summary, operation_sets, wants
+from warehouse import field_lineage_store
 from warehouse.lineage_store import in_window
 
 # An operation set's row of field_path_sources counts when a run in the window recorded the set
@@ -55,3 +57,49 @@ def outgoing_relations(conn: psycopg.Connection, namespace: str, dataset: str, s
 
 def _params(namespace: str, dataset: str, field: str | None, start: datetime, end: datetime) -> dict[str, Any]:
     return {"namespace": namespace, "dataset": dataset, "field": field, "start": start, "end": end}
+
+
+def summary(conn: psycopg.Connection, key: FieldKey, start: datetime, end: datetime, direction: Direction
+            ) -> dict[str, Any]:
+    """CDAP's ``FieldLineageSummary`` of the field ``key`` in [start, end)."""
+    incoming = [source for source, _ in incoming_relations(conn, key.namespace, key.dataset, start, end, key.field)] \
+        if wants(direction, "incoming") else []
+    outgoing = [target for _, target in outgoing_relations(conn, key.namespace, key.dataset, start, end, key.field)] \
+        if wants(direction, "outgoing") else []
+    return field_summary(direction, incoming, outgoing)
+
+
+def operation_details(conn: psycopg.Connection, key: FieldKey, start: datetime, end: datetime,
+                      direction: Direction) -> dict[str, Any]:
+    """CDAP's ``FieldLineageDetails`` of the field ``key`` in [start, end): incoming, the
+    operation sets of its paths; outgoing, those of its flows (up to each write or drop)."""
+    details: dict[str, Any] = {}
+    if wants(direction, "incoming"):
+        destination = {"namespace": key.namespace, "name": key.dataset, "type": "dataset"}
+        details["incoming"] = operation_sets(
+            ({"fingerprint": row["path_fingerprint"], "document": row["path"], "descriptions": row["descriptions"],
+              "described_at": row["described_at"], "programs": row["programs"], "last_seen": row["last_seen"],
+              "destination": destination}
+             for row in field_lineage_store.FieldLineageQueries(conn, start, end).paths([key])), "operations")
+    if wants(direction, "outgoing"):
+        details["outgoing"] = operation_sets(
+            ({"fingerprint": row["flow_fingerprint"], "document": row["flow"], "descriptions": row["descriptions"],
+              "described_at": row["described_at"], "programs": row["programs"], "last_seen": row["last_seen"],
+              "destination": {"namespace": row["destination_namespace"], "name": row["destination"],
+                              "type": row["destination_type"]}}
+             for row in field_lineage_store.flows(conn, key, start, end)), "operations")
+    return details
+
+
+def dataset_field_lineage(conn: psycopg.Connection, namespace: str, dataset: str, start: datetime, end: datetime,
+                          direction: Direction, schema_fields: set[str]) -> dict[str, Any]:
+    """CDAP's ``DatasetFieldLineageSummary`` of the dataset in [start, end): one query per
+    direction for every field's relations, one for the field counts of the datasets related."""
+    incoming = incoming_relations(conn, namespace, dataset, start, end) if wants(direction, "incoming") else []
+    outgoing = outgoing_relations(conn, namespace, dataset, start, end) if wants(direction, "outgoing") else []
+    others = sorted({(k.namespace, k.dataset) for k, _ in incoming} | {(k.namespace, k.dataset) for _, k in outgoing})
+    fields = field_lineage_store.lineage_fields(conn, [(namespace, dataset), *others], start, end)
+    counts = {other: sum(fields.get(other, {}).values()) for other in others}
+    own = {name for name, has_lineage in fields[(namespace, dataset)].items() if has_lineage} | schema_fields
+    return dataset_summary(direction, int(start.timestamp()), int(end.timestamp()), (namespace, dataset),
+                           sorted(own), incoming, outgoing, counts)

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import psycopg
 from fastapi import APIRouter, Query
 
 from lineage.authorization import Access, Privilege
 from lineage.errors import NotFoundError
 from lineage.field_lineage_response import FieldKey
-from lineage.field_summaries import Direction, dataset_summary, field_summary, operation_sets, wants
+from lineage.field_summaries import Direction
 from lineage.field_views import hide_unreadable_sources
 from lineage.metadata_entity import dataset_entity
 from lineage.timespec import visible_window
-from lineage_api.deps import Caller, Connection, Namespace, Window, seconds
+from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window
 from lineage_api.http_errors import answers
 from lineage_api.models import DatasetFieldLineageSummary, FieldLineageDetails, FieldLineageSummary
 from lineage_api.path_names import segment
@@ -40,22 +41,7 @@ def field_operations(window: Window, namespace: Namespace, dataset: str, field: 
     latest run first). Incoming: the operations that produced the field; outgoing: those it
     went through up to each write or drop."""
     field, visible = _known_field(conn, caller, namespace, dataset, field, window)
-    key = FieldKey(namespace, dataset, field)
-    details: dict[str, Any] = {}
-    if wants(direction, "incoming"):
-        queries = store.FieldLineageQueries(conn, *visible)
-        details["incoming"] = operation_sets(
-            ({"fingerprint": row["path_fingerprint"], "document": row["path"], "descriptions": row["descriptions"],
-              "described_at": row["described_at"], "programs": row["programs"], "last_seen": row["last_seen"],
-              "destination": {"namespace": namespace, "name": dataset, "type": "dataset"}}
-             for row in queries.paths([key])), "operations")
-    if wants(direction, "outgoing"):
-        details["outgoing"] = operation_sets(
-            ({"fingerprint": row["flow_fingerprint"], "document": row["flow"], "descriptions": row["descriptions"],
-              "described_at": row["described_at"], "programs": row["programs"], "last_seen": row["last_seen"],
-              "destination": {"namespace": row["destination_namespace"], "name": row["destination"],
-                              "type": row["destination_type"]}}
-             for row in store.flows(conn, key, *visible)), "operations")
+    details = summaries.operation_details(conn, FieldKey(namespace, dataset, field), *visible, direction)
     return _hide_endpoints(details, caller)
 
 
@@ -65,11 +51,7 @@ def field_lineage_summary(window: Window, namespace: Namespace, dataset: str, fi
     """CDAP's summary of ``dataset.field`` in [start, end): the source fields it was computed
     from (incoming) and the fields computed from it (outgoing), one dataset away, by dataset."""
     field, visible = _known_field(conn, caller, namespace, dataset, field, window)
-    incoming = [source for source, _ in summaries.incoming_relations(conn, namespace, dataset, *visible, field)] \
-        if wants(direction, "incoming") else []
-    outgoing = [target for _, target in summaries.outgoing_relations(conn, namespace, dataset, *visible, field)] \
-        if wants(direction, "outgoing") else []
-    summary = field_summary(direction, incoming, outgoing)
+    summary = summaries.summary(conn, FieldKey(namespace, dataset, field), *visible, direction)
     for side in ("incoming", "outgoing"):
         for item in summary.get(side, []):
             _hide_dataset_id(item, "dataset", caller, fields=[])
@@ -89,26 +71,16 @@ def dataset_field_lineage(window: Window, namespace: Namespace, dataset: str, ca
     described = schema_store.current(conn, subject, since)
     if described is None and not store.dataset_exists(conn, namespace, dataset):
         raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")
-    incoming = summaries.incoming_relations(conn, namespace, dataset, *visible) \
-        if wants(direction, "incoming") else []
-    outgoing = summaries.outgoing_relations(conn, namespace, dataset, *visible) \
-        if wants(direction, "outgoing") else []
-    others = sorted({(key.namespace, key.dataset) for key, _ in incoming}
-                    | {(key.namespace, key.dataset) for _, key in outgoing})
-    fields = store.lineage_fields(conn, [(namespace, dataset), *others], *visible)
-    counts = {other: sum(fields.get(other, {}).values()) for other in others}
-    own = {name for name, has_lineage in fields[(namespace, dataset)].items() if has_lineage}
-    own |= {f.name for f in described.fields} if described else set()
-    summary = dataset_summary(direction, *seconds(visible), (namespace, dataset), sorted(own), incoming, outgoing,
-                              counts)
+    summary = summaries.dataset_field_lineage(conn, namespace, dataset, *visible, direction,
+                                              {f.name for f in described.fields} if described else set())
     for side in ("incoming", "outgoing"):
         for item in summary[side]:
             _hide_dataset_id(item, "entityId", caller, relations=[], fieldCount=0)
     return summary
 
 
-def _known_field(conn: Any, caller: Access, namespace: str, dataset: str, field: str, window: Any
-                 ) -> tuple[str, Any]:
+def _known_field(conn: psycopg.Connection, caller: Access, namespace: str, dataset: str, field: str,
+                 window: TimeWindow) -> tuple[str, TimeWindow]:
     """The field's name and the visible window, once the caller may read the dataset and the
     field is known to it (written to it or read from it by a recorded operation set); else 404."""
     field = segment(field)
