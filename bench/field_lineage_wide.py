@@ -44,20 +44,34 @@ SOURCE, DESTINATION = "wide_source", "wide_table"
 
 
 def wide_record(operations: int = 500, fields: int = 100) -> dict[str, Any]:
-    """One read of ``fields`` fields, ``operations - 2`` renames (four in five) and merges of two
-    fields (one in five) going round the fields, then one write of every field's latest name."""
+    """A wide ETL record of ``operations`` operations writing ``fields`` fields, with long chains:
+    one read of ``fields`` fields; a spine of the operations left (300 of 500) renaming a running
+    value four times in five and merging the next source field into it the fifth; per field
+    ``i``, a merge of the spine as it was after ``3 * i`` steps with source field ``i``, then a
+    rename of that; one write. A field's path holds up to 300 operations (median about 150), and
+    a source field merged early into the spine reaches most destination fields."""
+    spine_steps = operations - 2 * (fields - 1) - 2
+    if spine_steps < 3 * (fields - 1):
+        raise ValueError(f"{operations} operations are too few for {fields} fields")
     names = [f"f{i}" for i in range(fields)]
     ops: list[dict[str, Any]] = [{"name": "read", "inputs": [{"source": {"name": SOURCE}}], "outputs": names}]
-    latest = dict(enumerate(names))
-    for step in range(operations - 2):
-        i = step % fields
-        if step % 5 == 4:
-            inputs, output, name = [latest[i], latest[(i + 1) % fields]], f"m{step}", f"merge{step}"
-        else:
-            inputs, output, name = [latest[i]], f"r{step}", f"rename{step}"
+
+    def add(name: str, inputs: list[str], output: str) -> str:
         ops.append({"name": name, "inputs": [{"field": field} for field in inputs], "outputs": [output]})
-        latest[i] = output
-    ops.append({"type": "write", "name": "write", "inputs": [{"field": latest[i]} for i in range(fields)],
+        return output
+
+    spine, checkpoints, merged = names[0], [names[0]], 1
+    for step in range(spine_steps):
+        if step % 5 == 4:
+            spine = add(f"merge{step}", [spine, names[merged % fields]], f"s{step}")
+            merged += 1
+        else:
+            spine = add(f"rename{step}", [spine], f"s{step}")
+        if step % 3 == 2:
+            checkpoints.append(spine)
+    written = [add(f"finish{i}", [add(f"derive{i}", [checkpoints[i], names[i]], f"d{i}")], f"e{i}")
+               for i in range(fields - 1)]
+    ops.append({"type": "write", "name": "write", "inputs": [{"field": field} for field in [*written, spine]],
                 "outputs": [f"out{i}" for i in range(fields)]})
     return {"destination": {"name": DESTINATION}, "operations": ops}
 

@@ -75,8 +75,7 @@ def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], vi
     for (field_key, fingerprint), entry in ordered:
         path, descriptions = entry["path"], entry["descriptions"]
         rendered: dict[str, Any] = {
-            "operations": [{**operation, "description": descriptions.get(operation["id"], "")}
-                           for operation in path["operations"]],
+            "operations": _described(path["operations"], descriptions),
             "sources": path["sources"],
             "runs": sorted(entry["runs"]),
             "runCount": len(entry["runs"]),
@@ -91,6 +90,14 @@ def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], vi
             rendered["graph"] = VIEWS[view](path, field_key.dataset)
         paths.setdefault(field_key, []).append(rendered)
     return paths
+
+
+def _described(operations: list[dict[str, Any]], descriptions: Mapping[str, str]) -> list[dict[str, Any]]:
+    """``operations`` (parsed for this answer only, so changed in place: a wide record's paths hold
+    thousands) each with its latest description."""
+    for operation in operations:
+        operation["description"] = descriptions.get(operation["id"], "")
+    return operations
 
 
 def path_sources(paths: Iterable[Mapping[str, Any]]) -> list[FieldKey]:

@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import orjson
 import psycopg
 from psycopg.rows import dict_row
+from psycopg.types.json import set_json_loads
 
 from lineage.field_lineage_response import FieldKey
 from lineage.field_paths import DERIVATION
@@ -160,7 +162,7 @@ def run_groups(keys: Sequence[str]) -> str:
     cols, x_cols = ", ".join(keys), ", ".join(f"x.{key}" for key in keys)
     return f"""
     per_set as (
-        select {cols}, array_agg(run_id) as runs, min(started_at) as first_seen, max(started_at) as last_seen
+        select {cols}, to_jsonb(array_agg(run_id)) as runs, min(started_at) as first_seen, max(started_at) as last_seen
         from per_run group by {cols}
     ),
     per_program as (
@@ -174,32 +176,44 @@ def run_groups(keys: Sequence[str]) -> str:
     )"""
 
 
-# For a set of fields: per (field, operation set), the runs that recorded it in the window and
-# their programs; then the set's path for that field. Runs are aggregated before the (large)
-# path documents join, and the core merges the sets that share a path fingerprint.
+# For a set of fields: the operation sets that write each, then per (destination, set) the runs
+# that recorded it in the window and their programs, aggregated once per set however many of its
+# fields are asked (a wide record's 100 fields share one set and its 1,000 runs); the (large)
+# path documents join last, and the core merges the sets that share a path fingerprint.
 _PATHS = f"""
     with keys as (
         select * from unnest(%(namespaces)s::text[], %(datasets)s::text[], %(fields)s::text[])
             as k(namespace, dataset, field)
     ),
-    per_run as (
-        select k.namespace, k.dataset, k.field, f.set_fingerprint, r.run_id, r.started_at, r.program_key
+    key_sets as (
+        select k.namespace, k.dataset, k.field, d.dataset_key, p.set_fingerprint
         from keys k
         join lineage.datasets d on d.namespace = k.namespace and d.dataset = k.dataset
-        join lineage.field_lineage_runs f on f.dataset_key = d.dataset_key
+        join lineage.field_operation_sets s on s.destination_namespace = k.namespace and s.destination = k.dataset
+                                            and s.destination_type = d.dataset_type
+        join lineage.field_paths p on p.set_fingerprint = s.fingerprint and p.field = k.field
+    ),
+    per_run as (
+        select ds.dataset_key, ds.set_fingerprint, r.run_id, r.started_at, r.program_key
+        from (select distinct dataset_key, set_fingerprint from key_sets) ds
+        join lineage.field_lineage_runs f on f.dataset_key = ds.dataset_key and f.set_fingerprint = ds.set_fingerprint
         join lineage.runs r on r.run_key = f.run_key
         where {in_window("r.started_at", "r.stopped_at")}
-          and exists (select 1 from lineage.field_paths p
-                      where p.set_fingerprint = f.set_fingerprint and p.field = k.field)
     ),
-    {run_groups(("namespace", "dataset", "field", "set_fingerprint"))}
-    select ps.namespace, ps.dataset, ps.field, p.path_fingerprint, p.path, s.descriptions, s.described_at,
-           ps.runs, ps.first_seen, ps.last_seen, pp.programs
-    from per_set ps
-    join per_program pp using (namespace, dataset, field, set_fingerprint)
-    join lineage.field_paths p on p.set_fingerprint = ps.set_fingerprint and p.field = ps.field
-    join lineage.field_operation_sets s on s.fingerprint = ps.set_fingerprint
-    order by ps.namespace, ps.dataset, ps.field, ps.first_seen, p.path_fingerprint"""
+    {run_groups(("dataset_key", "set_fingerprint"))}
+    select ks.namespace, ks.dataset, ks.field, p.path_fingerprint, p.path, s.descriptions, s.described_at,
+           ps.first_seen, ps.last_seen, ks.dataset_key, ks.set_fingerprint,
+           -- a set's runs and programs travel once, on its first row (the store shares them)
+           case when row_number() over (partition by ks.dataset_key, ks.set_fingerprint) = 1
+                then ps.runs end as runs,
+           case when row_number() over (partition by ks.dataset_key, ks.set_fingerprint) = 1
+                then pp.programs end as programs
+    from key_sets ks
+    join per_set ps using (dataset_key, set_fingerprint)
+    join per_program pp using (dataset_key, set_fingerprint)
+    join lineage.field_paths p on p.set_fingerprint = ks.set_fingerprint and p.field = ks.field
+    join lineage.field_operation_sets s on s.fingerprint = ks.set_fingerprint
+    order by ks.namespace, ks.dataset, ks.field, ps.first_seen, p.path_fingerprint"""
 
 # Destination fields whose paths start at any of a set of source fields, with a run in the
 # window (checked as an existence through the (dataset_key, set_fingerprint) key of the run rows).
@@ -228,7 +242,14 @@ class FieldLineageQueries:
         """Per field in ``keys`` and operation set, the set's path with every run that recorded
         it in the window (the core merges the sets that share a path)."""
         with self.conn.cursor(row_factory=dict_row) as cursor:
-            return cursor.execute(_PATHS, self._arrays(keys)).fetchall()
+            set_json_loads(orjson.loads, cursor)  # path documents are large: parse them fast
+            rows = cursor.execute(_PATHS, self._arrays(keys)).fetchall()
+        # Every field of a set has the set's runs: one list shared, not one copy per field.
+        shared = {(row["dataset_key"], row["set_fingerprint"]): (row["runs"], row["programs"])
+                  for row in rows if row["runs"] is not None}
+        for row in rows:
+            row["runs"], row["programs"] = shared[(row.pop("dataset_key"), row.pop("set_fingerprint"))]
+        return rows
 
     def flows(self, key: FieldKey) -> list[dict[str, Any]]:
         """Where the source field ``key`` goes, per operation set with a run in the window (``flows``)."""
@@ -275,6 +296,7 @@ def flows(conn: psycopg.Connection, key: FieldKey, start: datetime, end: datetim
     """Per operation set with a run in [start, end) that reads the source field ``key``: its flow
     (``SourceFieldFlow.to_dict()``), the set's destination and descriptions, runs and programs."""
     with conn.cursor(row_factory=dict_row) as cursor:
+        set_json_loads(orjson.loads, cursor)
         return cursor.execute(_FLOWS, {"namespace": key.namespace, "dataset": key.dataset, "field": key.field,
                                        "start": start, "end": end}).fetchall()
 
