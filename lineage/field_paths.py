@@ -371,12 +371,34 @@ def field_paths(record: FieldRecord) -> list[FieldPath]:
     return paths
 
 
+def written_positions(input_fields: Sequence[str], outputs: Sequence[str], field: str) -> list[int]:
+    """The positions of a write's inputs that become the destination ``field``: the input of the
+    same position when inputs and outputs pair up, else the inputs of that name, else all."""
+    if len(input_fields) == len(outputs):
+        return [index for index, output in enumerate(outputs) if output == field]
+    return [index for index, name in enumerate(input_fields) if name == field] or list(range(len(input_fields)))
+
+
 def written_inputs(write: Operation, field: str) -> tuple[FieldRef, ...]:
-    """The inputs of ``write`` that become the destination ``field``: the input of the same
-    position when inputs and outputs pair up, else the inputs of that name, else all."""
-    if len(write.inputs) == len(write.outputs):
-        return tuple(ref for ref, output in zip(write.inputs, write.outputs, strict=True) if output == field)
-    return tuple(ref for ref in write.inputs if ref.field == field) or write.inputs
+    """The inputs of ``write`` that become the destination ``field`` (``written_positions``)."""
+    return tuple(write.inputs[index]
+                 for index in written_positions([ref.field for ref in write.inputs], write.outputs, field))
+
+
+def path_operations(set_operations: Mapping[str, Mapping[str, Any]], operation_ids: Sequence[str], field: str
+                    ) -> list[Mapping[str, Any]]:
+    """A stored path's operations rebuilt from its operation set's (id -> identity) and the ids
+    the path holds: each as the set has it, a write narrowed to ``field`` as ``field_paths`` does."""
+    rebuilt: list[Mapping[str, Any]] = []
+    for op_id in operation_ids:
+        operation = set_operations[op_id]
+        if operation["type"] == "write":
+            inputs = operation["inputs"]
+            kept = [inputs[i] for i in written_positions([item["field"] for item in inputs], operation["outputs"],
+                                                           field)]
+            operation = {**operation, "sources": [], "inputs": kept, "outputs": [field]}
+        rebuilt.append(operation)
+    return rebuilt
 
 
 def _write_of(write: Operation, field: str) -> Operation:

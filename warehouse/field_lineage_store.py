@@ -19,7 +19,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import set_json_loads
 
 from lineage.field_lineage_response import FieldKey
-from lineage.field_paths import DERIVATION
+from lineage.field_paths import DERIVATION, path_fingerprint, path_operations, path_origins
 from warehouse import entity_keys
 from warehouse.lineage_store import in_window
 
@@ -179,7 +179,9 @@ def run_groups(keys: Sequence[str]) -> str:
 # For a set of fields: the operation sets that write each, then per (destination, set) the runs
 # that recorded it in the window and their programs, aggregated once per set however many of its
 # fields are asked (a wide record's 100 fields share one set and its 1,000 runs); the (large)
-# path documents join last, and the core merges the sets that share a path fingerprint.
+# path documents join last, and the core merges the sets that share a path fingerprint. A path
+# travels without its operations (their ids only): the store rebuilds them from the set's
+# operations, sent once per set, so a wide record's 100 paths do not carry 100 copies of them.
 _PATHS = f"""
     with keys as (
         select * from unnest(%(namespaces)s::text[], %(datasets)s::text[], %(fields)s::text[])
@@ -201,19 +203,25 @@ _PATHS = f"""
         where {in_window("r.started_at", "r.stopped_at")}
     ),
     {run_groups(("dataset_key", "set_fingerprint"))}
-    select ks.namespace, ks.dataset, ks.field, p.path_fingerprint, p.path, s.descriptions, s.described_at,
-           ps.first_seen, ps.last_seen, ks.dataset_key, ks.set_fingerprint,
-           -- a set's runs and programs travel once, on its first row (the store shares them)
+    select ks.namespace, ks.dataset, ks.field, p.path_fingerprint, p.path - 'operations' as path,
+           jsonb_path_query_array(p.path, '$.operations[*].id') as operation_ids,
+           s.descriptions, s.described_at, ps.first_seen, ps.last_seen, ks.dataset_key, ks.set_fingerprint,
+           -- a set's runs, programs and operations travel once, on its first row (the store shares them)
            case when row_number() over (partition by ks.dataset_key, ks.set_fingerprint) = 1
                 then ps.runs end as runs,
            case when row_number() over (partition by ks.dataset_key, ks.set_fingerprint) = 1
-                then pp.programs end as programs
+                then pp.programs end as programs,
+           case when row_number() over (partition by ks.set_fingerprint) = 1
+                then s.operations end as set_operations
     from key_sets ks
     join per_set ps using (dataset_key, set_fingerprint)
     join per_program pp using (dataset_key, set_fingerprint)
     join lineage.field_paths p on p.set_fingerprint = ks.set_fingerprint and p.field = ks.field
     join lineage.field_operation_sets s on s.fingerprint = ks.set_fingerprint
     order by ks.namespace, ks.dataset, ks.field, ps.first_seen, p.path_fingerprint"""
+
+_PATH_OPERATIONS = """select (path->'operations')::text from lineage.field_paths
+                       where set_fingerprint = %s and field = %s"""
 
 # Destination fields whose paths start at any of a set of source fields, with a run in the
 # window (checked as an existence through the (dataset_key, set_fingerprint) key of the run rows).
@@ -247,8 +255,23 @@ class FieldLineageQueries:
         # Every field of a set has the set's runs: one list shared, not one copy per field.
         shared = {(row["dataset_key"], row["set_fingerprint"]): (row["runs"], row["programs"])
                   for row in rows if row["runs"] is not None}
+        set_operations = {row["set_fingerprint"]: {op["id"]: op for op in row["set_operations"]}
+                          for row in rows if row["set_operations"] is not None}
+        unmatched = []
         for row in rows:
-            row["runs"], row["programs"] = shared[(row.pop("dataset_key"), row.pop("set_fingerprint"))]
+            set_fingerprint = row.pop("set_fingerprint")
+            row["runs"], row["programs"] = shared[(row.pop("dataset_key"), set_fingerprint)]
+            path, ids = row["path"], row.pop("operation_ids")
+            del row["set_operations"]
+            known = set_operations[set_fingerprint]
+            if all(op_id in known for op_id in ids):
+                path["operations"] = path_operations(known, ids, path["field"])
+                if path_fingerprint(path["field"], path_origins(path), path["operations"]) == row["path_fingerprint"]:
+                    continue
+            unmatched.append((row, set_fingerprint))  # a set stored by an older derivation: read the path
+        for row, set_fingerprint in unmatched:
+            stored = self.conn.execute(_PATH_OPERATIONS, (set_fingerprint, row["field"])).fetchone()
+            row["path"]["operations"] = orjson.loads(stored[0]) if stored else []
         return rows
 
     def flows(self, key: FieldKey) -> list[dict[str, Any]]:

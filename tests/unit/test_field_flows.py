@@ -12,7 +12,7 @@ import pytest
 
 from lineage.errors import InvalidFieldOperationsError
 from lineage.field_flows import source_field_flows
-from lineage.field_paths import field_paths, normalize
+from lineage.field_paths import field_paths, normalize, path_fingerprint, path_operations
 from lineage.field_views import detailed_view, simple_view
 
 
@@ -186,3 +186,14 @@ def test_a_500_operation_chain_keeps_every_field_and_every_operation() -> None:
     flows = {flow.field: flow for flow in source_field_flows(normalized)}
     assert (flows["f0"].destination_fields, flows["f5"].destination_fields) == (("out0", "out99"), ("out4", "out5"))
     assert all(flow.drops == () for flow in flows.values())
+
+
+@pytest.mark.parametrize("payload", [CASES[1][1], chain(498, 100)], ids=["two writes", "500 operations"])
+def test_a_paths_operations_rebuild_from_its_sets_operations_and_ids(payload: dict[str, Any]) -> None:
+    normalized = normalize(payload, "ns")
+    by_id = {operation.id: operation.identity() for operation in normalized.operations}
+    for path in field_paths(normalized):
+        stored = path.to_dict()
+        rebuilt = path_operations(by_id, [operation["id"] for operation in stored["operations"]], path.field)
+        assert rebuilt == stored["operations"]
+        assert path_fingerprint(path.field, path.origins, rebuilt) == stored["fingerprint"]
