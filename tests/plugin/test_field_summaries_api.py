@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+import psycopg
 import pytest
 from fastapi.testclient import TestClient
 from lineage_api.app import create_app
@@ -80,6 +81,7 @@ def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]
     token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
     with TestClient(create_app()) as client:
         client.headers["Authorization"] = f"Bearer {token}"
+        client.url = url  # type: ignore[attr-defined]
         yield client
     if previous is None:
         os.environ.pop("AIRFLOW_CONN_LINEAGE_WAREHOUSE", None)
@@ -230,3 +232,36 @@ def test_bad_requests_get_json_errors(api: TestClient, path: str, params: dict[s
     response = api.get(f"/v3/namespaces/myns/datasets/{path}", params={**WINDOW, **params})
     assert response.status_code == status, response.text
     assert message in response.json()["message"]
+
+
+def test_datasets_the_caller_cannot_read_stay_hidden(api: TestClient) -> None:
+    from airflow.api_fastapi.app import init_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    from lineage.authorization import Privilege
+    from lineage.metadata_entity import dataset_entity
+    from warehouse import grant_store
+
+    with psycopg.connect(libpq(api.url), autocommit=True) as conn:  # type: ignore[attr-defined]
+        grant_store.put_grant(conn, "viewer", dataset_entity("myns", "dataset", "people").render(), "myns",
+                              Privilege.READ, "admin")
+    token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="viewer", role="viewer"))
+    viewer = {"Authorization": f"Bearer {token}"}
+
+    def as_viewer(path: str, **params: Any) -> Any:
+        response = api.get(f"/v3/namespaces/myns/datasets/{path}", params={**WINDOW, **params}, headers=viewer)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    hidden = {"namespace": "", "dataset": "hidden", "entity": "DATASET"}
+    assert as_viewer("people/lineage/fields/label", direction="both") == {
+        "incoming": [{"dataset": hidden, "fields": []}, {"dataset": hidden, "fields": []}],
+        "outgoing": [{"dataset": hidden, "fields": []}]}
+    (operations,) = as_viewer("people/lineage/fields/id/operations", direction="incoming")["incoming"]
+    assert [o["inputs"].get("endPoint") for o in operations["operations"]][:2] == [
+        {"namespace": "", "name": "", "type": "hidden"}, {"namespace": "", "name": "", "type": "hidden"}]
+    assert operations["operations"][2]["outputs"]["endPoint"] == end_point("people")
+    summary = as_viewer("people/lineage/allfieldlineage", direction="both")
+    assert [(g["entityId"], g["fieldCount"], g["relations"]) for g in summary["incoming"]] == [(hidden, 0, [])] * 3
+    assert api.get("/v3/namespaces/myns/datasets/users/lineage/fields/ssn", params={**WINDOW, "direction": "both"},
+                   headers=viewer).status_code == 403
