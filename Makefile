@@ -51,8 +51,8 @@ client:  ## build the client wheel (what Spark jobs install: pip install dist/li
 bench-lineage: venv pg  ## benchmark: dataset lineage walk at 1.44M runs, mart builds, compaction of that workload
 	@$(ENV) && .venv/bin/python -m bench.lineage_walk
 
-bench-fields: venv pg  ## benchmark: field lineage, 200 pipelines x 20 fields hourly for 30 days
-	@$(ENV) && .venv/bin/python -m bench.field_lineage
+bench-fields: venv pg  ## benchmark: field lineage, 200 pipelines x 20 fields hourly for 30 days; a 500-operation record x 1,000 runs
+	@$(ENV) && .venv/bin/python -m bench.field_lineage && .venv/bin/python -m bench.field_lineage_wide
 
 bench-search: venv pg  ## benchmark: metadata search and suggest over 100k entities, 1M tags and properties
 	@$(ENV) && .venv/bin/python -m bench.metadata_search

@@ -150,7 +150,8 @@ def measure(url: str, pipelines: int, fields_per_pipeline: int, days: int, sampl
     with psycopg.connect(libpq_url(url), autocommit=True) as conn:
         conn.execute("vacuum analyze")
         counts = {table: row_count(conn, table)
-                  for table in ("field_operation_sets", "field_paths", "field_path_sources", "field_lineage_runs")}
+                  for table in ("field_operation_sets", "field_paths", "field_path_sources", "field_source_flows",
+                                "field_lineage_runs")}
         runs = counts["field_lineage_runs"]
         ours = sum(counts.values())
         per_run = sum(per_run_edges(p, fields_per_pipeline) for p in range(pipelines)) / pipelines

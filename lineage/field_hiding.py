@@ -15,17 +15,20 @@ readable pipeline keep their names: they are the destination's, which the caller
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from lineage.authorization import HIDDEN
 from lineage.field_paths import path_fingerprint
 
 HIDDEN_SOURCE = {"namespace": "", "type": HIDDEN, "name": ""}
+HIDDEN_PROGRAM = {"namespace": "", "application": "", "type": HIDDEN, "program": "", "entity": "PROGRAM"}
 HIDDEN_SOURCE_FIELD = {**HIDDEN_SOURCE, "field": ""}
 
 # (namespace, type, name) of a dataset or stream -> whether the caller may read it
 Readable = Callable[[str, str, str], bool]
+# a program (namespace, application, type, program) -> whether the caller may read it
+ReadableProgram = Callable[[Mapping[str, Any]], bool]
 
 
 def _distinct(items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -64,6 +67,34 @@ def hide_path(path: dict[str, Any], readable: Readable) -> dict[str, Any]:
             "fingerprint": path_fingerprint(path["field"], origin, operations)}
 
 
+def hide_flow(row: dict[str, Any], readable: Readable, document_key: str = "flow") -> dict[str, Any]:
+    """A stored flow row (where a source field went, ``field_lineage_store.flows``) as the caller
+    sees it. Into an unreadable destination: nothing of the destination's record (no operations,
+    fields, drops, runs or programs), only that a hidden dataset is there. Otherwise reads of
+    unreadable datasets inside the flow are hidden as in a path."""
+    destination = {"namespace": row["destination_namespace"], "type": row["destination_type"],
+                   "name": row["destination"]}
+    if not _shown(destination, readable):
+        return {**row, "destination_namespace": "", "destination": "", "destination_type": HIDDEN,
+                "flow_fingerprint": HIDDEN, "runs": [], "programs": [], "descriptions": {},
+                document_key: {"operations": [], "destinationFields": [], "drops": []}}
+    flow = row[document_key]
+    hidden_reads = [operation["id"] for operation in flow["operations"]
+                    if not all(_shown(source, readable) for source in operation.get("sources", []))]
+    if not hidden_reads:
+        return row
+    alias = {op_id: f"{HIDDEN}:{number}" for number, op_id in enumerate(hidden_reads, start=1)}
+    operations = [
+        {**operation, "id": alias[operation["id"]], "name": HIDDEN, "sources": [HIDDEN_SOURCE], "inputs": [],
+         "outputs": [HIDDEN]}
+        if operation["id"] in alias else
+        {**operation, "inputs": _distinct({**item, "field": HIDDEN, "origin": alias[item["origin"]]}
+                                          if item.get("origin") in alias else item
+                                          for item in operation.get("inputs", []))}
+        for operation in flow["operations"]]
+    return {**row, document_key: {**flow, "operations": operations}}
+
+
 def hide_unreadable_sources(value: Any, readable: Readable) -> Any:
     """``value`` (a field lineage answer or part of it) with every dataset or stream reference
     (``{"namespace", "type", "name", ...}``) the caller cannot read replaced by a ``hidden`` one."""
@@ -75,3 +106,20 @@ def hide_unreadable_sources(value: Any, readable: Readable) -> Any:
             value["namespace"], value["type"], value["name"]):
         return {**dict.fromkeys(value, ""), "type": HIDDEN}
     return {key: hide_unreadable_sources(item, readable) for key, item in value.items()}
+
+
+def hide_unreadable_programs(value: Any, readable: ReadableProgram) -> Any:
+    """``value`` with each program info (``{"program": {... "entity": "PROGRAM"}, ...}``, as paths,
+    flows and operation sets list the programs that ran them) the caller cannot read made
+    anonymous; the hidden ones of one list merge into one (the latest)."""
+    if isinstance(value, list):
+        shown = [hide_unreadable_programs(item, readable) for item in value]
+        hidden = [item for item in shown if isinstance(item, dict) and item.get("program") == HIDDEN_PROGRAM]
+        return [item for item in shown if item not in hidden or item is hidden[0]]
+    if not isinstance(value, dict):
+        return value
+    program = value.get("program")
+    if isinstance(program, dict) and program.get("entity") == "PROGRAM" and program != HIDDEN_PROGRAM:
+        return {**value, "program": program if readable(program) else HIDDEN_PROGRAM}
+    return {key: hide_unreadable_programs(item, readable) for key, item in value.items()}
+

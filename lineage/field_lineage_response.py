@@ -18,7 +18,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from lineage.authorization import HIDDEN
-from lineage.field_hiding import Readable, hide_path
+from lineage.field_hiding import Readable, hide_flow, hide_path
+from lineage.field_summaries import program_infos
 from lineage.field_transformations import TransformationFilter, kept_rows
 from lineage.field_views import detailed_view, simple_view
 from lineage.graph_walk import walk
@@ -39,7 +40,14 @@ class FieldLineageQueries(Protocol):
         """Per field of ``keys`` and operation set with a run in the window, the set's path of
         the field: ``namespace``, ``dataset``, ``field``, ``path_fingerprint``, ``path`` (a
         stored ``FieldPath.to_dict()``), ``descriptions`` (operation id -> text),
-        ``described_at``, ``runs`` (run ids), ``first_seen``, ``last_seen`` (datetimes)."""
+        ``described_at``, ``runs`` (run ids), ``first_seen``, ``last_seen`` (datetimes),
+        ``programs`` (``field_summaries.program_infos``' input)."""
+
+    def flows(self, key: FieldKey) -> list[dict[str, Any]]:
+        """Per operation set with a run in the window that reads the source field ``key``: ``flow``
+        (a stored ``SourceFieldFlow.to_dict()``), ``flow_fingerprint``, the set's
+        ``destination_namespace``, ``destination_type``, ``destination``, ``descriptions``,
+        ``described_at``, ``runs``, ``first_seen``, ``last_seen``, ``programs``."""
 
     def fed_by(self, keys: Sequence[FieldKey]) -> Iterable[FieldKey]:
         """The fields whose paths start at any field of ``keys``, with a run in the window."""
@@ -58,10 +66,11 @@ def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], vi
     for row in kept_rows(rows, transformations):
         key = (FieldKey(row["namespace"], row["dataset"], row["field"]), row["path_fingerprint"])
         if key not in merged:
-            merged[key] = {**row, "runs": set(row["runs"])}
+            merged[key] = {**row, "runs": set(row["runs"]), "programs": list(row["programs"])}
             continue
         entry = merged[key]
         entry["runs"].update(row["runs"])
+        entry["programs"].extend(row["programs"])
         entry["first_seen"] = min(entry["first_seen"], row["first_seen"])
         entry["last_seen"] = max(entry["last_seen"], row["last_seen"])
         if row["described_at"] > entry["described_at"]:
@@ -73,19 +82,29 @@ def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], vi
         if readable is not None and (shown := hide_path(path, readable)) is not path:
             path, fingerprint = shown, shown["fingerprint"]  # the fingerprint of what is shown
         rendered: dict[str, Any] = {
-            "operations": [{**operation, "description": descriptions.get(operation["id"], "")}
-                           for operation in path["operations"]],
+            "operations": _described(path["operations"], descriptions),
             "sources": path["sources"],
             "runs": sorted(entry["runs"]),
             "runCount": len(entry["runs"]),
+            "programs": program_infos(entry["programs"]),
             "firstSeenInSeconds": int(entry["first_seen"].timestamp()),
             "lastSeenInSeconds": int(entry["last_seen"].timestamp()),
             "fingerprint": fingerprint,
         }
+        if path.get("warnings"):
+            rendered["warnings"] = path["warnings"]
         if view:
             rendered["graph"] = VIEWS[view](path, field_key.dataset)
         paths.setdefault(field_key, []).append(rendered)
     return paths
+
+
+def _described(operations: list[dict[str, Any]], descriptions: Mapping[str, str]) -> list[dict[str, Any]]:
+    """``operations`` (parsed for this answer only, so changed in place: a wide record's paths hold
+    thousands) each with its latest description."""
+    for operation in operations:
+        operation["description"] = descriptions.get(operation["id"], "")
+    return operations
 
 
 def path_sources(paths: Iterable[Mapping[str, Any]]) -> list[FieldKey]:
@@ -149,8 +168,52 @@ def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: 
         body["paths"] = rendering.show(key, paths[key])
         body["upstream"] = _found(upstream(queries, key, paths, rendering, levels - 1), paths, rendering)
     else:
+        flows = queries.flows(key)
+        body["flows"] = render_flows(flows if readable is None else [hide_flow(row, readable) for row in flows])
         body["impacts"] = _found(downstream(queries, key, paths, rendering, levels), paths, rendering)
     return body
+
+
+def render_flows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Where a source field goes, as the API renders it: per destination and distinct flow (rows
+    merge their runs and programs; the most recently described gives the descriptions), the
+    operations up to the write or the drop, the destination fields reached, the drops (operation
+    id, name, description) and ``reachesNothing`` for a field read and neither written nor
+    dropped; in order of first run."""
+    merged: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        key = (row["destination_namespace"], row["destination"], row["flow_fingerprint"])
+        if key not in merged:
+            merged[key] = {**row, "runs": set(row["runs"]), "programs": list(row["programs"])}
+            continue
+        entry = merged[key]
+        entry["runs"].update(row["runs"])
+        entry["programs"].extend(row["programs"])
+        entry["first_seen"] = min(entry["first_seen"], row["first_seen"])
+        entry["last_seen"] = max(entry["last_seen"], row["last_seen"])
+        if row["described_at"] > entry["described_at"]:
+            entry.update(flow=row["flow"], descriptions=row["descriptions"], described_at=row["described_at"])
+    rendered = []
+    for (namespace, dataset, fingerprint), entry in sorted(merged.items(),
+                                                           key=lambda item: (item[1]["first_seen"], item[0])):
+        flow, descriptions = entry["flow"], entry["descriptions"]
+        names = {operation["id"]: operation["name"] for operation in flow["operations"]}
+        rendered.append({
+            "destination": {"namespace": namespace, "type": entry["destination_type"], "name": dataset},
+            "operations": [{**operation, "description": descriptions.get(operation["id"], "")}
+                           for operation in flow["operations"]],
+            "destinationFields": flow["destinationFields"],
+            "drops": [{"operation": op_id, "name": names[op_id], "description": descriptions.get(op_id, "")}
+                      for op_id in flow["drops"]],
+            "reachesNothing": not flow["destinationFields"] and not flow["drops"],
+            "runs": sorted(entry["runs"]),
+            "runCount": len(entry["runs"]),
+            "programs": program_infos(entry["programs"]),
+            "firstSeenInSeconds": int(entry["first_seen"].timestamp()),
+            "lastSeenInSeconds": int(entry["last_seen"].timestamp()),
+            "fingerprint": fingerprint,
+        })
+    return rendered
 
 
 def upstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey, list[dict[str, Any]]],

@@ -10,6 +10,11 @@ them and the Spark job computes paths with them.
 Identity: two records with the same operations, inputs, outputs and sources have the same
 ``fingerprint`` (descriptions are not part of it), so the hourly run of an unchanged pipeline
 stores nothing new; the same holds for each field's path.
+
+Nothing recorded is lost: several writes of one destination field union their paths (the
+field has one origin per write), and, as CDAP does, an input its origin does not list among
+its outputs is accepted with a warning (taken as derived from the origin's own inputs, or as
+read from its source) instead of refusing the record.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ import orjson
 from lineage.errors import InvalidFieldOperationsError
 
 OPERATION_TYPES = ("read", "transform", "write")
+DERIVATION = 2
+"""The version of what is derived from a record (paths, source field flows, warnings): a stored
+operation set derived by an older version is derived again by the next field lineage job."""
 
 
 @dataclass(frozen=True)
@@ -99,19 +107,36 @@ class Operation:
 
 
 @dataclass(frozen=True)
+class RecordWarning:
+    """What a record was accepted with but should not have had, on the operation it concerns."""
+
+    operation: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"operation": self.operation, "message": self.message}
+
+
+@dataclass(frozen=True)
 class FieldRecord:
-    """A checked record: operations in a topological order, and what writes each destination field."""
+    """A checked record: operations in a topological order, what writes each destination field
+    (one ref per write of it), and the warnings it was accepted with."""
 
     destination: SourceRef
     operations: tuple[Operation, ...]
-    destination_fields: dict[str, FieldRef]
+    destination_fields: dict[str, tuple[FieldRef, ...]]
+    warnings: tuple[RecordWarning, ...] = ()
 
     @property
     def fingerprint(self) -> str:
-        return _digest({
+        # The operations determine the destination fields; the latest write of each field stays
+        # in the identity as before, so records stored before several writes were unioned keep
+        # their fingerprints (and are derived again, not stored twice).
+        return digest({
             "destination": self.destination.to_dict(),
             "operations": [operation.identity() for operation in self.operations],
-            "fields": {name: [ref.field, ref.origin] for name, ref in sorted(self.destination_fields.items())},
+            "fields": {name: [refs[-1].field, refs[-1].origin]
+                       for name, refs in sorted(self.destination_fields.items())},
         })
 
     def descriptions(self) -> dict[str, str]:
@@ -124,31 +149,52 @@ class FieldPath:
     fields (read outputs) it starts from."""
 
     field: str
-    origin: str  # the operation that writes the field
+    origins: tuple[str, ...]  # the operations that write the field (several writes: several)
     operations: tuple[Operation, ...]
     source_fields: tuple[tuple[SourceRef, str], ...]
+    warnings: tuple[RecordWarning, ...] = ()
+
+    @property
+    def origin(self) -> str:
+        return self.origins[0]
 
     @property
     def fingerprint(self) -> str:
-        return path_fingerprint(self.field, self.origin, [operation.identity() for operation in self.operations])
+        return path_fingerprint(self.field, self.origins, [operation.identity() for operation in self.operations])
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        rendered: dict[str, Any] = {
             "field": self.field,
             "origin": self.origin,
             "fingerprint": self.fingerprint,
             "operations": [operation.identity() for operation in self.operations],
             "sources": [{**source.to_dict(), "field": field} for source, field in self.source_fields],
         }
+        if len(self.origins) > 1:
+            rendered["origins"] = list(self.origins)
+        if self.warnings:
+            rendered["warnings"] = [warning.to_dict() for warning in self.warnings]
+        return rendered
 
 
-def path_fingerprint(field: str, origin: str, operations: Sequence[Mapping[str, Any]]) -> str:
-    """The fingerprint of the path of ``field`` written by ``origin`` through ``operations``
-    (their identities, as a stored path holds them): equal paths, equal fingerprints."""
-    return _digest({"field": field, "origin": origin, "operations": list(operations)})
+def path_origins(path: Mapping[str, Any]) -> list[str]:
+    """The operations that write a stored path's field (``origins``, else its one ``origin``)."""
+    origins: list[str] = path.get("origins") or [path["origin"]]
+    return origins
 
 
-def _digest(value: Any) -> str:
+def path_fingerprint(field: str, origin: str | Sequence[str], operations: Sequence[Mapping[str, Any]]) -> str:
+    """The fingerprint of the path of ``field`` written by ``origin`` (one operation id, or the
+    ids of its several writes) through ``operations`` (their identities, as a stored path holds
+    them): equal paths, equal fingerprints. A path with one write keeps the fingerprint it had
+    before several writes were unioned."""
+    written_by: str | list[str] = origin if isinstance(origin, str) else (
+        origin[0] if len(origin) == 1 else list(origin))
+    return digest({"field": field, "origin": written_by, "operations": list(operations)})
+
+
+def digest(value: Any) -> str:
+    """SHA-256 of ``value`` as canonical JSON: the fingerprints of records, paths and flows."""
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
@@ -194,19 +240,32 @@ def normalize(payload: Mapping[str, Any], namespace: str) -> FieldRecord:
         outputs_by_id[op_id] = outputs
         for field in outputs:
             latest_output[field] = op_id
-    for operation in operations:
-        for ref in operation.inputs:
-            if ref.field not in outputs_by_id[ref.origin]:
-                raise InvalidFieldOperationsError(f"operation {operation.id!r}: input field {ref.field!r} "
-                                                  f"is not an output of its origin {ref.origin!r}")
     if not any(operation.type == "read" for operation in operations):
-        raise InvalidFieldOperationsError("there is no read operation: a path must start at a source dataset")
+        raise InvalidFieldOperationsError(f"there is no read operation among {', '.join(map(repr, ids))}: "
+                                          "a path must start at a source dataset")
     ordered = _topological(operations)
     destination_fields = _destination_fields(operations, payload.get("destination_fields"), latest_output)
     if not destination_fields:
         raise InvalidFieldOperationsError(
-            "no field reaches the destination: add a write operation or list destination_fields")
-    return FieldRecord(destination, ordered, destination_fields)
+            f"no field reaches the destination from {', '.join(map(repr, ids))}: "
+            "add a write operation or list destination_fields")
+    return FieldRecord(destination, ordered, destination_fields, _lenient_inputs(ordered, outputs_by_id))
+
+
+def _lenient_inputs(operations: Sequence[Operation], outputs_by_id: Mapping[str, tuple[str, ...]]
+                    ) -> tuple[RecordWarning, ...]:
+    """A warning per input its origin does not list among its outputs: CDAP accepts such an
+    input, and so do we (the field is taken as derived from the origin's inputs, or read from
+    its source), keeping the warning with the record."""
+    kinds = {operation.id: operation.type for operation in operations}
+    warnings = []
+    for operation in operations:
+        for ref in operation.inputs:
+            if ref.field not in outputs_by_id[ref.origin]:
+                taken = "read by" if kinds[ref.origin] == "read" else "output by"
+                warnings.append(RecordWarning(operation.id, f"input field {ref.field!r} is not an output of its "
+                                                            f"origin {ref.origin!r}; taken as {taken} {ref.origin!r}"))
+    return tuple(warnings)
 
 
 def _transformation(raw: Mapping[str, Any] | None) -> Transformation | None:
@@ -257,16 +316,22 @@ def _topological(operations: list[Operation]) -> tuple[Operation, ...]:
 
 
 def _destination_fields(operations: list[Operation], listed: Sequence[str] | None,
-                        latest_output: Mapping[str, str]) -> dict[str, FieldRef]:
+                        latest_output: Mapping[str, str]) -> dict[str, tuple[FieldRef, ...]]:
+    """Each destination field's writers: every write that writes it (in record order), or, for a
+    record without writes, the latest operation that output each listed field."""
     writes = [operation for operation in operations if operation.type == "write"]
     if writes:
-        return {field: FieldRef(field, write.id) for write in writes for field in write.outputs}
-    fields: dict[str, FieldRef] = {}
+        found: dict[str, list[FieldRef]] = {}
+        for write in writes:
+            for field in dict.fromkeys(write.outputs):
+                found.setdefault(field, []).append(FieldRef(field, write.id))
+        return {field: tuple(refs) for field, refs in found.items()}
+    fields: dict[str, tuple[FieldRef, ...]] = {}
     for field in listed or []:
         origin = latest_output.get(field)
         if origin is None:
             raise InvalidFieldOperationsError(f"destination field {field!r} is output by no operation")
-        fields[field] = FieldRef(field, origin)
+        fields[field] = (FieldRef(field, origin),)
     return fields
 
 
@@ -274,17 +339,19 @@ def field_paths(record: FieldRecord) -> list[FieldPath]:
     """One path per destination field, fields in name order, operations in the record's topological order.
 
     A write that writes several fields appears in each field's path with only that field: its
-    input of the same position (or name) and that output.
+    input of the same position (or name) and that output. A field several writes write has all
+    of them in its path, and the sources of each.
     """
     rank = {operation.id: index for index, operation in enumerate(record.operations)}
     paths = []
-    for field, ref in sorted(record.destination_fields.items()):
+    for field, refs in sorted(record.destination_fields.items()):
         by_id = {operation.id: operation for operation in record.operations}
-        if by_id[ref.origin].type == "write":
-            by_id[ref.origin] = _write_of(by_id[ref.origin], field)
+        for ref in refs:
+            if by_id[ref.origin].type == "write":
+                by_id[ref.origin] = _write_of(by_id[ref.origin], field)
         needed: set[str] = set()
         sources: set[tuple[SourceRef, str]] = set()
-        stack = [ref]
+        stack = list(refs)
         while stack:
             current = stack.pop()
             operation = by_id[current.origin]
@@ -296,17 +363,44 @@ def field_paths(record: FieldRecord) -> list[FieldPath]:
             stack.extend(operation.inputs)
         paths.append(FieldPath(
             field=field,
-            origin=ref.origin,
+            origins=tuple(ref.origin for ref in refs),
             operations=tuple(sorted((by_id[op_id] for op_id in needed), key=lambda op: rank[op.id])),
             source_fields=tuple(sorted(sources, key=lambda item: (item[0].namespace, item[0].name, item[1]))),
+            warnings=tuple(warning for warning in record.warnings if warning.operation in needed),
         ))
     return paths
 
 
+def written_positions(input_fields: Sequence[str], outputs: Sequence[str], field: str) -> list[int]:
+    """The positions of a write's inputs that become the destination ``field``: the input of the
+    same position when inputs and outputs pair up, else the inputs of that name, else all."""
+    if len(input_fields) == len(outputs):
+        return [index for index, output in enumerate(outputs) if output == field]
+    return [index for index, name in enumerate(input_fields) if name == field] or list(range(len(input_fields)))
+
+
+def written_inputs(write: Operation, field: str) -> tuple[FieldRef, ...]:
+    """The inputs of ``write`` that become the destination ``field`` (``written_positions``)."""
+    return tuple(write.inputs[index]
+                 for index in written_positions([ref.field for ref in write.inputs], write.outputs, field))
+
+
+def path_operations(set_operations: Mapping[str, Mapping[str, Any]], operation_ids: Sequence[str], field: str
+                    ) -> list[Mapping[str, Any]]:
+    """A stored path's operations rebuilt from its operation set's (id -> identity) and the ids
+    the path holds: each as the set has it, a write narrowed to ``field`` as ``field_paths`` does."""
+    rebuilt: list[Mapping[str, Any]] = []
+    for op_id in operation_ids:
+        operation = set_operations[op_id]
+        if operation["type"] == "write":
+            inputs = operation["inputs"]
+            kept = [inputs[i] for i in written_positions([item["field"] for item in inputs], operation["outputs"],
+                                                           field)]
+            operation = {**operation, "sources": [], "inputs": kept, "outputs": [field]}
+        rebuilt.append(operation)
+    return rebuilt
+
+
 def _write_of(write: Operation, field: str) -> Operation:
     """``write`` narrowed to the one destination ``field``."""
-    if len(write.inputs) == len(write.outputs):
-        inputs = tuple(ref for ref, output in zip(write.inputs, write.outputs, strict=True) if output == field)
-    else:
-        inputs = tuple(ref for ref in write.inputs if ref.field == field) or write.inputs
-    return Operation(write.id, write.type, write.name, write.description, (), inputs, (field,))
+    return Operation(write.id, write.type, write.name, write.description, (), written_inputs(write, field), (field,))

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import orjson
 
-from lineage.field_paths import path_fingerprint
+from lineage.field_paths import path_fingerprint, path_origins
 
 TransformationFilter = Literal["all", "direct"]
 """Which paths a field lineage answer keeps: all of them, or only their direct chains."""
@@ -64,7 +64,7 @@ def direct_path(path: Mapping[str, Any]) -> Mapping[str, Any] | None:
     operations = {operation["id"]: operation for operation in path["operations"]}
     needed: set[str] = set()
     reached: set[tuple[str, str, str, str]] = set()  # (namespace, type, name, field) of sources
-    stack = [(path["field"], path["origin"])]
+    stack = [(path["field"], origin) for origin in path_origins(path)]
     while stack:
         field, origin = stack.pop()
         operation = operations[origin]
@@ -81,7 +81,7 @@ def direct_path(path: Mapping[str, Any]) -> Mapping[str, Any] | None:
     kept = [{**operation, "inputs": [item for item in operation["inputs"] if is_direct(item.get("transformation"))]}
             for operation in path["operations"] if operation["id"] in needed]
     return {**path, "operations": kept, "sources": sources,
-            "fingerprint": path_fingerprint(path["field"], path["origin"], kept)}
+            "fingerprint": path_fingerprint(path["field"], path_origins(path), kept)}
 
 
 def kept_rows(rows: Iterable[Mapping[str, Any]], transformations: TransformationFilter

@@ -17,6 +17,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from lineage.field_paths import path_origins
 from lineage.field_transformations import distinct_transformations, sort_key, transformation_key
 
 
@@ -25,15 +26,17 @@ def _node_id(ref: tuple[str, str]) -> str:
 
 
 def detailed_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
-    """Nodes and edges of the detailed view; the field is the node ``dataset:field``."""
+    """Nodes and edges of the detailed view; the field is the node ``dataset:field`` (every write
+    of it leads there). The warnings a record was accepted with, on the path's operations, are
+    shown as ``warnings``."""
     operations = {operation["id"]: operation for operation in path["operations"]}
-    target = (path["field"], path["origin"])
+    targets = [(path["field"], origin) for origin in path_origins(path)]
     nodes: dict[str, dict[str, Any]] = {}
     edges: dict[tuple[Any, ...], dict[str, Any]] = {}  # one per input (and transformation)
-    stack, seen = [target], set()
+    stack, seen = list(targets), set()
 
     def node(ref: tuple[str, str]) -> str:
-        if ref == target:
+        if ref in targets:
             key = f"{dataset}:{ref[0]}"
             nodes.setdefault(key, {"id": key, "field": ref[0], "dataset": dataset, "kind": "field"})
             return key
@@ -60,7 +63,11 @@ def detailed_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
                 edge["transformation"] = transformation
             edges[(edge["from"], head, operation["id"], operation["name"], sort_key(transformation))] = edge
             stack.append(parent)
-    return {"nodes": sorted(nodes.values(), key=lambda n: n["id"]), "edges": [edges[key] for key in sorted(edges)]}
+    drawing: dict[str, Any] = {"nodes": sorted(nodes.values(), key=lambda n: n["id"]),
+                               "edges": [edges[key] for key in sorted(edges)]}
+    if path.get("warnings"):
+        drawing["warnings"] = path["warnings"]
+    return drawing
 
 
 def simple_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
@@ -91,7 +98,12 @@ def simple_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
     target = f"{dataset}:{path['field']}"
     nodes = [{"id": target, "field": path["field"], "dataset": dataset, "kind": "field"}]
     edges = []
-    for (origin, field), (ops, kinds) in sorted(routes(path["field"], path["origin"]).items()):
+    found: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
+    for write in path_origins(path):
+        for source, (ops, kinds) in routes(path["field"], write).items():
+            known_ops, known_kinds = found.get(source, (frozenset(), frozenset()))
+            found[source] = (known_ops | ops, known_kinds | kinds)
+    for (origin, field), (ops, kinds) in sorted(found.items()):
         key = _node_id((field, origin))
         nodes.append({"id": key, "field": field, "origin": origin, "kind": "source",
                       "sources": operations[origin]["sources"]})

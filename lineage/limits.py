@@ -27,7 +27,7 @@ class Limits:
     property_value_length: int = 10_000
     request_mb: int = 8  # any API request body but OpenLineage ingest (LINEAGE_INGEST_MAX_REQUEST_MB)
     levels: int = 100  # lineage walks: levels away from the start
-    window_days: int = 3_660  # lineage walks: the longest [start, end) window
+    window_days: int = 36_600  # lineage walks: the longest [start, end) window (start=0 passes)
     page_size: int = 1_000  # search results per page
 
     @classmethod

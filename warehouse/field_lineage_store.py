@@ -1,8 +1,10 @@
 """Field lineage in the warehouse: what the field lineage job stores, and the API's queries
 (``lineage.field_lineage_response`` walks and renders their rows).
 
-Writes (one transaction per job run): operation sets by fingerprint, their per-field paths,
-the source field -> destination field index for impact, and one row per run and destination.
+Writes (one transaction per job run): operation sets by fingerprint (with their warnings),
+their per-field paths, the source field -> destination field index for impact, each source
+field's flow (where it goes: written, dropped, nowhere), and one row per run and destination.
+The CDAP-shaped summaries read these tables in ``warehouse.field_lineage_summaries``.
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import orjson
 import psycopg
 from psycopg.rows import dict_row
+from psycopg.types.json import set_json_loads
 
 from lineage.field_lineage_response import FieldKey
+from lineage.field_paths import DERIVATION, path_fingerprint, path_operations, path_origins
 from warehouse import entity_keys
 from warehouse.lineage_store import in_window
 
@@ -32,7 +37,9 @@ def fetch_pending(conn: psycopg.Connection, limit: int) -> list[tuple[str, str, 
 
 
 def known_fingerprints(conn: psycopg.Connection) -> list[str]:
-    return [row[0] for row in conn.execute("select fingerprint from lineage.field_operation_sets").fetchall()]
+    """The operation sets stored and derived by the current derivation (older ones are derived again)."""
+    return [row[0] for row in conn.execute("select fingerprint from lineage.field_operation_sets "
+                                           "where derived_with >= %s", (DERIVATION,)).fetchall()]
 
 
 def store_results(conn: psycopg.Connection, fingerprinted: Sequence[dict[str, Any]],
@@ -43,10 +50,11 @@ def store_results(conn: psycopg.Connection, fingerprinted: Sequence[dict[str, An
     with conn.cursor().copy(f"copy field_records ({', '.join(_FINGERPRINTED_COLUMNS)}) from stdin") as copy:
         for row in fingerprinted:
             copy.write_row([row.get(column) for column in _FINGERPRINTED_COLUMNS])
-    conn.execute("create temp table new_sets (fingerprint text, operations jsonb, paths jsonb) on commit drop")
+    conn.execute("""create temp table new_sets (fingerprint text, operations jsonb, paths jsonb, flows jsonb,
+                                                warnings jsonb) on commit drop""")
     with conn.cursor().copy("copy new_sets from stdin") as copy:
         for row in new_sets:
-            copy.write_row([row["fingerprint"], row["operations"], row["paths"]])
+            copy.write_row([row["fingerprint"], row["operations"], row["paths"], row["flows"], row["warnings"]])
     # Statistics for the two temp tables: without them the planner guesses a few rows and
     # picks nested loops that take minutes at 20k records (measured: 3.7 min for one chunk).
     conn.execute("analyze field_records")
@@ -69,11 +77,23 @@ def store_results(conn: psycopg.Connection, fingerprinted: Sequence[dict[str, An
         on conflict (fingerprint) do update set descriptions = excluded.descriptions,
                                                 described_at = excluded.described_at
         where excluded.described_at > s.described_at""")
+    conn.execute(f"""update lineage.field_operation_sets s set warnings = n.warnings, derived_with = {DERIVATION:d}
+                     from new_sets n where s.fingerprint = n.fingerprint""")
     counts["paths_added"] = conn.execute("""
-        insert into lineage.field_paths (set_fingerprint, field, path_fingerprint, path)
+        insert into lineage.field_paths as f (set_fingerprint, field, path_fingerprint, path)
         select n.fingerprint, p.path->>'field', p.path->>'fingerprint', p.path
         from new_sets n cross join lateral jsonb_array_elements(n.paths) as p(path)
-        on conflict do nothing""").rowcount
+        on conflict (set_fingerprint, field) do update set path_fingerprint = excluded.path_fingerprint,
+                                                          path = excluded.path
+        where f.path_fingerprint <> excluded.path_fingerprint or f.path <> excluded.path""").rowcount
+    conn.execute("""
+        insert into lineage.field_source_flows as f (source_namespace, source_type, source, source_field,
+                                                     set_fingerprint, flow_fingerprint, flow)
+        select x.flow->>'namespace', x.flow->>'type', x.flow->>'name', x.flow->>'field', n.fingerprint,
+               x.flow->>'fingerprint', x.flow
+        from new_sets n cross join lateral jsonb_array_elements(n.flows) as x(flow)
+        on conflict (source_namespace, source, source_field, source_type, set_fingerprint)
+        do update set flow_fingerprint = excluded.flow_fingerprint, flow = excluded.flow""")
     conn.execute("""
         insert into lineage.field_path_sources (source_namespace, source_type, source, source_field,
                                                 set_fingerprint, field)
@@ -82,10 +102,11 @@ def store_results(conn: psycopg.Connection, fingerprinted: Sequence[dict[str, An
         from new_sets n cross join lateral jsonb_array_elements(n.paths) as p(path)
         cross join lateral jsonb_array_elements(p.path->'sources') as s(source)
         on conflict do nothing""")
+    # Every source of a read is a dataset, whether or not any of its fields reaches the destination.
     conn.execute("""insert into lineage.datasets (namespace, dataset_type, dataset)
-                    select distinct s.source->>'namespace', s.source->>'type', s.source->>'name'
-                    from new_sets n cross join lateral jsonb_array_elements(n.paths) as p(path)
-                    cross join lateral jsonb_array_elements(p.path->'sources') as s(source)
+                    select distinct x.flow->>'namespace', x.flow->>'type', x.flow->>'name'
+                    from new_sets n cross join lateral jsonb_array_elements(n.flows) as x(flow)
+                    where x.flow->>'type' in ('dataset', 'stream')
                     on conflict do nothing""")
     entity_keys.fill_missing(conn)  # keys of the datasets just inserted
     counts["runs_recorded"] = conn.execute("""
@@ -118,39 +139,89 @@ def dataset_exists(conn: psycopg.Connection, namespace: str, dataset: str) -> bo
                         (namespace, dataset)).fetchone() is not None
 
 
-def field_known(conn: psycopg.Connection, namespace: str, dataset: str, field: str) -> bool:
+def field_written(conn: psycopg.Connection, namespace: str, dataset: str, field: str) -> bool:
+    """Whether any recorded operation set writes ``field`` of the dataset (it has provenance)."""
     return conn.execute(
         """select 1 from lineage.field_operation_sets s join lineage.field_paths p on p.set_fingerprint = s.fingerprint
            where s.destination_namespace = %s and s.destination = %s and p.field = %s limit 1""",
         (namespace, dataset, field)).fetchone() is not None
 
 
-# For a set of fields: per (field, operation set), the runs that recorded it in the window; then
-# the set's path for that field. Runs are aggregated before the (large) path documents join,
-# and the core merges the sets that share a path fingerprint.
+def field_known(conn: psycopg.Connection, namespace: str, dataset: str, field: str) -> bool:
+    """Whether any recorded operation set writes ``field`` of the dataset or reads it."""
+    return field_written(conn, namespace, dataset, field) or conn.execute(
+        """select 1 from lineage.field_source_flows
+           where source_namespace = %s and source = %s and source_field = %s limit 1""",
+        (namespace, dataset, field)).fetchone() is not None
+
+
+def run_groups(keys: Sequence[str]) -> str:
+    """Two CTEs over a CTE ``per_run`` (``keys``, run_id, started_at, program_key): ``per_set``,
+    each group's runs with the first and last start, and ``per_program``, each group's
+    programs (CDAP's program id parts and ``lastExecutedTimeInSeconds``, the latest start)."""
+    cols, x_cols = ", ".join(keys), ", ".join(f"x.{key}" for key in keys)
+    return f"""
+    per_set as (
+        select {cols}, to_jsonb(array_agg(run_id)) as runs, min(started_at) as first_seen, max(started_at) as last_seen
+        from per_run group by {cols}
+    ),
+    per_program as (
+        select {x_cols}, jsonb_agg(jsonb_build_object(
+                   'namespace', p.namespace, 'application', p.application, 'type', p.program_type,
+                   'program', p.program, 'lastExecutedTimeInSeconds', extract(epoch from x.last_run)::bigint)
+               ) as programs
+        from (select {cols}, program_key, max(started_at) as last_run from per_run group by {cols}, program_key) x
+        join lineage.programs p on p.program_key = x.program_key
+        group by {x_cols}
+    )"""
+
+
+# For a set of fields: the operation sets that write each, then per (destination, set) the runs
+# that recorded it in the window and their programs, aggregated once per set however many of its
+# fields are asked (a wide record's 100 fields share one set and its 1,000 runs); the (large)
+# path documents join last, and the core merges the sets that share a path fingerprint. A path
+# travels without its operations (their ids only): the store rebuilds them from the set's
+# operations, sent once per set, so a wide record's 100 paths do not carry 100 copies of them.
 _PATHS = f"""
     with keys as (
         select * from unnest(%(namespaces)s::text[], %(datasets)s::text[], %(fields)s::text[])
             as k(namespace, dataset, field)
     ),
-    per_set as (
-        select k.namespace, k.dataset, k.field, f.set_fingerprint, array_agg(r.run_id) as runs,
-               min(r.started_at) as first_seen, max(r.started_at) as last_seen
+    key_sets as (
+        select k.namespace, k.dataset, k.field, d.dataset_key, p.set_fingerprint
         from keys k
         join lineage.datasets d on d.namespace = k.namespace and d.dataset = k.dataset
-        join lineage.field_lineage_runs f on f.dataset_key = d.dataset_key
+        join lineage.field_operation_sets s on s.destination_namespace = k.namespace and s.destination = k.dataset
+                                            and s.destination_type = d.dataset_type
+        join lineage.field_paths p on p.set_fingerprint = s.fingerprint and p.field = k.field
+    ),
+    per_run as (
+        select ds.dataset_key, ds.set_fingerprint, r.run_id, r.started_at, r.program_key
+        from (select distinct dataset_key, set_fingerprint from key_sets) ds
+        join lineage.field_lineage_runs f on f.dataset_key = ds.dataset_key and f.set_fingerprint = ds.set_fingerprint
         join lineage.runs r on r.run_key = f.run_key
         where {in_window("r.started_at", "r.stopped_at")}
-          and exists (select 1 from lineage.field_paths p
-                      where p.set_fingerprint = f.set_fingerprint and p.field = k.field)
-        group by k.namespace, k.dataset, k.field, f.set_fingerprint
-    )
-    select ps.namespace, ps.dataset, ps.field, p.path_fingerprint, p.path, s.descriptions, s.described_at,
-           ps.runs, ps.first_seen, ps.last_seen
-    from per_set ps
-    join lineage.field_paths p on p.set_fingerprint = ps.set_fingerprint and p.field = ps.field
-    join lineage.field_operation_sets s on s.fingerprint = ps.set_fingerprint
-    order by ps.namespace, ps.dataset, ps.field, ps.first_seen, p.path_fingerprint"""
+    ),
+    {run_groups(("dataset_key", "set_fingerprint"))}
+    select ks.namespace, ks.dataset, ks.field, p.path_fingerprint, p.path - 'operations' as path,
+           jsonb_path_query_array(p.path, '$.operations[*].id') as operation_ids,
+           s.descriptions, s.described_at, ps.first_seen, ps.last_seen, ks.dataset_key, ks.set_fingerprint,
+           -- a set's runs, programs and operations travel once, on its first row (the store shares them)
+           case when row_number() over (partition by ks.dataset_key, ks.set_fingerprint) = 1
+                then ps.runs end as runs,
+           case when row_number() over (partition by ks.dataset_key, ks.set_fingerprint) = 1
+                then pp.programs end as programs,
+           case when row_number() over (partition by ks.set_fingerprint) = 1
+                then s.operations end as set_operations
+    from key_sets ks
+    join per_set ps using (dataset_key, set_fingerprint)
+    join per_program pp using (dataset_key, set_fingerprint)
+    join lineage.field_paths p on p.set_fingerprint = ks.set_fingerprint and p.field = ks.field
+    join lineage.field_operation_sets s on s.fingerprint = ks.set_fingerprint
+    order by ks.namespace, ks.dataset, ks.field, ps.first_seen, p.path_fingerprint"""
+
+_PATH_OPERATIONS = """select (path->'operations')::text from lineage.field_paths
+                       where set_fingerprint = %s and field = %s"""
 
 # Destination fields whose paths start at any of a set of source fields, with a run in the
 # window (checked as an existence through the (dataset_key, set_fingerprint) key of the run rows).
@@ -179,7 +250,33 @@ class FieldLineageQueries:
         """Per field in ``keys`` and operation set, the set's path with every run that recorded
         it in the window (the core merges the sets that share a path)."""
         with self.conn.cursor(row_factory=dict_row) as cursor:
-            return cursor.execute(_PATHS, self._arrays(keys)).fetchall()
+            set_json_loads(orjson.loads, cursor)  # path documents are large: parse them fast
+            rows = cursor.execute(_PATHS, self._arrays(keys)).fetchall()
+        # Every field of a set has the set's runs: one list shared, not one copy per field.
+        shared = {(row["dataset_key"], row["set_fingerprint"]): (row["runs"], row["programs"])
+                  for row in rows if row["runs"] is not None}
+        set_operations = {row["set_fingerprint"]: {op["id"]: op for op in row["set_operations"]}
+                          for row in rows if row["set_operations"] is not None}
+        unmatched = []
+        for row in rows:
+            set_fingerprint = row.pop("set_fingerprint")
+            row["runs"], row["programs"] = shared[(row.pop("dataset_key"), set_fingerprint)]
+            path, ids = row["path"], row.pop("operation_ids")
+            del row["set_operations"]
+            known = set_operations[set_fingerprint]
+            if all(op_id in known for op_id in ids):
+                path["operations"] = path_operations(known, ids, path["field"])
+                if path_fingerprint(path["field"], path_origins(path), path["operations"]) == row["path_fingerprint"]:
+                    continue
+            unmatched.append((row, set_fingerprint))  # a set stored by an older derivation: read the path
+        for row, set_fingerprint in unmatched:
+            stored = self.conn.execute(_PATH_OPERATIONS, (set_fingerprint, row["field"])).fetchone()
+            row["path"]["operations"] = orjson.loads(stored[0]) if stored else []
+        return rows
+
+    def flows(self, key: FieldKey) -> list[dict[str, Any]]:
+        """Where the source field ``key`` goes, per operation set with a run in the window (``flows``)."""
+        return flows(self.conn, key, self.start, self.end)
 
     def fed_by(self, keys: Sequence[FieldKey]) -> list[FieldKey]:
         """Destination fields whose paths start at any source field in ``keys``, run in the window."""
@@ -190,17 +287,89 @@ class FieldLineageQueries:
                 "fields": [k.field for k in keys], "start": self.start, "end": self.end}
 
 
-def dataset_fields(conn: psycopg.Connection, namespace: str, dataset: str, start: datetime, end: datetime,
-                   prefix: str) -> list[dict[str, Any]]:
-    """Every field ever written with lineage to the dataset, and whether it has lineage in the window."""
+# Per source field and operation set with a run in the window: where the field goes (its flow),
+# the set's destination, and the runs and programs of the set.
+_FLOWS = f"""
+    with flows as (
+        select x.set_fingerprint, x.flow_fingerprint, x.flow, s.descriptions, s.described_at,
+               s.destination_namespace, s.destination_type, s.destination, d.dataset_key
+        from lineage.field_source_flows x
+        join lineage.field_operation_sets s on s.fingerprint = x.set_fingerprint
+        join lineage.datasets d on d.namespace = s.destination_namespace and d.dataset_type = s.destination_type
+                               and d.dataset = s.destination
+        where x.source_namespace = %(namespace)s and x.source = %(dataset)s and x.source_field = %(field)s
+    ),
+    per_run as (
+        select fl.set_fingerprint, r.run_id, r.started_at, r.program_key
+        from flows fl
+        join lineage.field_lineage_runs f on f.dataset_key = fl.dataset_key and f.set_fingerprint = fl.set_fingerprint
+        join lineage.runs r on r.run_key = f.run_key
+        where {in_window("r.started_at", "r.stopped_at")}
+    ),
+    {run_groups(("set_fingerprint",))}
+    select fl.flow_fingerprint, fl.flow, fl.descriptions, fl.described_at, fl.destination_namespace,
+           fl.destination_type, fl.destination, ps.runs, ps.first_seen, ps.last_seen, pp.programs
+    from flows fl
+    join per_set ps using (set_fingerprint)
+    join per_program pp using (set_fingerprint)
+    order by ps.first_seen, fl.destination_namespace, fl.destination, fl.flow_fingerprint"""
+
+
+def flows(conn: psycopg.Connection, key: FieldKey, start: datetime, end: datetime) -> list[dict[str, Any]]:
+    """Per operation set with a run in [start, end) that reads the source field ``key``: its flow
+    (``SourceFieldFlow.to_dict()``), the set's destination and descriptions, runs and programs."""
     with conn.cursor(row_factory=dict_row) as cursor:
-        return cursor.execute(
-            f"""select p.field as name, bool_or({in_window("r.started_at", "r.stopped_at")}) is true as has_lineage
-                from lineage.field_operation_sets s
-                join lineage.field_paths p on p.set_fingerprint = s.fingerprint
-                left join lineage.field_lineage_runs f on f.set_fingerprint = s.fingerprint
-                left join lineage.runs r on r.run_key = f.run_key
-                where s.destination_namespace = %(namespace)s and s.destination = %(dataset)s
-                  and starts_with(p.field, %(prefix)s)
-                group by p.field order by p.field""",
-            {"namespace": namespace, "dataset": dataset, "prefix": prefix, "start": start, "end": end}).fetchall()
+        set_json_loads(orjson.loads, cursor)
+        return cursor.execute(_FLOWS, {"namespace": key.namespace, "dataset": key.dataset, "field": key.field,
+                                       "start": start, "end": end}).fetchall()
+
+
+# The fields of a set of datasets with lineage: the fields an operation set writes to each, and
+# the fields read from each whose values went somewhere (to a write or a drop); whether a run in
+# the window recorded such a set.
+_LINEAGE_FIELDS = f"""
+    with keys as (select * from unnest(%(namespaces)s::text[], %(datasets)s::text[]) as k(namespace, dataset)),
+    fields as (
+        select k.namespace, k.dataset, p.field, s.fingerprint, s.destination_namespace, s.destination_type,
+               s.destination
+        from keys k
+        join lineage.field_operation_sets s on s.destination_namespace = k.namespace and s.destination = k.dataset
+        join lineage.field_paths p on p.set_fingerprint = s.fingerprint
+        where starts_with(p.field, %(prefix)s)
+        union all
+        select k.namespace, k.dataset, x.source_field, s.fingerprint, s.destination_namespace, s.destination_type,
+               s.destination
+        from keys k
+        join lineage.field_source_flows x on x.source_namespace = k.namespace and x.source = k.dataset
+        join lineage.field_operation_sets s on s.fingerprint = x.set_fingerprint
+        where starts_with(x.source_field, %(prefix)s)
+          and (jsonb_array_length(x.flow->'destinationFields') > 0 or jsonb_array_length(x.flow->'drops') > 0)
+    ),
+    live as (
+        select distinct f.fingerprint, f.destination_namespace, f.destination
+        from (select distinct fingerprint, destination_namespace, destination_type, destination from fields) f
+        join lineage.datasets d on d.namespace = f.destination_namespace and d.dataset_type = f.destination_type
+                               and d.dataset = f.destination
+        where exists (select 1 from lineage.field_lineage_runs r join lineage.runs u on u.run_key = r.run_key
+                      where r.dataset_key = d.dataset_key and r.set_fingerprint = f.fingerprint
+                        and {in_window("u.started_at", "u.stopped_at")})
+    )
+    select f.namespace, f.dataset, f.field, bool_or(l.fingerprint is not null) as has_lineage
+    from fields f
+    left join live l on l.fingerprint = f.fingerprint and l.destination_namespace = f.destination_namespace
+                    and l.destination = f.destination
+    group by f.namespace, f.dataset, f.field
+    order by f.namespace, f.dataset, f.field"""
+
+
+def lineage_fields(conn: psycopg.Connection, datasets: Sequence[tuple[str, str]], start: datetime, end: datetime,
+                   prefix: str = "") -> dict[tuple[str, str], dict[str, bool]]:
+    """(namespace, dataset) -> each field ever recorded with lineage (written to it, or read from
+    it and written or dropped) -> whether it has lineage in [start, end); one query for all."""
+    found: dict[tuple[str, str], dict[str, bool]] = {key: {} for key in datasets}
+    rows = conn.execute(_LINEAGE_FIELDS, {
+        "namespaces": [ns for ns, _ in datasets], "datasets": [ds for _, ds in datasets], "prefix": prefix,
+        "start": start, "end": end}).fetchall()
+    for namespace, dataset, field, has_lineage in rows:
+        found.setdefault((namespace, dataset), {})[field] = has_lineage
+    return found

@@ -25,6 +25,7 @@ from lineage_api.path_names import KeepEncodedSlashes
 from lineage_api.routes import (
     dataset_schemas,
     field_lineage,
+    field_summaries,
     grants,
     ingest_keys,
     lineage,
@@ -81,7 +82,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     logged_in: dict[str, Any] = {"dependencies": [Depends(get_user)], "responses": http_errors.LOGGED_IN}
     app.include_router(status.public_router)
     app.include_router(status.router, **logged_in)
-    for module in (lineage, field_lineage, namespaces, grants, dataset_schemas, search, metadata, links, ingest_keys):
+    for module in (lineage, field_lineage, field_summaries, namespaces, grants, dataset_schemas, search, metadata,
+                   links, ingest_keys):
         app.include_router(module.router, **logged_in)  # search before metadata's {target:path}
     app.include_router(openlineage.router, prefix="/api/v1")  # an ingest key or Airflow's login
     app.include_router(pages.public_router, include_in_schema=False)

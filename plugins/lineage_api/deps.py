@@ -9,7 +9,7 @@ core's errors (``lineage.errors``); ``lineage_api.http_errors`` turns them into 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -18,8 +18,9 @@ from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 from airflow.api_fastapi.core_api.security import get_user
 from fastapi import Depends, Query, Request
 
-from lineage.authorization import Access
+from lineage.authorization import Access, Privilege
 from lineage.errors import NotFoundError
+from lineage.metadata_entity import program_entity
 from lineage.timespec import parse_window
 from lineage_api.asset_events import AirflowApi
 from lineage_api.warehouse_pool import WarehousePool
@@ -109,3 +110,10 @@ def airflow_api(request: Request) -> AirflowApi:
 
 
 Airflow = Annotated[AirflowApi, Depends(airflow_api)]
+
+
+def readable_program(caller: Access) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether ``caller`` may read a program given as ``{namespace, application, type, program}``."""
+    return lambda program: caller.allows(program_entity(program["namespace"], program["application"],
+                                                        program["type"], program["program"]), Privilege.READ)
+

@@ -2,8 +2,9 @@
 
 1. ``fingerprint_records``: every pending record -> its operation set's fingerprint (or the
    reason it gives no lineage).
-2. ``paths_of_new_sets``: one record per fingerprint not stored yet -> its per-field paths, so
-   paths are computed once per distinct operation set, however many runs recorded it.
+2. ``paths_of_new_sets``: one record per fingerprint not stored yet (or stored by an older
+   derivation) -> its per-field paths, its source fields' flows and its warnings, so they are
+   computed once per distinct operation set, however many runs recorded it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from lineage.errors import InvalidFieldOperationsError
+from lineage.field_flows import source_field_flows
 from lineage.field_paths import field_paths, normalize
 
 PENDING_SCHEMA = T.StructType([T.StructField(name, T.StringType()) for name in ("namespace", "event_id", "payload")])
@@ -25,8 +27,8 @@ _FINGERPRINTED = pa.schema([pa.field(name, pa.string()) for name in (
     "namespace", "event_id", "payload", "fingerprint", "destination_namespace", "destination_type", "destination",
     "descriptions", "reason")])
 FINGERPRINTED_SCHEMA = T.StructType([T.StructField(f.name, T.StringType()) for f in _FINGERPRINTED])
-_PATHS = pa.schema([pa.field("fingerprint", pa.string()), pa.field("operations", pa.string()),
-                    pa.field("paths", pa.string())])
+_PATHS = pa.schema([pa.field(name, pa.string()) for name in ("fingerprint", "operations", "paths", "flows",
+                                                                "warnings")])
 PATHS_SCHEMA = T.StructType([T.StructField(f.name, T.StringType()) for f in _PATHS])
 
 
@@ -59,6 +61,8 @@ def _path_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
             rows["fingerprint"].append(fingerprint)
             rows["operations"].append(orjson.dumps([op.identity() for op in record.operations]).decode())
             rows["paths"].append(orjson.dumps([path.to_dict() for path in field_paths(record)]).decode())
+            rows["flows"].append(orjson.dumps([flow.to_dict() for flow in source_field_flows(record)]).decode())
+            rows["warnings"].append(orjson.dumps([warning.to_dict() for warning in record.warnings]).decode())
         yield pa.RecordBatch.from_pydict(rows, schema=_PATHS)
 
 
@@ -68,7 +72,8 @@ def fingerprint_records(pending: DataFrame) -> DataFrame:
 
 
 def paths_of_new_sets(fingerprinted: DataFrame, known: DataFrame) -> DataFrame:
-    """One row per fingerprint not in ``known``: its operations and per-field paths (JSON)."""
+    """One row per fingerprint not in ``known``: its operations, per-field paths, source field
+    flows and warnings (JSON)."""
     fresh = (fingerprinted.where(F.col("reason").isNull())
              .dropDuplicates(["fingerprint"])
              .join(known, "fingerprint", "left_anti"))

@@ -180,7 +180,8 @@ def without_links(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_a_record_without_a_read_is_quarantined_and_the_runs_other_records_kept(api: TestClient) -> None:
     with psycopg.connect(libpq(api.url)) as conn:  # type: ignore[attr-defined]
         reasons = [row[0] for row in conn.execute("select reason from lineage.quarantine").fetchall()]
-    assert reasons == ["field operations: there is no read operation: a path must start at a source dataset"]
+    assert reasons == ["field operations: there is no read operation among 'invent': "
+                       "a path must start at a source dataset"]
     assert lineage(api, "scores", "uid")["paths"][0]["runs"] == ["s1"]
 
 

@@ -40,7 +40,7 @@ def row(key: FieldKey, fingerprint: str, stored: dict[str, Any], runs: list[str]
     """A row as ``FieldLineageQueries.paths`` answers it: one operation set's path of a field."""
     return {"namespace": key.namespace, "dataset": key.dataset, "field": key.field, "path_fingerprint": fingerprint,
             "path": stored, "descriptions": descriptions or {}, "described_at": at(described), "runs": runs,
-            "first_seen": at(first), "last_seen": at(last)}
+            "first_seen": at(first), "last_seen": at(last), "programs": []}
 
 
 class Warehouse:
@@ -54,6 +54,10 @@ class Warehouse:
     def paths(self, keys: Sequence[FieldKey]) -> list[dict[str, Any]]:
         self.calls.append(("paths", tuple(keys)))
         return [r for r in self.rows if FieldKey(r["namespace"], r["dataset"], r["field"]) in keys]
+
+    def flows(self, key: FieldKey) -> list[dict[str, Any]]:
+        self.calls.append(("flows", (key,)))
+        return []
 
     def fed_by(self, keys: Sequence[FieldKey]) -> list[FieldKey]:
         self.calls.append(("fed_by", tuple(keys)))
@@ -75,12 +79,12 @@ def test_rows_of_one_path_merge_runs_times_and_the_latest_descriptions() -> None
         {"operations": [{**stored["operations"][0], "description": "new"},
                         {**stored["operations"][1], "description": "x from y"}],
          "sources": [{"namespace": "ns", "type": "dataset", "name": "b", "field": "y"}],
-         "runs": ["r1", "r2", "r3"], "runCount": 3,
+         "runs": ["r1", "r2", "r3"], "runCount": 3, "programs": [],
          "firstSeenInSeconds": SECONDS + 9 * 3600, "lastSeenInSeconds": SECONDS + 13 * 3600, "fingerprint": "fp-1"},
         {"operations": [{**path("x", C)["operations"][0], "description": ""},
                         {**path("x", C)["operations"][1], "description": ""}],
          "sources": [{"namespace": "ns", "type": "dataset", "name": "c", "field": "z"}],
-         "runs": ["r4"], "runCount": 1,
+         "runs": ["r4"], "runCount": 1, "programs": [],
          "firstSeenInSeconds": SECONDS + 9 * 3600, "lastSeenInSeconds": SECONDS + 9 * 3600, "fingerprint": "fp-2"},
     ]
 
@@ -107,7 +111,7 @@ def test_incoming_answer_without_levels_is_the_fields_paths_from_one_query() -> 
         "paths": [{"operations": [{**path("x", B)["operations"][0], "description": ""},
                                   {**path("x", B)["operations"][1], "description": ""}],
                    "sources": [{"namespace": "ns", "type": "dataset", "name": "b", "field": "y"}],
-                   "runs": ["r1"], "runCount": 1, "firstSeenInSeconds": SECONDS + 3600,
+                   "runs": ["r1"], "runCount": 1, "programs": [], "firstSeenInSeconds": SECONDS + 3600,
                    "lastSeenInSeconds": SECONDS + 7200, "fingerprint": "fp"}],
         "upstream": []}
     assert warehouse.calls == [("paths", (A,))]
@@ -154,12 +158,13 @@ def test_downstream_lists_fed_fields_with_only_their_paths_starting_at_the_front
     # t.c is fed by s.a according to the index, but none of its paths in the window starts there.
     warehouse = Warehouse(rows, {S: [T, T2], T: [U], T2: [V], U: [S]})
     body = field_lineage(warehouse, S, 0, 1, direction="outgoing", levels=10)
-    assert list(body) == ["fieldName", "startTimeInSeconds", "endTimeInSeconds", "direction", "impacts"]
+    assert list(body) == ["fieldName", "startTimeInSeconds", "endTimeInSeconds", "direction", "flows", "impacts"]
     assert [(i["namespace"], i["dataset"], i["field"], i["level"], [p["fingerprint"] for p in i["paths"]])
             for i in body["impacts"]] == [("ns", "t", "b", 1, ["from-s"]), ("ns", "u", "d", 2, ["from-t"])]
     # Two queries per level; t.c is not walked from (v.e never reached); s.a, the origin, ends the loop.
-    assert warehouse.calls == [("fed_by", (S,)), ("paths", (T, T2)), ("fed_by", (T,)), ("paths", (U,)),
-                               ("fed_by", (U,))]
+    # One query for where s.a went inside the records that read it (its flows), then two per level.
+    assert warehouse.calls == [("flows", (S,)), ("fed_by", (S,)), ("paths", (T, T2)), ("fed_by", (T,)),
+                               ("paths", (U,)), ("fed_by", (U,))]
 
 
 def test_downstream_respects_the_level_bound() -> None:
@@ -167,7 +172,7 @@ def test_downstream_respects_the_level_bound() -> None:
                           {S: [T], T: [U]})
     body = field_lineage(warehouse, S, 0, 1, direction="outgoing", levels=1)
     assert [(i["dataset"], i["level"]) for i in body["impacts"]] == [("t", 1)]
-    assert warehouse.calls == [("fed_by", (S,)), ("paths", (T,))]
+    assert warehouse.calls == [("flows", (S,)), ("fed_by", (S,)), ("paths", (T,))]
 
 
 INDIRECT = {"type": "INDIRECT", "subtype": "JOIN", "masking": False}

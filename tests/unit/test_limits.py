@@ -49,10 +49,11 @@ def test_each_refusal_names_its_setting(fresh_limits: pytest.MonkeyPatch) -> Non
 
 def test_levels_and_windows_of_walks(fresh_limits: pytest.MonkeyPatch) -> None:
     end = datetime(2026, 11, 24, tzinfo=UTC)
-    check_window(end - timedelta(days=3660), end)
-    with pytest.raises(InvalidLineageRequestError, match=r"3661 days, over the limit of 3660 "
+    check_window(datetime(1970, 1, 1, tzinfo=UTC), end)  # start=0: all of time, within the default
+    check_window(end - timedelta(days=36600), end)
+    with pytest.raises(InvalidLineageRequestError, match=r"36601 days, over the limit of 36600 "
                                                          r"\(LINEAGE_LIMIT_WINDOW_DAYS\)"):
-        check_window(end - timedelta(days=3661), end)
+        check_window(end - timedelta(days=36601), end)
     fresh_limits.setenv("LINEAGE_LIMIT_LEVELS", "3")
     limits_module.reset()  # read once per process: a changed setting is read again here
     assert check_levels(3) == 3

@@ -10,15 +10,16 @@ from fastapi import APIRouter, Query
 from lineage import field_lineage_response
 from lineage.authorization import Privilege
 from lineage.errors import NotFoundError
+from lineage.field_hiding import hide_unreadable_programs
 from lineage.field_lineage_response import FieldKey
 from lineage.field_transformations import TransformationFilter
 from lineage.limits import check_levels, check_window
 from lineage.metadata_entity import dataset_entity
 from lineage.timespec import visible_window
-from lineage_api.deps import Caller, Connection, Namespace, Window, seconds
+from lineage_api.deps import Caller, Connection, Namespace, Window, readable_program, seconds
 from lineage_api.http_errors import answers
 from lineage_api.links import field_links
-from lineage_api.models import DatasetFields, FieldLineageAnswer
+from lineage_api.models import CdapField, DatasetFields, FieldLineageAnswer
 from lineage_api.path_names import segment
 from warehouse import field_lineage_store as store
 from warehouse import namespace_store, schema_store
@@ -45,13 +46,15 @@ def field_lineage(window: Window, namespace: Namespace, dataset: str, field: str
     if not store.dataset_exists(conn, namespace, dataset):
         raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")
     visible = visible_window(window, namespace_store.visible_since(conn, namespace))
-    if not store.field_known(conn, namespace, dataset, field) and direction == "incoming":
+    if direction == "incoming" and not store.field_written(conn, namespace, dataset, field):
         raise NotFoundError(f"field {field!r} of dataset {dataset!r} has no recorded lineage")
     found = field_lineage_response.field_lineage(
         store.FieldLineageQueries(conn, *visible), FieldKey(namespace, dataset, field), *seconds(visible),
         direction=direction, view=view, levels=levels, transformations=transformations,
         readable=None if caller.instance_admin else (  # an instance admin reads everything
             lambda ns, kind, name: caller.allows(dataset_entity(ns, kind, name), Privilege.READ)))
+    if not caller.instance_admin:
+        found = hide_unreadable_programs(found, readable_program(caller))
     for listing in ("upstream", "impacts"):  # fields shown (not hidden) carry their links
         for item in found.get(listing, []):
             if item["namespace"]:
@@ -59,11 +62,15 @@ def field_lineage(window: Window, namespace: Namespace, dataset: str, field: str
     return found
 
 
-@router.get("/lineage/fields", response_model=DatasetFields)
+@router.get("/lineage/fields", response_model=DatasetFields | list[CdapField] | list[str])
 def dataset_fields(window: Window, namespace: Namespace, dataset: str, caller: Caller, conn: Connection,
-                   prefix: str = "") -> dict[str, Any]:
-    """The dataset's fields: those with lineage and those of its schema, each saying whether it
-    has lineage in [start, end) and whether the current schema has it."""
+                   prefix: str = "", include_current: Annotated[bool | None, Query(alias="includeCurrent", description=(
+                       "CDAP's answer: false, the names of the fields with lineage in the window; true, those "
+                       "and the schema's fields as {name, lineage}; absent, this API's object"))] = None
+                   ) -> Any:
+    """The dataset's fields: those with lineage (written to it, or read from it and written or
+    dropped) and those of its schema, each saying whether it has lineage in [start, end) and
+    whether the current schema has it. With ``includeCurrent``, CDAP's shapes."""
     subject = dataset_entity(namespace, "dataset", dataset)
     caller.require(subject, Privilege.READ)
     since = namespace_store.visible_since(conn, namespace)
@@ -71,9 +78,13 @@ def dataset_fields(window: Window, namespace: Namespace, dataset: str, caller: C
     described = schema_store.current(conn, subject, since)
     if described is None and not store.dataset_exists(conn, namespace, dataset):
         raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")
-    with_lineage = {f["name"]: f["has_lineage"] for f in store.dataset_fields(conn, namespace, dataset, *visible,
-                                                                               prefix)}
+    with_lineage = store.lineage_fields(conn, [(namespace, dataset)], *visible, prefix)[(namespace, dataset)]
     in_schema = {f.name for f in described.fields if f.name.startswith(prefix)} if described else set()
+    if include_current is False:
+        return sorted(name for name, has_lineage in with_lineage.items() if has_lineage)
+    if include_current:
+        return [{"name": name, "lineage": with_lineage.get(name, False)}
+                for name in sorted({name for name, has in with_lineage.items() if has} | in_schema)]
     start, end = seconds(visible)
     return {"dataset": dataset, "startTimeInSeconds": start, "endTimeInSeconds": end,
             "fields": [{"name": name, "hasLineage": with_lineage.get(name, False), "inSchema": name in in_schema,
