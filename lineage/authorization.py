@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from lineage.errors import InvalidEntityError, NotAuthorizedError
-from lineage.metadata_entity import MetadataEntity, entity, parse
+from lineage.metadata_entity import MetadataEntity, entity, from_path, parse
 
 INSTANCE = "instance"  # the key grants on the instance are stored under
 HIDDEN = "hidden"  # what a caller sees in place of something they may not read
@@ -75,6 +75,18 @@ def grant_key(subject: MetadataEntity) -> str | None:
     Stored with each row search reads, so search filters on it and never re-derives the rule."""
     keys = enforcement_keys(subject)
     return keys[0] if len(keys) == 2 else None
+
+
+def grant_subject(path: str) -> MetadataEntity | None:
+    """The entity a grant path names: ``instance`` (None), ``namespaces/sales``,
+    ``namespaces/sales/datasets/orders``, ``namespaces/sales/apps/Shop/spark/Load``."""
+    if path == INSTANCE:
+        return None
+    segments = [part for part in path.split("/") if part]
+    if len(segments) < 2 or segments[0] != "namespaces":
+        raise InvalidEntityError("the entity is 'instance' or a path such as 'namespaces/sales', "
+                                 "'namespaces/sales/datasets/orders', 'namespaces/sales/apps/Shop/spark/Load'")
+    return from_path(segments[1], segments[2:])
 
 
 def grant_target(subject: MetadataEntity | None) -> str:

@@ -16,8 +16,8 @@ from typing import Any
 import psycopg
 from fastapi import APIRouter
 
-from lineage.authorization import INSTANCE, Access, Privilege, check_principal, grant_target
-from lineage.errors import InvalidEntityError, NotFoundError
+from lineage.authorization import INSTANCE, Access, Privilege, check_principal, grant_subject, grant_target
+from lineage.errors import NotFoundError
 from lineage.metadata_entity import MetadataEntity, from_path
 from lineage_api.deps import Caller, Connection, namespace_incarnation
 from lineage_api.http_errors import answers
@@ -31,14 +31,10 @@ def _target(path: str, conn: psycopg.Connection, caller: Access
             ) -> tuple[MetadataEntity | None, str | None, datetime | None]:
     """(entity, namespace, the namespace's incarnation) of an entity path, its namespace checked
     (404); (None, None, None) for the instance."""
-    if path == INSTANCE:
+    subject = grant_subject(path)
+    if subject is None or subject.namespace is None:
         return None, None, None
-    segments = [part for part in path.split("/") if part]
-    if len(segments) < 2 or segments[0] != "namespaces":
-        raise InvalidEntityError("the entity is 'instance' or a path such as 'namespaces/sales', "
-                                 "'namespaces/sales/datasets/orders', 'namespaces/sales/apps/Shop/spark/Load'")
-    subject = from_path(segments[1], segments[2:])
-    return subject, segments[1], namespace_incarnation(segments[1], conn, caller)
+    return subject, subject.namespace, namespace_incarnation(subject.namespace, conn, caller)
 
 
 def _manageable(caller: Access, subject: MetadataEntity | None) -> str:

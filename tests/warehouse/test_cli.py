@@ -1,0 +1,79 @@
+"""The ``lineage`` command as a user runs it (the installed console script, a real warehouse):
+events of a namespace that did not exist are quarantined, listed, replayed once the namespace is
+created, and compacted once; bad input gets a message and exit code 1 (2 for usage)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spark_jobs.compaction.job import run_compaction
+from tests.factories import RUN, access, event, write_log
+from tests.warehouse.test_compaction import END, rows
+
+LINEAGE = str(Path(sys.executable).parent / "lineage")
+
+
+@pytest.fixture
+def cli(warehouse_db: str, log_root: Path):  # type: ignore[no-untyped-def]
+    env = {**os.environ, "LINEAGE_DATABASE_URL": warehouse_db, "LINEAGE_LOG_ROOT": str(log_root),
+           "COLUMNS": "200"}
+
+    def run(*args: str, code: int = 0) -> str:
+        done = subprocess.run([LINEAGE, *args], env=env, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == code, (args, done.returncode, done.stdout, done.stderr)
+        return done.stdout + done.stderr
+    return run
+
+
+def test_quarantined_events_are_replayed_once_after_their_namespace_is_created(
+        spark, cli, warehouse_db: str, log_root: Path, settings_for) -> None:  # type: ignore[no-untyped-def]
+    shop = {**RUN, "application": "Shop", "run_id": "s-1"}
+    write_log(log_root, [event("run_start", namespace="shop", run=shop),
+                         access("orders", "write", namespace="shop", run=shop),
+                         event("run_end", {"status": "completed"}, namespace="shop", run=shop,
+                               event_time="2026-11-21T05:10:00Z"),
+                         "{not json"])
+    settings = settings_for(warehouse_db)
+    assert run_compaction(spark, interval_end=END, settings=settings).quarantined == 4
+
+    listed = cli("quarantine", "list", "--reason", "does not exist")
+    assert "3 rows" in listed and "namespace 'shop' does not exist" in listed
+    assert "still refused: 3 x namespace 'shop' does not exist" in cli("quarantine", "replay", "--dry-run")
+    assert "namespace 'shop' created" in cli("namespaces", "create", "shop", "--description", "the shop")
+
+    replayed = cli("quarantine", "replay")
+    assert "4 quarantined lines selected, 3 written to" in replayed and "replay-" in replayed
+    assert "still refused: 1 x malformed JSON" in replayed
+    assert "0 quarantined lines selected" not in replayed
+    again = cli("quarantine", "replay", "--reason", "does not exist")  # replayed rows are not selected again
+    assert "0 quarantined lines selected, 0 written" in again
+
+    # the next compaction (any run, scheduled or `lineage compact`) takes the replayed file once
+    late = run_compaction(spark, interval_end=END.replace(year=2027), settings=settings)
+    assert (late.files, late.events_compacted, late.quarantined) == (1, 3, 0)
+    assert rows(warehouse_db, "select namespace, run_id, status from lineage.runs") == [("shop", "s-1", "completed")]
+    assert rows(warehouse_db, "select count(*) from lineage.quarantine where replayed_to like '%replay-%'") == [(3,)]
+    shown = cli("quarantine", "show", str(rows(warehouse_db, "select min(quarantine_id) from lineage.quarantine "
+                                                             "where replayed_at is not null")[0][0]))
+    assert "replayed_to:" in shown and '"namespace": "shop"' in shown
+
+    status = cli("status")
+    assert "last compaction started" in status and "files waiting" in status
+
+
+def test_bad_input_gets_a_message_and_a_code_scripts_can_trust(cli) -> None:  # type: ignore[no-untyped-def]
+    assert "no quarantined line 999999" in cli("quarantine", "show", "999999", code=1)
+    assert "namespace 'nowhere' not found" in cli("grants", "put", "bob", "namespaces/nowhere", "READ", code=1)
+    assert "the entity is 'instance' or a path" in cli("grants", "put", "bob", "bogus", "READ", code=1)
+    assert "bob holds READ on namespace=default" in cli("grants", "put", "bob", "namespaces/default", "read")
+    assert "bob" in cli("grants", "list", "--principal", "bob")
+    assert "holds no grant" in cli("grants", "revoke", "carol", "namespaces/default", code=1)
+    assert "namespace 'nowhere' not found" in cli("namespaces", "delete", "nowhere", "--yes", code=1)
+    cli("quarantine", "list", "--limit", "0", code=2)  # a usage error
+    assert "Usage" in cli("--help")
+    assert "no batch blocks the marts" not in cli("quality", "status")  # an empty table, exit 0

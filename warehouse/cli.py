@@ -1,0 +1,317 @@
+"""``lineage``: the operations people run by hand, in one command.
+
+    lineage migrate                          apply the warehouse migrations
+    lineage compact [--interval-end T] [--all]
+    lineage namespaces list | create NAME [--description TEXT] | delete NAME
+    lineage grants list [--namespace NS] [--principal P] | put P ENTITY PRIVILEGE | revoke P ENTITY
+    lineage quarantine list [--batch B] [--file F] [--reason R] | show ID | replay [...] [--dry-run]
+    lineage quality status | check | acknowledge BATCH --reason TEXT
+    lineage status                           last batches, lag, files waiting, what blocks the marts
+
+Each command is a thin shell over the module that owns the rule (``warehouse.*``,
+``spark_jobs.compaction``). Exit codes: 0 done, 1 a refusal or a problem found (the message
+says which), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from lineage.errors import LineageError
+from lineage.settings import Settings
+
+app = typer.Typer(help="Operate the lineage warehouse: migrations, compaction, namespaces, grants, the "
+                       "quarantine, the quality gate, status.", no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False)
+namespaces_app = typer.Typer(help="Namespaces: list, create, delete.", no_args_is_help=True)
+grants_app = typer.Typer(help="Grants: list, put, revoke.", no_args_is_help=True)
+quarantine_app = typer.Typer(help="The quarantine: list, show, replay.", no_args_is_help=True)
+quality_app = typer.Typer(help="The quality gate: status, check, acknowledge.", no_args_is_help=True)
+app.add_typer(namespaces_app, name="namespaces")
+app.add_typer(grants_app, name="grants")
+app.add_typer(quarantine_app, name="quarantine")
+app.add_typer(quality_app, name="quality")
+out = Console()
+err = Console(stderr=True)
+CLI_USER = "cli"  # who the change records name for what this command does
+
+
+def _settings() -> Settings:
+    return Settings.from_env()
+
+
+def _fail(message: str) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(1)
+
+
+def _connect() -> Any:
+    from warehouse.db import connect
+
+    return connect(_settings().database_url, autocommit=True)
+
+
+def _table(columns: list[str], rows: list[list[Any]]) -> Table:
+    table = Table(*columns, show_lines=False, highlight=False)
+    for row in rows:
+        table.add_row(*("" if value is None else str(value) for value in row))
+    return table
+
+
+@app.command()
+def migrate() -> None:
+    """Apply the warehouse migrations not yet applied."""
+    from warehouse.migrate import apply_migrations
+
+    applied = apply_migrations(_settings().database_url)
+    out.print(f"migrations: {len(applied)} applied" + (f" ({', '.join(m.name for m in applied)})" if applied else ""))
+
+
+@app.command()
+def compact(interval_end: Annotated[str | None, typer.Option(help="RFC 3339 time; default now")] = None,
+            everything: Annotated[bool, typer.Option("--all", help="list every partition, however old (files "
+                                                     "written into hours older than the lookback)")] = False) -> None:
+    """Compact the raw log files not yet compacted, once, and print the summary."""
+    import logging
+
+    from lineage.events import parse_time
+    from spark_jobs.compaction.job import run_compaction
+    from spark_jobs.session import build_session
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    end = parse_time(interval_end) if interval_end else datetime.now(UTC)
+    spark = build_session("lineage-compaction")
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        summary = run_compaction(spark, interval_end=end, everything=everything)
+    finally:
+        spark.stop()
+    out.print(summary.render(), highlight=False)
+
+
+@namespaces_app.command("list")
+def namespaces_list() -> None:
+    """The namespaces, with their descriptions and creation times."""
+    from warehouse.namespace_store import list_namespaces
+
+    with _connect() as conn:
+        found = list_namespaces(conn)
+    out.print(_table(["namespace", "description", "created"],
+                     [[n["name"], n["description"], datetime.fromtimestamp(n["createdAt"], UTC).isoformat()]
+                      for n in found]))
+
+
+@namespaces_app.command("create")
+def namespaces_create(name: str, description: Annotated[str | None, typer.Option()] = None) -> None:
+    """Create a namespace (or say it exists)."""
+    from lineage.namespaces import check_description, check_namespace
+    from warehouse.namespace_store import create_namespace
+
+    with _connect() as conn:
+        created = create_namespace(conn, check_namespace(name),
+                                   check_description(description) if description is not None else None)
+    out.print(f"namespace {name!r} {'created' if created else 'already exists'}", highlight=False)
+
+
+@namespaces_app.command("delete")
+def namespaces_delete(name: str, yes: Annotated[bool, typer.Option("--yes", help="do not ask")] = False) -> None:
+    """Delete a namespace: its records are hidden at once and removed by the cleanup DAG."""
+    from warehouse.namespace_store import delete_namespace
+
+    if not yes:
+        typer.confirm(f"delete namespace {name!r} and everything in it?", abort=True)
+    with _connect() as conn:
+        deleted = delete_namespace(conn, name, CLI_USER)
+    if deleted is None:
+        raise _fail(f"namespace {name!r} not found")
+    out.print(f"namespace {name!r} deleted; the cleanup DAG removes its records", highlight=False)
+
+
+@grants_app.command("list")
+def grants_list(namespace: Annotated[str | None, typer.Option()] = None,
+                principal: Annotated[str | None, typer.Option()] = None) -> None:
+    """Grants, of one namespace and/or one principal."""
+    from warehouse.grant_store import list_grants
+
+    with _connect() as conn:
+        found = list_grants(conn, namespace, principal)
+    out.print(_table(["principal", "entity", "privilege", "granted by"],
+                     [[g["principal"], g["entity"], g["privilege"], g["grantedBy"]] for g in found]))
+
+
+@grants_app.command("put")
+def grants_put(principal: str, entity: Annotated[str, typer.Argument(
+        help="instance, namespaces/NS, namespaces/NS/datasets/NAME, namespaces/NS/apps/APP/TYPE/PROGRAM")],
+               privilege: Annotated[str, typer.Argument(help="READ, WRITE, EXECUTE or ADMIN")]) -> None:
+    """Give PRINCIPAL exactly PRIVILEGE on ENTITY."""
+    from lineage.authorization import Privilege, check_principal, grant_subject, grant_target
+    from warehouse.grant_store import put_grant
+    from warehouse.namespace_store import get_namespace
+
+    subject = grant_subject(entity)
+    with _connect() as conn:
+        if subject is not None and subject.namespace and get_namespace(conn, subject.namespace) is None:
+            raise _fail(f"namespace {subject.namespace!r} not found")
+        put_grant(conn, check_principal(principal), grant_target(subject), subject.namespace if subject else None,
+                  Privilege.parse(privilege), CLI_USER)
+    out.print(f"{principal} holds {privilege.upper()} on {grant_target(subject)}", highlight=False)
+
+
+@grants_app.command("revoke")
+def grants_revoke(principal: str, entity: str) -> None:
+    """Take back what PRINCIPAL holds on ENTITY."""
+    from lineage.authorization import grant_subject, grant_target
+    from warehouse.grant_store import revoke
+
+    key = grant_target(grant_subject(entity))
+    with _connect() as conn:
+        if not revoke(conn, principal, key):
+            raise _fail(f"{principal!r} holds no grant on {key}")
+    out.print(f"revoked what {principal} held on {key}", highlight=False)
+
+
+Batch = Annotated[str | None, typer.Option("--batch", help="one batch id")]
+File = Annotated[str | None, typer.Option("--file", help="source files containing this text")]
+Reason = Annotated[str | None, typer.Option("--reason", help="reasons containing this text")]
+
+
+@quarantine_app.command("list")
+def quarantine_list(batch: Batch = None, file: File = None, reason: Reason = None,
+                    replayed: Annotated[bool, typer.Option(help="include rows already replayed")] = False,
+                    limit: Annotated[int, typer.Option(min=1, max=10_000)] = 50) -> None:
+    """Quarantined lines, newest first."""
+    from warehouse.quarantine_store import Selection, list_rows
+
+    with _connect() as conn:
+        rows = list_rows(conn, Selection(batch, file, reason, include_replayed=replayed), limit)
+    out.print(_table(["id", "batch", "file", "line", "reason", "replayed to"],
+                     [[r["quarantine_id"], r["batch_id"], r["source_file"], r["line_number"], r["reason"][:100],
+                       r["replayed_to"]] for r in rows]))
+    out.print(f"{len(rows)} rows" + (" (more with --limit)" if len(rows) == limit else ""), highlight=False)
+
+
+@quarantine_app.command("show")
+def quarantine_show(quarantine_id: int) -> None:
+    """One quarantined line whole: where it came from, why, and its text."""
+    from warehouse.quarantine_store import get_row, raw_json
+
+    with _connect() as conn:
+        row = get_row(conn, quarantine_id)
+    if row is None:
+        raise _fail(f"no quarantined line {quarantine_id}")
+    for key in ("quarantine_id", "batch_id", "source_file", "line_number", "reason", "quarantined_at",
+                "replayed_at", "replayed_to"):
+        out.print(f"{key}: {row[key]}", highlight=False)
+    parsed = raw_json(row["raw_text"])
+    if parsed is not None:
+        out.print_json(data=parsed)
+    else:
+        out.print(row["raw_text"], highlight=False, markup=False)
+
+
+@quarantine_app.command("replay")
+def quarantine_replay(batch: Batch = None, file: File = None, reason: Reason = None,
+                      dry_run: Annotated[bool, typer.Option("--dry-run", help="count only")] = False,
+                      compact_now: Annotated[bool, typer.Option("--compact", help="compact at once")] = False) -> None:
+    """Re-validate quarantined lines (after a fix: a namespace created, a producer corrected) and
+    write those that pass into the raw log, once, for the next compaction (or now, --compact)."""
+    from warehouse.quarantine_store import Selection, replay
+
+    settings = _settings()
+    with _connect() as conn:
+        summary = replay(conn, settings.log_root, Selection(batch, file, reason), dry_run=dry_run,
+                         max_clock_skew_hours=settings.max_clock_skew_hours,
+                         auto_create_namespaces=settings.auto_create_namespaces,
+                         progress=lambda rows: track(rows, description="re-validating", console=err,
+                                                     disable=not err.is_terminal))
+    out.print(summary.render() + (" (dry run: nothing written)" if dry_run else ""), highlight=False)
+    if compact_now and summary.replayed and not dry_run:
+        compact()
+
+
+@quality_app.command("status")
+def quality_status() -> None:
+    """The batches that block the marts (exit 1 when one failed its check)."""
+    from warehouse.quality import blocking
+
+    found = blocking(_settings().database_url)
+    out.print(_table(["batch", "quality", "detail"], [[b.batch_id, b.quality, b.detail] for b in found]))
+    if any(batch.quality == "failed" for batch in found):
+        raise typer.Exit(1)
+
+
+@quality_app.command("check")
+def quality_check() -> None:
+    """Check every batch not yet passed, as the DAG's check task does."""
+    from warehouse.quality import gate
+
+    results = gate(_settings().database_url)
+    out.print(f"quality gate: passed ({len(results)} expectations)", highlight=False)
+
+
+@quality_app.command("acknowledge")
+def quality_acknowledge(batch_id: str, reason: Annotated[str, typer.Option(help="why it is accepted")]) -> None:
+    """Accept a failed batch as it is, so the marts are built again."""
+    from warehouse.quality import acknowledge
+
+    out.print(f"batch {batch_id}: {acknowledge(_settings().database_url, batch_id, reason).detail}",
+              highlight=False)
+
+
+@app.command()
+def status() -> None:
+    """Last batches, the lag since the last compaction, files waiting in the log, blocked marts."""
+    from warehouse.quality import blocking
+
+    settings = _settings()
+    with _connect() as conn:
+        batches = conn.execute(
+            "select batch_id, started_at, interval_end, files, events_compacted, quarantined, late_files, quality "
+            "from lineage.compaction_batches order by started_at desc limit 5").fetchall()
+        compacted = {row[0] for row in conn.execute("select file_path from lineage.compacted_files").fetchall()}
+    out.print(_table(["batch", "started", "interval end", "files", "events", "quarantined", "late", "quality"],
+                     [list(row) for row in batches]))
+    if batches:
+        lag = datetime.now(UTC) - batches[0][1]
+        out.print(f"last compaction started {int(lag.total_seconds() // 60)} minutes ago", highlight=False)
+    else:
+        out.print("no compaction yet", highlight=False)
+    waiting = _waiting_files(settings.log_root, compacted)
+    out.print(f"files waiting in {settings.log_root}: " + ("not counted (a remote log root; see the DAG's "
+                                                           "listing)" if waiting is None else str(waiting)),
+              highlight=False)
+    blocked = [batch for batch in blocking(settings.database_url) if batch.quality == "failed"]
+    if blocked:
+        out.print(f"[red]{len(blocked)} batches failed their check: the marts are blocked[/red] "
+                  "(lineage quality status)")
+        raise typer.Exit(1)
+
+
+def _waiting_files(log_root: str, compacted: set[str]) -> int | None:
+    """Log files not yet compacted, for a local log root (None for a remote one)."""
+    if "://" in log_root and not log_root.startswith("file:"):
+        return None
+    root = Path(log_root.removeprefix("file:"))
+    found = [path for pattern in ("dt=*/hour=*/*.jsonl", "dt=*/hour=*/*.jsonl.gz") for path in root.glob(pattern)
+             if not path.name.startswith((".", "_"))]
+    return sum(1 for path in found if f"file:{path}" not in compacted and str(path) not in compacted)
+
+
+def main() -> None:
+    try:
+        app()
+    except LineageError as error:  # a refusal from the core: its message, exit 1
+        err.print(f"[red]error:[/red] {error}", highlight=False)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
