@@ -18,6 +18,7 @@ if $fast; then
 else
   echo "==> mypy (every package)"; .venv/bin/mypy
   echo "==> pytest"
+  set -- --durations=15 "$@"  # the slowest tests, to keep the suite inside CI's budget
 fi
 set +e
 .venv/bin/pytest "$@"
