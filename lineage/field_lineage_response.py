@@ -14,7 +14,7 @@ the walk follows only those.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from lineage.authorization import HIDDEN
@@ -53,18 +53,14 @@ class FieldLineageQueries(Protocol):
         """The fields whose paths start at any field of ``keys``, with a run in the window."""
 
 
-def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], view: str | None = None, *,
-                 transformations: TransformationFilter = "all", readable: Readable | None = None
-                 ) -> dict[FieldKey, list[dict[str, Any]]]:
-    """Each field's distinct paths as the API renders them, for every field of ``keys`` (an
-    empty list for a field without rows): the rows of one path fingerprint merge (their runs,
-    first and last seen; the most recently described row gives the path and its descriptions);
-    paths in order of first run, then fingerprint. ``view`` adds a ``graph`` of that view;
-    ``transformations="direct"`` keeps each path's direct chains only (``kept_rows``); with
-    ``readable``, each path is rendered as that caller sees it (``field_hiding.hide_path``)."""
-    merged: dict[tuple[FieldKey, str], dict[str, Any]] = {}
-    for row in kept_rows(rows, transformations):
-        key = (FieldKey(row["namespace"], row["dataset"], row["field"]), row["path_fingerprint"])
+def merge_rows(rows: Iterable[Mapping[str, Any]], document: str, key_of: Callable[[Mapping[str, Any]], Any]
+               ) -> dict[Any, dict[str, Any]]:
+    """Rows of one key (a path's or a flow's fingerprint, with its field or destination) as one:
+    their runs (a set) and programs merge, first and last seen widen, and the most recently
+    described row gives the ``document`` (``path`` or ``flow``) and its descriptions."""
+    merged: dict[Any, dict[str, Any]] = {}
+    for row in rows:
+        key = key_of(row)
         if key not in merged:
             merged[key] = {**row, "runs": set(row["runs"]), "programs": list(row["programs"])}
             continue
@@ -74,7 +70,22 @@ def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], vi
         entry["first_seen"] = min(entry["first_seen"], row["first_seen"])
         entry["last_seen"] = max(entry["last_seen"], row["last_seen"])
         if row["described_at"] > entry["described_at"]:
-            entry.update(path=row["path"], descriptions=row["descriptions"], described_at=row["described_at"])
+            entry.update({document: row[document], "descriptions": row["descriptions"],
+                          "described_at": row["described_at"]})
+    return merged
+
+
+def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], view: str | None = None, *,
+                 transformations: TransformationFilter = "all", readable: Readable | None = None
+                 ) -> dict[FieldKey, list[dict[str, Any]]]:
+    """Each field's distinct paths as the API renders them, for every field of ``keys`` (an
+    empty list for a field without rows): the rows of one path fingerprint merge (their runs,
+    first and last seen; the most recently described row gives the path and its descriptions);
+    paths in order of first run, then fingerprint. ``view`` adds a ``graph`` of that view;
+    ``transformations="direct"`` keeps each path's direct chains only (``kept_rows``); with
+    ``readable``, each path is rendered as that caller sees it (``field_hiding.hide_path``)."""
+    merged = merge_rows(kept_rows(rows, transformations), "path", lambda row: (
+        FieldKey(row["namespace"], row["dataset"], row["field"]), row["path_fingerprint"]))
     paths: dict[FieldKey, list[dict[str, Any]]] = {key: [] for key in keys}
     ordered = sorted(merged.items(), key=lambda item: (item[0][0], item[1]["first_seen"], item[0][1]))
     for (field_key, fingerprint), entry in ordered:
@@ -180,19 +191,8 @@ def render_flows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     operations up to the write or the drop, the destination fields reached, the drops (operation
     id, name, description) and ``reachesNothing`` for a field read and neither written nor
     dropped; in order of first run."""
-    merged: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for row in rows:
-        key = (row["destination_namespace"], row["destination"], row["flow_fingerprint"])
-        if key not in merged:
-            merged[key] = {**row, "runs": set(row["runs"]), "programs": list(row["programs"])}
-            continue
-        entry = merged[key]
-        entry["runs"].update(row["runs"])
-        entry["programs"].extend(row["programs"])
-        entry["first_seen"] = min(entry["first_seen"], row["first_seen"])
-        entry["last_seen"] = max(entry["last_seen"], row["last_seen"])
-        if row["described_at"] > entry["described_at"]:
-            entry.update(flow=row["flow"], descriptions=row["descriptions"], described_at=row["described_at"])
+    merged = merge_rows(rows, "flow", lambda row: (row["destination_namespace"], row["destination"],
+                                                    row["flow_fingerprint"]))
     rendered = []
     for (namespace, dataset, fingerprint), entry in sorted(merged.items(),
                                                            key=lambda item: (item[1]["first_seen"], item[0])):

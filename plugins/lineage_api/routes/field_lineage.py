@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import psycopg
 from fastapi import APIRouter, Query
 
 from lineage import field_lineage_response
-from lineage.authorization import Privilege
+from lineage.authorization import Access, Privilege
+from lineage.dataset_schema import DatasetSchema
 from lineage.errors import NotFoundError
 from lineage.field_hiding import hide_unreadable_programs
 from lineage.field_lineage_response import FieldKey
@@ -16,7 +18,7 @@ from lineage.field_transformations import TransformationFilter
 from lineage.limits import check_levels, check_window
 from lineage.metadata_entity import dataset_entity
 from lineage.timespec import visible_window
-from lineage_api.deps import Caller, Connection, Namespace, Window, readable_program, seconds
+from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, readable_program, seconds
 from lineage_api.http_errors import answers
 from lineage_api.links import field_links
 from lineage_api.models import CdapField, DatasetFields, FieldLineageAnswer
@@ -71,13 +73,7 @@ def dataset_fields(window: Window, namespace: Namespace, dataset: str, caller: C
     """The dataset's fields: those with lineage (written to it, or read from it and written or
     dropped) and those of its schema, each saying whether it has lineage in [start, end) and
     whether the current schema has it. With ``includeCurrent``, CDAP's shapes."""
-    subject = dataset_entity(namespace, "dataset", dataset)
-    caller.require(subject, Privilege.READ)
-    since = namespace_store.visible_since(conn, namespace)
-    visible = visible_window(window, since)
-    described = schema_store.current(conn, subject, since)
-    if described is None and not store.dataset_exists(conn, namespace, dataset):
-        raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")
+    visible, described = described_dataset(conn, caller, namespace, dataset, window)
     with_lineage = store.lineage_fields(conn, [(namespace, dataset)], *visible, prefix)[(namespace, dataset)]
     in_schema = {f.name for f in described.fields if f.name.startswith(prefix)} if described else set()
     if include_current is False:
@@ -90,3 +86,17 @@ def dataset_fields(window: Window, namespace: Namespace, dataset: str, caller: C
             "fields": [{"name": name, "hasLineage": with_lineage.get(name, False), "inSchema": name in in_schema,
                         "links": field_links(namespace, dataset, name)}
                        for name in sorted(with_lineage.keys() | in_schema)]}
+
+
+def described_dataset(conn: psycopg.Connection, caller: Access, namespace: str, dataset: str, window: TimeWindow
+                      ) -> tuple[TimeWindow, DatasetSchema | None]:
+    """The part of ``window`` the namespace's current life covers and the dataset's current
+    schema, once the caller may READ the dataset and it is known (by a schema or by lineage)."""
+    subject = dataset_entity(namespace, "dataset", dataset)
+    caller.require(subject, Privilege.READ)
+    since = namespace_store.visible_since(conn, namespace)
+    described = schema_store.current(conn, subject, since)
+    if described is None and not store.dataset_exists(conn, namespace, dataset):
+        raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")
+    return visible_window(window, since), described
+

@@ -21,9 +21,10 @@ from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, 
 from lineage_api.http_errors import answers
 from lineage_api.models import DatasetFieldLineageSummary, FieldLineageDetails, FieldLineageSummary
 from lineage_api.path_names import segment
+from lineage_api.routes.field_lineage import described_dataset
 from warehouse import field_lineage_store as store
 from warehouse import field_lineage_summaries as summaries
-from warehouse import namespace_store, schema_store
+from warehouse import namespace_store
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}/lineage", responses=answers(404))
 
@@ -65,13 +66,7 @@ def dataset_field_lineage(window: Window, namespace: Namespace, dataset: str, ca
     """CDAP's summary of every field of the dataset in [start, end): its fields (with lineage, and
     of its schema), and per other dataset the (source, destination) field relations with that
     dataset's count of fields with lineage; one query per direction, not one walk per field."""
-    subject = dataset_entity(namespace, "dataset", dataset)
-    caller.require(subject, Privilege.READ)
-    since = namespace_store.visible_since(conn, namespace)
-    visible = visible_window(window, since)
-    described = schema_store.current(conn, subject, since)
-    if described is None and not store.dataset_exists(conn, namespace, dataset):
-        raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")
+    visible, described = described_dataset(conn, caller, namespace, dataset, window)
     summary = summaries.dataset_field_lineage(conn, namespace, dataset, *visible, direction,
                                               {f.name for f in described.fields} if described else set())
     for side in ("incoming", "outgoing"):
