@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from spark_jobs.examples import purchase_history, sample_data, user_profiles
@@ -113,3 +114,49 @@ def test_the_examples_as_plain_pyspark_under_track_give_the_hand_recorded_lineag
     # the capture also names the grouping key, an INDIRECT (GROUP_BY) input the hand-written record leaves out
     assert _sources(auto[2], "history", {}) == {
         field: found | {("purchases", "customer")} for field, found in history.items()}
+
+
+def test_the_captured_examples_compact_into_runs_accesses_and_field_paths(
+        spark, tmp_path: Path, monkeypatch, warehouse_db: str) -> None:  # type: ignore[no-untyped-def]
+    """What ``make demo`` does with the captured examples: their events (format v2, datasets named
+    by their physical identity) compact with nothing quarantined, into runs, accesses and field
+    paths the API reads."""
+    from datetime import UTC, datetime, timedelta
+
+    from lineage.settings import Settings
+    from spark_jobs.compaction.job import run_compaction
+    from spark_jobs.examples import captured
+    from spark_jobs.field_lineage.job import run_field_lineage
+    from tests.warehouse.test_compaction import rows
+    from warehouse import namespace_store
+    from warehouse.db import connect
+
+    log_root = tmp_path / "logs"
+    monkeypatch.setenv("LINEAGE_LOG_ROOT", str(log_root))
+    user_data = sample_data.write_user_data(tmp_path / "user_data", rows=20, seed=1)
+    stream = sample_data.write_purchase_events(tmp_path / "purchaseStream", rows=50, seed=2)
+    captured.run_user_profiles(spark, user_data, tmp_path / "auto" / "mytableds")
+    captured.run_flow(spark, stream, tmp_path / "auto")
+    captured.run_builder(spark, tmp_path / "auto")
+    with connect(warehouse_db, autocommit=True) as conn:
+        namespace_store.create_namespace(conn, "myns", None)
+    settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root),
+                                  "LINEAGE_DATABASE_URL": warehouse_db})
+    summary = run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
+    assert summary.quarantined == 0 and summary.events_compacted == summary.events_read
+    fields = run_field_lineage(spark, settings)
+    # one record per write: mytableds, purchases, frequentCustomers (twice: the flow's and the
+    # builder's, the same plan, so one operation set), history
+    assert (fields.quarantined, fields.records, fields.sets_added) == (0, 5, 4)
+    assert sorted(rows(warehouse_db, "select application, program, status from lineage.runs r "
+                                     "join lineage.programs p using (program_key)")) == [
+        ("CapturedPurchaseHistory", "PurchaseFlow", "completed"),
+        ("CapturedPurchaseHistory", "PurchaseHistoryBuilder", "completed"),
+        ("CapturedUserProfilePipeline", "ETLMapReduce", "completed")]
+    sources = rows(warehouse_db, "select distinct d.dataset, p.field, src->>'field' from lineage.field_paths p "
+                                 "join lineage.field_operation_sets s on s.fingerprint = p.set_fingerprint "
+                                 "join lineage.datasets d on d.dataset = s.destination "
+                                 "cross join jsonb_array_elements(p.path->'sources') src "
+                                 "where d.dataset like '%mytableds' order by 2")
+    assert [(field, source) for _, field, source in sources] == [
+        ("age", "value"), ("city", "value"), ("id", "value"), ("name", "value"), ("state", "value")]
