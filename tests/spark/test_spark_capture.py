@@ -210,3 +210,23 @@ def test_a_plan_node_it_does_not_know_gives_lineage_and_a_note_kept_with_the_run
              if e["kind"] == "run_facets" and "warnings" in e["payload"]]
     assert len(notes) == 1 and "MapInArrow" in notes[0][0] and "mapped" in notes[0][0]
 
+
+
+def test_a_plan_s_json_read_in_pieces_is_spark_s_own(spark: SparkSession) -> None:
+    """Past 8 KiB a py4j answer stalls 44 ms: the capture reads the JSON in pieces instead; the
+    text is the same as toJSON's, for a plan well over 8 KiB."""
+    from lineage.spark import PlanJson
+
+    frame = spark.range(3).selectExpr("id", "cast(id as string) as name")
+    frame = frame.select(*[F.concat_ws("-", "name", F.lit(index)).alias(f"c{index}") for index in range(64)])
+    plan = frame._jdf.queryExecution().optimizedPlan()
+    whole = plan.toJSON()
+    assert len(whole) > 3 * PlanJson.PIECE
+    reader = PlanJson(spark.sparkContext._jvm)
+    assert json.loads(reader.of(plan)) == json.loads(whole) and reader._pieces
+
+    class OtherSpark:  # a plan without jsonValue (another Spark's internals): toJSON, the slower way
+        def toJSON(self) -> str:
+            return "[]"
+
+    assert reader.of(OtherSpark()) == "[]" and not reader._pieces
