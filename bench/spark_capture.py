@@ -4,7 +4,8 @@ Prints (issue 15's targets):
 
 - the capture's cost per write action on the driver (the listener's work: the plan's JSON, the
   column lineage, the py4j calls naming datasets, the events) for plans of 10, 50 and 200
-  operators, p50 and p95 over ``--writes`` writes each (target: p95 <= 50 ms at 50 operators);
+  operators, p50 and p95 over ``--writes`` writes each after 3 warm-up writes, whose costs are
+  printed apart (target: p95 <= 50 ms at 50 operators);
 - a job of 20 writes with and without capture, interleaved (without, with, without, with...),
   as the ratio of their median wall times, the run's end included (it waits for Spark to report
   the last write) (target: at most 5% slower).
@@ -42,15 +43,19 @@ def plan_of(frame: DataFrame, operators: int) -> DataFrame:
     return frame
 
 
-def capture_cost(spark: SparkSession, root: Path, operators: int, writes: int) -> list[float]:
+WARM_UP = 3  # writes of each plan size not counted: the JVM compiles the serialization of new plan classes
+
+
+def capture_cost(spark: SparkSession, root: Path, operators: int, writes: int) -> tuple[list[float], list[float]]:
+    """(the warm-up writes' costs, the counted writes' costs) for one plan size."""
     source = spark.read.parquet(str(root / "source"))
     with tempfile.TemporaryDirectory() as log_root, track(spark, application="bench", program=f"plan{operators}",
                                                           log_root=log_root) as tracker:
         frame = plan_of(source, operators)
-        for index in range(writes):
+        for index in range(WARM_UP + writes):
             frame.write.mode("overwrite").parquet(str(root / f"out_{operators}_{index % 2}"))
-    assert tracker.writes == writes and not tracker.warnings, tracker.warnings
-    return tracker.capture_seconds
+    assert tracker.writes == WARM_UP + writes and not tracker.warnings, tracker.warnings
+    return tracker.capture_seconds[:WARM_UP], tracker.capture_seconds[WARM_UP:]
 
 
 def job(spark: SparkSession, root: Path, writes: int, captured: bool) -> float:
@@ -78,9 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     spark.createDataFrame([(i, f"n{i}", float(i)) for i in range(1000)], "id int, name string, amount double") \
         .write.parquet(str(root / "source"))
     capture_cost(spark, root, 10, 3)  # warm-up: py4j callbacks, imports
-    print(f"capture cost per write on the driver ({args.writes} writes each; target p95 <= 50 ms at 50 operators):")
+    print(f"capture cost per write on the driver ({args.writes} writes each after {WARM_UP} warm-up writes; "
+          "target p95 <= 50 ms at 50 operators):")
     for operators in (10, 50, 200):
-        print(f"  {operators:3d} operators   {percentiles(capture_cost(spark, root, operators, args.writes))}")
+        warm_up, counted = capture_cost(spark, root, operators, args.writes)
+        print(f"  {operators:3d} operators   {percentiles(counted)}   "
+              f"(warm-up writes: {', '.join(f'{1000 * cost:.0f}' for cost in warm_up)} ms)")
     without, with_capture = [], []
     job(spark, root, 20, False)  # warm-up
     for _ in range(args.pairs):
