@@ -9,18 +9,18 @@ lineage. dbt-ol only logs an event it could not send: the result counts those.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import lineage
 from lineage.errors import DbtBuildError
 from lineage.settings import Settings
 
-_DONE_LINE = re.compile(r"Done\. PASS=(\d+) WARN=(\d+) ERROR=(\d+) SKIP=(\d+)")
 _EMITTED_LINE = re.compile(r"Emitted (\d+) OpenLineage events")
 _FAILED_EMIT = "OpenLineage client failed to emit event"
 TRANSPORT = "lineage.openlineage_transport.RawLogTransport"
@@ -47,10 +47,24 @@ class DbtResult:
         return f"dbt build: {self.passed} passed, {self.warned} warnings{events}"
 
 
+# libpq parameters of a URL's query (an Airflow connection's extras) and the environment
+# variables libpq reads them from: dbt-postgres' profile has no field for several of them
+# (options, target_session_attrs), and libpq takes every one from its variable when the profile
+# leaves it unset, so no parameter of the connection is lost.
+LIBPQ_ENV = {"sslmode": "PGSSLMODE", "sslrootcert": "PGSSLROOTCERT", "sslcert": "PGSSLCERT", "sslkey": "PGSSLKEY",
+             "sslcrl": "PGSSLCRL", "options": "PGOPTIONS", "connect_timeout": "PGCONNECT_TIMEOUT",
+             "application_name": "PGAPPNAME", "target_session_attrs": "PGTARGETSESSIONATTRS",
+             "channel_binding": "PGCHANNELBINDING", "gssencmode": "PGGSSENCMODE"}
+
+
 def dbt_env(database_url: str, settings: Settings) -> dict[str, str]:
-    """Environment for dbt: the connection parts of ``database_url`` and local paths."""
+    """Environment for dbt: the connection parts of ``database_url`` (its query's libpq
+    parameters as libpq's variables, ``LIBPQ_ENV``) and local paths."""
     parts = urlsplit(database_url)
     env = dict(os.environ)
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if name in LIBPQ_ENV:
+            env[LIBPQ_ENV[name]] = value
     env.update(
         LINEAGE_DBT_HOST=parts.hostname or "127.0.0.1",
         LINEAGE_DBT_PORT=str(parts.port or 5432),
@@ -122,6 +136,17 @@ def _lineage_path(settings: Settings) -> Path:
     return folder
 
 
+def run_results(path: Path) -> tuple[int, int]:
+    """(passed, warned) nodes of the dbt invocation that wrote ``path`` (dbt's own
+    ``run_results.json``: models, seeds and snapshots ``success``, tests ``pass``; ``warn``)."""
+    try:
+        results = json.loads(path.read_text())["results"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise DbtBuildError(f"dbt left no readable {path} ({error})") from error
+    statuses = [str(result.get("status")) for result in results if isinstance(result, dict)]
+    return sum(status in ("success", "pass") for status in statuses), statuses.count("warn")
+
+
 def dbt_command(settings: Settings) -> list[str]:
     """``dbt``, or ``dbt-ol`` beside it with ``LINEAGE_DBT_OPENLINEAGE``."""
     if not settings.dbt_openlineage:
@@ -156,8 +181,7 @@ def build_marts(
     if completed.returncode != 0:
         tail = "\n".join(output.strip().splitlines()[-30:])
         raise DbtBuildError(f"dbt {command} failed (exit {completed.returncode}):\n{tail}")
-    match = _DONE_LINE.search(output)
-    passed, warned = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+    passed, warned = run_results(Path(env["DBT_TARGET_PATH"]) / "run_results.json")
     if not settings.dbt_openlineage:
         return DbtResult(passed=passed, warned=warned, output=output)
     emitted = _EMITTED_LINE.search(output)

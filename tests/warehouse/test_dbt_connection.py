@@ -1,0 +1,20 @@
+"""dbt on the real warehouse takes the connection's libpq parameters (an Airflow connection's
+extras): a statement timeout passed as ``options`` stops its build, the same build without it
+passes and its result comes from run_results.json."""
+
+from __future__ import annotations
+
+import pytest
+
+from lineage.errors import DbtBuildError
+from lineage.settings import Settings
+from warehouse.dbt_build import build_marts
+
+
+def test_the_connection_s_options_reach_dbt(warehouse_db: str) -> None:
+    strict = f"{warehouse_db}?options=-c%20statement_timeout%3D1&application_name=lineage-dbt"
+    with pytest.raises(DbtBuildError, match="statement timeout"):
+        build_marts(strict, Settings.from_env(), command="run", select="+metadata_search")
+    result = build_marts(f"{warehouse_db}?application_name=lineage-dbt", Settings.from_env(), command="run",
+                         select="+metadata_search")
+    assert result.passed >= 2 and result.warned == 0
