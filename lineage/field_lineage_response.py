@@ -75,6 +75,13 @@ def merge_rows(rows: Iterable[Mapping[str, Any]], document: str, key_of: Callabl
     return merged
 
 
+def _seen(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A merged entry's runs and programs and when they were first and last seen, as rendered."""
+    return {"runs": sorted(entry["runs"]), "runCount": len(entry["runs"]), "programs": program_infos(entry["programs"]),
+            "firstSeenInSeconds": int(entry["first_seen"].timestamp()),
+            "lastSeenInSeconds": int(entry["last_seen"].timestamp())}
+
+
 def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], view: str | None = None, *,
                  transformations: TransformationFilter = "all", readable: Readable | None = None
                  ) -> dict[FieldKey, list[dict[str, Any]]]:
@@ -95,11 +102,7 @@ def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], vi
         rendered: dict[str, Any] = {
             "operations": _described(path["operations"], descriptions),
             "sources": path["sources"],
-            "runs": sorted(entry["runs"]),
-            "runCount": len(entry["runs"]),
-            "programs": program_infos(entry["programs"]),
-            "firstSeenInSeconds": int(entry["first_seen"].timestamp()),
-            "lastSeenInSeconds": int(entry["last_seen"].timestamp()),
+            **_seen(entry),
             "fingerprint": fingerprint,
         }
         if path.get("warnings"):
@@ -206,11 +209,7 @@ def render_flows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "drops": [{"operation": op_id, "name": names[op_id], "description": descriptions.get(op_id, "")}
                       for op_id in flow["drops"]],
             "reachesNothing": not flow["destinationFields"] and not flow["drops"],
-            "runs": sorted(entry["runs"]),
-            "runCount": len(entry["runs"]),
-            "programs": program_infos(entry["programs"]),
-            "firstSeenInSeconds": int(entry["first_seen"].timestamp()),
-            "lastSeenInSeconds": int(entry["last_seen"].timestamp()),
+            **_seen(entry),
             "fingerprint": fingerprint,
         })
     return rendered

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from harness.api_server import AIRFLOW
@@ -85,3 +86,29 @@ def get_ok(client: Any, path: str, **params: Any) -> Any:
     response = client.get(path, params=params)
     assert response.status_code == 200, response.text
     return response.json()
+
+
+@contextmanager
+def admin_client(url: str) -> Iterator[Any]:
+    """A TestClient of the plugin's app as ``admin`` over the warehouse at ``url`` (the Airflow
+    connection pointed at it for the client's life, then restored); ``client.url`` is ``url``."""
+    from airflow.api_fastapi.app import init_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+    from fastapi.testclient import TestClient
+    from lineage_api.app import create_app
+
+    ensure_airflow_db()
+    previous = os.environ.get("AIRFLOW_CONN_LINEAGE_WAREHOUSE")
+    os.environ["AIRFLOW_CONN_LINEAGE_WAREHOUSE"] = libpq(url)
+    token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
+    try:
+        with TestClient(create_app()) as client:
+            client.headers["Authorization"] = f"Bearer {token}"
+            client.url = url  # type: ignore[attr-defined]
+            yield client
+    finally:
+        if previous is None:
+            os.environ.pop("AIRFLOW_CONN_LINEAGE_WAREHOUSE", None)
+        else:
+            os.environ["AIRFLOW_CONN_LINEAGE_WAREHOUSE"] = previous
+

@@ -13,13 +13,12 @@ from typing import Any
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
-from lineage_api.app import create_app
 
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.examples.user_profiles import DESTINATION_FIELDS, field_operations
 from spark_jobs.field_lineage.job import run_field_lineage
-from tests.airflow_support import ensure_airflow_db, libpq
+from tests.airflow_support import admin_client, libpq
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import event, write_log
 
@@ -86,8 +85,6 @@ REPORT = {"destination": {"name": "report"}, "operations": [
 
 @pytest.fixture(scope="module")
 def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
-    from airflow.api_fastapi.app import init_auth_manager
-    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
 
     url = create_scratch_db("field_lineage")
     log_root = tmp_path_factory.mktemp("raw-events")
@@ -106,18 +103,8 @@ def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]
     assert (summary.records, summary.sets_added, summary.runs_recorded, summary.quarantined) == (7, 5, 7, 0)
     again = run_field_lineage(spark, settings)
     assert again.records == 0  # processed records are not read twice
-    ensure_airflow_db()
-    previous = os.environ.get("AIRFLOW_CONN_LINEAGE_WAREHOUSE")
-    os.environ["AIRFLOW_CONN_LINEAGE_WAREHOUSE"] = libpq(url)
-    token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
-    with TestClient(create_app()) as client:
-        client.headers["Authorization"] = f"Bearer {token}"
-        client.url = url  # type: ignore[attr-defined]
+    with admin_client(url) as client:
         yield client
-    if previous is None:
-        os.environ.pop("AIRFLOW_CONN_LINEAGE_WAREHOUSE", None)
-    else:
-        os.environ["AIRFLOW_CONN_LINEAGE_WAREHOUSE"] = previous
     drop_scratch_db(url)
 
 

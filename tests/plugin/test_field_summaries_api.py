@@ -18,12 +18,11 @@ from typing import Any
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
-from lineage_api.app import create_app
 
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
-from tests.airflow_support import ensure_airflow_db, libpq
+from tests.airflow_support import admin_client, libpq
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import write_log
 from tests.plugin.test_field_lineage_api import END, T0, WINDOW, run
@@ -62,8 +61,6 @@ LENIENT = {"destination": {"name": "lenient"}, "operations": [
 
 @pytest.fixture(scope="module")
 def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
-    from airflow.api_fastapi.app import init_auth_manager
-    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
 
     url = create_scratch_db("field_summaries")
     log_root = tmp_path_factory.mktemp("raw-events")
@@ -75,18 +72,8 @@ def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]
     run_compaction(spark, interval_end=END, settings=settings)
     summary = run_field_lineage(spark, settings)
     assert (summary.records, summary.sets_added, summary.quarantined) == (5, 3, 0)  # the lenient record is kept
-    ensure_airflow_db()
-    previous = os.environ.get("AIRFLOW_CONN_LINEAGE_WAREHOUSE")
-    os.environ["AIRFLOW_CONN_LINEAGE_WAREHOUSE"] = libpq(url)
-    token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
-    with TestClient(create_app()) as client:
-        client.headers["Authorization"] = f"Bearer {token}"
-        client.url = url  # type: ignore[attr-defined]
+    with admin_client(url) as client:
         yield client
-    if previous is None:
-        os.environ.pop("AIRFLOW_CONN_LINEAGE_WAREHOUSE", None)
-    else:
-        os.environ["AIRFLOW_CONN_LINEAGE_WAREHOUSE"] = previous
     drop_scratch_db(url)
 
 
