@@ -45,6 +45,7 @@ def test_quarantined_events_are_replayed_once_after_their_namespace_is_created(
     assert "3 rows" in listed and "namespace 'shop' does not exist" in listed
     assert "still refused: 3 x namespace 'shop' does not exist" in cli("quarantine", "replay", "--dry-run")
     assert "namespace 'shop' created" in cli("namespaces", "create", "shop", "--description", "the shop")
+    assert "the shop" in cli("namespaces", "list")
 
     replayed = cli("quarantine", "replay")
     assert "4 quarantined lines selected, 3 written to" in replayed and "replay-" in replayed
