@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from lineage import RunContext
-from lineage.spark import track
+from lineage.spark import Tracker, track
 from spark_jobs.examples import purchase_history, user_profiles
 
 PREFIX = "Captured"
@@ -31,10 +31,15 @@ def run_user_profiles(spark: SparkSession, input_path: Path, output_path: Path) 
     return tracker.run
 
 
+def _purchase_history(spark: SparkSession, program: str, program_type: str) -> Tracker:
+    """A run of a PurchaseHistory program, captured under the Captured application."""
+    return track(spark, namespace=purchase_history.NAMESPACE, application=PREFIX + purchase_history.APPLICATION,
+                 program=program, program_type=program_type)
+
+
 def run_flow(spark: SparkSession, stream_path: Path, data_root: Path) -> RunContext:
     """PurchaseFlow: the stream's folder (``stream_path``'s) -> purchases; purchases -> frequentCustomers."""
-    with track(spark, namespace=purchase_history.NAMESPACE, application=PREFIX + purchase_history.APPLICATION,
-               program="PurchaseFlow", program_type="flow") as tracker:
+    with _purchase_history(spark, "PurchaseFlow", "flow") as tracker:
         purchases = purchase_history.parse_purchases(spark.read.text(str(stream_path.parent)))
         purchases.write.mode("append").parquet(str(data_root / "purchases"))
         stored = spark.read.parquet(str(data_root / "purchases"))
@@ -45,8 +50,7 @@ def run_flow(spark: SparkSession, stream_path: Path, data_root: Path) -> RunCont
 
 def run_builder(spark: SparkSession, data_root: Path) -> RunContext:
     """PurchaseHistoryBuilder: purchases -> history, frequentCustomers."""
-    with track(spark, namespace=purchase_history.NAMESPACE, application=PREFIX + purchase_history.APPLICATION,
-               program="PurchaseHistoryBuilder", program_type="mapreduce") as tracker:
+    with _purchase_history(spark, "PurchaseHistoryBuilder", "mapreduce") as tracker:
         purchases = spark.read.parquet(str(data_root / "purchases"))
         purchase_history.build_history(purchases).write.mode("overwrite").parquet(str(data_root / "history"))
         purchase_history.frequent_customers(purchases).write.mode("overwrite").parquet(
@@ -56,7 +60,6 @@ def run_builder(spark: SparkSession, data_root: Path) -> RunContext:
 
 def run_service(spark: SparkSession, data_root: Path) -> RunContext:
     """PurchaseHistoryService: reads history to serve it (a ``collect``, captured as a read)."""
-    with track(spark, namespace=purchase_history.NAMESPACE, application=PREFIX + purchase_history.APPLICATION,
-               program="PurchaseHistoryService", program_type="service") as tracker:
+    with _purchase_history(spark, "PurchaseHistoryService", "service") as tracker:
         spark.read.parquet(str(data_root / "history")).orderBy(F.desc("total_spent")).limit(3).collect()
     return tracker.run
