@@ -83,12 +83,43 @@ def record_coverage(conn: psycopg.Connection, interval_end: datetime) -> None:
         (interval_end,))
 
 
+_PATHS_PER_QUERY = 5_000
+
+
 def compacted_paths(conn: psycopg.Connection, paths: Sequence[str]) -> set[str]:
-    """Which of ``paths`` the manifest already holds."""
-    rows = conn.execute(
-        "select file_path from lineage.compacted_files where file_path = any(%s)", (list(paths),)
-    ).fetchall()
-    return {row[0] for row in rows}
+    """Which of ``paths`` the manifest already holds (asked 5,000 paths at a time)."""
+    found: set[str] = set()
+    for start in range(0, len(paths), _PATHS_PER_QUERY):
+        rows = conn.execute("select file_path from lineage.compacted_files where file_path = any(%s)",
+                            (list(paths[start:start + _PATHS_PER_QUERY]),)).fetchall()
+        found.update(row[0] for row in rows)
+    return found
+
+
+def settled_partitions(conn: psycopg.Connection, paths: Sequence[str]) -> dict[str, int]:
+    """The folder time each of ``paths`` (hour partitions) had when it was last found fully
+    compacted (migration 0019); partitions never settled are absent."""
+    found: dict[str, int] = {}
+    for start in range(0, len(paths), _PATHS_PER_QUERY):
+        rows = conn.execute("select partition_path, modified_ms from lineage.settled_partitions "
+                            "where partition_path = any(%s)", (list(paths[start:start + _PATHS_PER_QUERY]),))
+        found.update(rows.fetchall())
+    return found
+
+
+def record_settled(conn: psycopg.Connection, settled: Sequence[tuple[str, int, int]], batch_id: str | None) -> None:
+    """Record hour partitions (path, folder time in ms, files) as holding only compacted files."""
+    if not settled:
+        return
+    conn.execute(
+        """insert into lineage.settled_partitions as s (partition_path, modified_ms, files, batch_id)
+           select path, modified, files, %(batch)s
+           from unnest(%(paths)s::text[], %(times)s::bigint[], %(files)s::int[]) as p(path, modified, files)
+           on conflict (partition_path) do update set
+               modified_ms = excluded.modified_ms, files = excluded.files, batch_id = excluded.batch_id,
+               settled_at = now()""",
+        {"batch": batch_id, "paths": [item[0] for item in settled], "times": [item[1] for item in settled],
+         "files": [item[2] for item in settled]})
 
 
 def prepare_staging(conn: psycopg.Connection) -> None:
@@ -123,13 +154,16 @@ class MergeStep:
     """One named statement of a chunk's merge. ``statement`` reads the chunk's staging table as
     ``{events}`` and the batch id as ``%(batch)s``; its row count is added to the summary
     counter ``counts`` when given. ``only_if`` is a query that must answer true for the step to
-    run; ``mode`` limits it to one namespace policy ("auto_create" or "strict")."""
+    run; ``mode`` limits it to one namespace policy ("auto_create" or "strict"); ``kinds`` skips
+    it for a chunk holding no event of those kinds (a join over the whole chunk that finds
+    nothing still costs seconds on a large chunk)."""
 
     label: str
     statement: str
     counts: str | None = None
     only_if: str | None = None
     mode: str | None = None
+    kinds: tuple[str, ...] | None = None
 
 
 # The dataset and the run row of a staged event (after the datasets and runs steps).
@@ -229,7 +263,8 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         group by e.dataset_namespace, d.dataset_key, r.run_key, e.access, coalesce(e.component, '')
         on conflict (namespace, dataset_key, run_key, access, component)
         do update set accessed_at = least(a.accessed_at, excluded.accessed_at)
-        where excluded.accessed_at < a.accessed_at""", counts="accesses_added"),
+        where excluded.accessed_at < a.accessed_at""", counts="accesses_added",
+              kinds=("dataset_access",)),
     # What runs and datasets keep beside accesses (migration 0013). In each, the latest event wins
     # (ties broken by content), so any arrival order gives the same rows.
     MergeStep("run parents", f"""
@@ -249,7 +284,8 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
             event_time = excluded.event_time, batch_id = excluded.batch_id
         where (excluded.event_time, row(excluded.namespace, excluded.application, excluded.program_type,
                                         excluded.program, excluded.run_id)::text)
-            > (l.event_time, row(l.namespace, l.application, l.program_type, l.program, l.run_id)::text)"""),
+            > (l.event_time, row(l.namespace, l.application, l.program_type, l.program, l.run_id)::text)""",
+              kinds=("run_parent",)),
     MergeStep("run facets", f"""
         insert into lineage.run_facets as f (run_key, facet_of, name, facet, event_time, batch_id)
         select distinct on (r.run_key, kept.facet_of, kept.name)
@@ -263,7 +299,8 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         order by r.run_key, kept.facet_of, kept.name, {_EVENT_TIME} desc, kept.facet::text desc
         on conflict (run_key, facet_of, name) do update set
             facet = excluded.facet, event_time = excluded.event_time, batch_id = excluded.batch_id
-        where (excluded.event_time, excluded.facet::text) > (f.event_time, f.facet::text)"""),
+        where (excluded.event_time, excluded.facet::text) > (f.event_time, f.facet::text)""",
+              kinds=("run_facets",)),
     MergeStep("run warnings", f"""
         insert into lineage.run_warnings as w (run_key, warning, first_seen_at)
         select r.run_key, warning, min({_EVENT_TIME})
@@ -272,7 +309,8 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         where e.kind = 'run_facets'
         group by r.run_key, warning
         on conflict (run_key, warning) do update set first_seen_at = excluded.first_seen_at
-        where excluded.first_seen_at < w.first_seen_at"""),
+        where excluded.first_seen_at < w.first_seen_at""",
+              kinds=("run_facets",)),
     MergeStep("dataset facets", f"""
         insert into lineage.dataset_facets as f (dataset_key, name, facet, event_time, batch_id)
         select distinct on (d.dataset_key, kept.name) d.dataset_key, kept.name, kept.facet, {_EVENT_TIME}, %(batch)s
@@ -282,7 +320,8 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         order by d.dataset_key, kept.name, {_EVENT_TIME} desc, kept.facet::text desc
         on conflict (dataset_key, name) do update set
             facet = excluded.facet, event_time = excluded.event_time, batch_id = excluded.batch_id
-        where (excluded.event_time, excluded.facet::text) > (f.event_time, f.facet::text)"""),
+        where (excluded.event_time, excluded.facet::text) > (f.event_time, f.facet::text)""",
+              kinds=("dataset_facets",)),
     MergeStep("dataset aliases", f"""
         insert into lineage.dataset_aliases as a (namespace, alias, alias_type, dataset_key, event_time, batch_id)
         select distinct on (coalesce(alias.namespace, e.namespace), alias.name)
@@ -299,15 +338,35 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         where excluded.event_time > a.event_time
            or excluded.event_time = a.event_time and excluded.dataset_key <> a.dataset_key
               and (select dataset from lineage.datasets where dataset_key = excluded.dataset_key)
-                > (select dataset from lineage.datasets where dataset_key = a.dataset_key)"""),
+                > (select dataset from lineage.datasets where dataset_key = a.dataset_key)""",
+              kinds=("dataset_facets",)),
     MergeStep("field operation and metadata events", f"""
         insert into lineage.pending_events (namespace, event_id, kind, event_time, application,
             program_type, program, run_id, payload, batch_id)
         select namespace, event_id, kind, {_EVENT_TIME}, application, program_type, program, run_id,
                payload::jsonb, %(batch)s
         from {{events}} where kind in ('field_operations', 'metadata_change')
-        on conflict do nothing""", counts="pending_kept"),
+        on conflict do nothing""", counts="pending_kept",
+              kinds=("field_operations", "metadata_change")),
 )
+
+
+_FILES_PER_STATEMENT = 10_000
+
+
+def record_files(conn: psycopg.Connection, batch_id: str, files: Sequence[tuple[str, int]]) -> None:
+    """Put ``files`` (path, size) in the manifest with their line counts from ``file_lines``, one
+    statement per 10,000 files (a statement per file cost a scan of ``file_lines`` each: quadratic
+    in the files of a batch, 30 s for 12,594 small files)."""
+    for start in range(0, len(files), _FILES_PER_STATEMENT):
+        piece = files[start:start + _FILES_PER_STATEMENT]
+        conn.execute(
+            """insert into lineage.compacted_files (file_path, batch_id, size_bytes, lines)
+               select f.path, %(batch)s, f.size, coalesce(l.lines, 0)
+               from unnest(%(paths)s::text[], %(sizes)s::bigint[]) as f(path, size)
+               left join (select source_file, sum(lines) as lines from file_lines group by source_file) l
+                 on l.source_file = f.path""",
+            {"batch": batch_id, "paths": [path for path, _ in piece], "sizes": [size for _, size in piece]})
 
 
 class BatchMerge:
@@ -334,8 +393,12 @@ class BatchMerge:
         """Merge one staged chunk (a table from ``create_lines_table``) into the open transaction."""
         table = sql.Identifier(*events.split("."))
         self._conn.execute(sql.SQL("analyze {}").format(table))
+        found_kinds = self._conn.execute(sql.SQL("select array_agg(distinct kind) from {}").format(table)).fetchone()
+        staged_kinds = set(found_kinds[0] or []) if found_kinds else set()
         for step in MERGE_STEPS:
             if step.mode is not None and step.mode != self._mode:
+                continue
+            if step.kinds is not None and staged_kinds.isdisjoint(step.kinds):
                 continue
             if step.only_if is not None:
                 found = self._conn.execute(sql.SQL(step.only_if).format(events=table)).fetchone()
@@ -366,8 +429,11 @@ class BatchMerge:
         events_read: int,
         event_id_retention_days: int,
         late_files: int = 0,
+        settled: Sequence[tuple[str, int, int]] = (),
     ) -> CompactionSummary:
-        """Record the batch and its files (path, size) in the manifest, expire old ids, commit."""
+        """Record the batch and its files (path, size) in the manifest, and the hour partitions
+        this batch leaves fully compacted (``settled``: path, folder time, files; see
+        ``record_settled``); expire old ids, commit."""
         conn, params, counts = self._conn, self._params, self.counts
         duplicates = events_read - counts["quarantined"] - counts["compacted"]
         conn.execute(
@@ -384,12 +450,8 @@ class BatchMerge:
         )
         if interval_end is not None:
             record_coverage(conn, interval_end)
-        with conn.cursor() as cursor:
-            cursor.executemany(
-                """insert into lineage.compacted_files (file_path, batch_id, size_bytes, lines)
-                   select %s, %s, %s, coalesce((select sum(lines) from file_lines where source_file = %s), 0)""",
-                [(path, self.batch_id, size, path) for path, size in files],
-            )
+        record_files(conn, self.batch_id, files)
+        record_settled(conn, settled, self.batch_id)
         _timed(conn, "expire old event ids",
                "delete from lineage.event_ids where event_time < now() - make_interval(days => %(days)s)",
                {"days": event_id_retention_days})

@@ -15,6 +15,7 @@ import re
 import sys
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -27,7 +28,17 @@ from pyspark.sql import functions as F
 from lineage.events import parse_time
 from lineage.failpoints import failpoint
 from lineage.settings import Settings
-from spark_jobs.compaction.listing import LogFile, is_late, list_log_files, listing_start
+from spark_jobs.compaction.listing import (
+    LogFile,
+    Partition,
+    changed,
+    is_late,
+    list_files,
+    list_partitions,
+    listing_start,
+    local_root,
+    now_ms,
+)
 from spark_jobs.compaction.load import stage_parsed_lines
 from spark_jobs.session import build_session
 from warehouse.compaction_store import (
@@ -40,7 +51,9 @@ from warehouse.compaction_store import (
     listed_until,
     prepare_staging,
     record_coverage,
+    record_settled,
     release_lock,
+    settled_partitions,
 )
 from warehouse.db import connect
 
@@ -71,6 +84,35 @@ def chunk_files(files: Sequence[LogFile], max_bytes: int) -> list[list[LogFile]]
         chunks[-1].append(item)
         size += item.size_bytes
     return chunks
+
+
+# Spark's defaults suit a few large files, not thousands of small ones: each file counts as
+# 4 MB when files are packed into tasks (about one task per 32 small files, each with its own
+# warehouse connection), and more than 32 paths are checked by a Spark job of one task per path
+# (10,000 tasks for 10,000 files). Measured on 4,000 files of 8 events: 75 s with the defaults,
+# 12 s with these. Local files are checked on the driver (5,000 files: 3.6 s, 9.5 s in a job of
+# 8 tasks); remote ones in a job of at most 8 tasks. Set only while the compaction reads.
+SMALL_FILE_CONF = {
+    "spark.sql.files.openCostInBytes": str(8 * 1024),
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "8",
+}
+LOCAL_FILE_CONF = {**SMALL_FILE_CONF, "spark.sql.sources.parallelPartitionDiscovery.threshold": str(2**31 - 1)}
+
+
+@contextmanager
+def _read_conf(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
+    """``conf`` set on the session for the block, the previous values restored after it."""
+    before = {key: spark.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, previous in before.items():
+            if previous is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, previous)
 
 
 def run_compaction(
@@ -104,14 +146,21 @@ def run_compaction(
             with _phase("listing raw log files"):
                 earliest = None if everything else listing_start(interval_end, settings.lookback_hours,
                                                                  listed_until(conn))
-                candidates = list_log_files(spark, settings.log_root, interval_end, earliest)
+                listed_at = now_ms()
+                partitions = list_partitions(spark, settings.log_root, interval_end, earliest)
+                to_list = changed(partitions, settled_partitions(conn, [p.path for p in partitions]))
+                candidates = list_files(spark, to_list)
                 done = compacted_paths(conn, [f.path for f in candidates])
                 new_files = [f for f in candidates if f.path not in done]
                 late = sum(is_late(f.path, interval_end, settings.lookback_hours) for f in new_files)
-            log.info("compaction: %d files found since %s, %d already compacted, %d new (%d late: older than the "
-                     "%d-hour lookback)", len(candidates), earliest.isoformat() if earliest else "the beginning",
-                     len(done), len(new_files), late, settings.lookback_hours)
+                settling = _settling(to_list, candidates, listed_at)
+            log.info("compaction: %d hour partitions since %s, %d unchanged since they were last compacted; "
+                     "%d files in the others, %d already compacted, %d new (%d late: older than the %d-hour "
+                     "lookback)", len(partitions), earliest.isoformat() if earliest else "the beginning",
+                     len(partitions) - len(to_list), len(candidates), len(done), len(new_files), late,
+                     settings.lookback_hours)
             if not new_files:
+                record_settled(conn, settling, None)
                 record_coverage(conn, interval_end)
                 return CompactionSummary(batch_id, 0, 0, 0, 0, 0, 0, 0, 0)
             prepare_staging(conn)
@@ -119,18 +168,28 @@ def run_compaction(
             with connect(url, autocommit=True) as merge_conn:
                 merge = BatchMerge(merge_conn, batch_id, auto_create_namespaces=settings.auto_create_namespaces)
                 try:
-                    events_read = _stage_and_merge(spark, conn, merge, chunks, settings, url)
+                    read_conf = SMALL_FILE_CONF if local_root(settings.log_root) is None else LOCAL_FILE_CONF
+                    with _read_conf(spark, read_conf):
+                        events_read = _stage_and_merge(spark, conn, merge, chunks, settings, url)
                     with _phase("recording the batch and committing"):
                         return merge.finish(
                             [(f.path, f.size_bytes) for f in new_files], dag_run_id=dag_run_id,
                             interval_end=interval_end, started_at=started_at, events_read=events_read,
                             event_id_retention_days=settings.event_id_retention_days, late_files=late,
+                            settled=settling,
                         )
                 except BaseException as error:
                     merge.abort(error)
                     raise
         finally:
             release_lock(conn)
+
+
+def _settling(listed: Sequence[Partition], files: Sequence[LogFile], listed_at: int) -> list[tuple[str, int, int]]:
+    """The listed partitions a successful batch leaves settled (path, folder time, files): all of
+    their files are compacted once the batch commits."""
+    counts = Counter(f.path.rsplit("/", 1)[0] for f in files)
+    return [(item.path, item.modified_ms, counts[item.path]) for item in listed if item.settles(listed_at)]
 
 
 def _first_line(error: BaseException) -> str:
