@@ -12,10 +12,13 @@ import argparse
 import logging
 import os
 import shutil
+import subprocess
 import sys
 import threading
 import time
-from datetime import UTC, datetime
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psutil
@@ -23,6 +26,7 @@ import psycopg
 from psycopg import sql
 
 from bench.generate import generate_events, write_logs
+from lineage.log_writer import partition_of
 from lineage.settings import Settings, libpq_url
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.session import build_session
@@ -68,31 +72,129 @@ def scratch_database(url: str, name: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", "", ""))
 
 
+def fake_history(url: str, log_root: Path, files: int, end: datetime, hours: int) -> None:
+    """``files`` tiny log files spread over the ``hours`` before ``end``, already in the manifest
+    (as a compaction would have left them), their folders last changed two hours before ``end``."""
+    batch = f"bench-history-{uuid.uuid4().hex[:8]}"
+    paths = []
+    folders = [log_root / partition_of(end - timedelta(hours=hour)) for hour in range(1, hours + 1)]
+    for index in range(files):
+        folder = folders[index % hours]
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"history-{index:07d}.jsonl"
+        path.write_text("{}\n")
+        paths.append(f"file:{path}")  # as Hadoop names a local file
+    old = (end - timedelta(hours=2)).timestamp()
+    for folder in folders:
+        os.utime(folder, (old, old))
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn, conn.transaction():
+        conn.execute("""insert into lineage.compaction_batches (batch_id, started_at, files, events_read,
+                        events_compacted, duplicates, quarantined, runs_touched, accesses_added)
+                        values (%s, now(), %s, 0, 0, 0, 0, 0, 0)""", (batch, len(paths)))
+        with conn.cursor().copy("copy lineage.compacted_files (file_path, batch_id, size_bytes, lines) from stdin"
+                                ) as copy:
+            for uri in paths:
+                copy.write_row((uri, batch, 3, 1))
+
+
+def run_noop(settings: Settings, url: str, files: int, end: datetime, runs: int) -> dict[str, float]:
+    """A lookback holding ``files`` compacted files, then ``runs`` no-op compactions (seconds each)."""
+    log_root = Path(settings.log_root)
+    started = time.perf_counter()
+    fake_history(url, log_root, files, end, settings.lookback_hours)
+    print(f"history: {files:,} compacted files over {settings.lookback_hours} hours in "
+          f"{time.perf_counter() - started:.1f}s")
+    spark = build_session("lineage-bench", settings)
+    spark.sparkContext.setLogLevel("ERROR")
+    timings = {}
+    for attempt in range(1, runs + 1):
+        started = time.perf_counter()
+        summary = run_compaction(spark, interval_end=end, settings=settings)
+        elapsed = time.perf_counter() - started
+        assert summary.files == 0, "the no-op run found new files"
+        print(f"no-op run {attempt}: {elapsed:.2f}s")
+        print(f"RESULT noop{attempt} {elapsed:.3f}", flush=True)
+        timings[f"noop{attempt}"] = elapsed
+    spark.stop()
+    return timings
+
+
+def run_against(baseline: Path, argv: list[str]) -> dict[str, float]:
+    """This benchmark with the code of the checkout ``baseline`` (its spark_jobs, lineage and
+    warehouse first on the path) over the same logs, into its own database; its RESULT lines."""
+    env = {**os.environ, "PYTHONPATH": f"{baseline}:{os.environ.get('PYTHONPATH', '')}"}
+    command = [sys.executable, str(Path(__file__).resolve()), *argv, "--database", "lineage_bench_before"]
+    print(f"== before: the code of {baseline}", flush=True)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    results = {}
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT "):
+            _, name, value = line.split()
+            results[name] = float(value)
+        elif not line.startswith("  "):
+            print(f"   {line}")
+    if done.returncode != 0:
+        print(done.stderr[-3000:])
+        raise SystemExit(f"the baseline run failed ({done.returncode})")
+    print("== after: this checkout", flush=True)
+    return results
+
+
+def _compare(before: dict[str, float], after: dict[str, float], name: str, unit: str) -> None:
+    if name in before and name in after:
+        print(f"before / after: {before[name]:,.2f} / {after[name]:,.2f}{unit} "
+              f"(after / before = {after[name] / before[name]:.2f}x)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark the compaction of synthetic events.")
     parser.add_argument("--events", type=int, default=1_000_000, help="about this many events (default 1M)")
-    parser.add_argument("--events-per-file", type=int, default=10_000)
+    parser.add_argument("--events-per-file", type=int, default=10_000,
+                        help="events per log file (8: the client's shape, a file per run start and end)")
+    parser.add_argument("--noop-files", type=int, default=0,
+                        help="instead: a no-op compaction over a lookback holding this many compacted files")
+    parser.add_argument("--noop-runs", type=int, default=3, help="no-op compactions to time (default 3)")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="a checkout of the code to compare with (e.g. a git worktree of main): the same "
+                             "benchmark runs first with its code, then with this checkout's; both are printed")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--database", default="lineage_bench", help=argparse.SUPPRESS)
+    parser.add_argument("--logs-ready", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="  %(asctime)s %(message)s")
+    raw_argv = list(argv if argv is not None else sys.argv[1:])
+    before: dict[str, float] = {}
+    if args.against is not None:
+        index = raw_argv.index("--against")
+        child_argv = raw_argv[:index] + raw_argv[index + 2:]
+        before = run_against(args.against, child_argv)
+        args.logs_ready = args.noop_files == 0
 
     base = Settings.from_env()
-    url = scratch_database(base.database_url, "lineage_bench")
+    url = scratch_database(base.database_url, args.database)
     apply_migrations(url)
     log_root = base.home / "bench" / "raw-events"
-    shutil.rmtree(log_root, ignore_errors=True)
     settings = Settings.from_env({  # the synthetic pipelines write into ns0..ns9, created on first use
         **os.environ, "LINEAGE_AUTO_CREATE_NAMESPACES": "true", "LINEAGE_LOG_ROOT": str(log_root),
         "LINEAGE_DATABASE_URL": url})
+    end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+
+    if args.noop_files:
+        shutil.rmtree(log_root, ignore_errors=True)
+        after = run_noop(settings, url, args.noop_files, end, args.noop_runs)
+        for attempt in sorted({1, args.noop_runs}):
+            _compare(before, after, f"noop{attempt}", f" s (no-op run {attempt})")
+        return 0
 
     runs_per_pipeline = 125
     pipelines = max(1, round(args.events / (runs_per_pipeline * 7.5)))  # 7.5 events per run on average
-    end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-    started = time.perf_counter()
-    files, total = write_logs(log_root, generate_events(pipelines, runs_per_pipeline, seed=args.seed, end=end),
-                              args.events_per_file, end)
-    print(f"generated {total:,} events ({pipelines} pipelines x {runs_per_pipeline} runs) in {files} files "
-          f"in {time.perf_counter() - started:.1f}s")
+    if not args.logs_ready:
+        shutil.rmtree(log_root, ignore_errors=True)
+        started = time.perf_counter()
+        files, total = write_logs(log_root, generate_events(pipelines, runs_per_pipeline, seed=args.seed, end=end),
+                                  args.events_per_file, end)
+        print(f"generated {total:,} events ({pipelines} pipelines x {runs_per_pipeline} runs) in {files} files "
+              f"in {time.perf_counter() - started:.1f}s")
 
     started = time.perf_counter()
     spark = build_session("lineage-bench", settings)
@@ -108,10 +210,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"compaction: {summary.events_read:,} events in {elapsed:.1f}s = {rate:,.0f} events/s "
           "end to end (list, parse + validate, dedup, COPY, merge)")
     print(f"peak memory (driver + JVM + Python workers): {memory.peak / 2**20:,.0f} MiB")
+    print(f"RESULT rate {rate:.1f}")
+    print(f"RESULT memory {memory.peak / 2**20:.0f}")
+    if before:
+        _compare(before, {"rate": rate}, "rate", " events/s")
 
     started = time.perf_counter()
     again = run_compaction(spark, interval_end=end, settings=settings)
     print(f"re-run of the same interval: {again.files} new files, {time.perf_counter() - started:.1f}s")
+    if before:
+        print(f"peak memory before / after: {before.get('memory', 0):,.0f} / {memory.peak / 2**20:,.0f} MiB")
     with psycopg.connect(libpq_url(url)) as conn:
         sizes = conn.execute(
             "select relname, pg_size_pretty(pg_total_relation_size(c.oid)) from pg_class c "
@@ -124,3 +232,4 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+

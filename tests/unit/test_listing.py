@@ -44,3 +44,33 @@ def test_chunk_files_groups_consecutive_files_by_size() -> None:
     assert [[f.path for f in chunk] for chunk in chunk_files(files, 100)] == [
         ["f0", "f1"], ["f2"], ["f3"], ["f4"]]
     assert chunk_files([], 100) == []
+
+
+def test_only_partitions_changed_since_they_settled_are_listed() -> None:
+    from spark_jobs.compaction.listing import Partition, changed
+
+    settled = {"file:/r/dt=2026-11-21/hour=03": 1_000, "file:/r/dt=2026-11-21/hour=04": 2_000}
+    partitions = [Partition("file:/r/dt=2026-11-21/hour=03", 1_000),  # unchanged: skipped
+                  Partition("file:/r/dt=2026-11-21/hour=04", 2_500),  # a file landed since
+                  Partition("file:/r/dt=2026-11-21/hour=05", 3_000),  # never settled
+                  Partition("s3a://b/r/dt=2026-11-21/hour=03", 0)]  # no folder times: always listed
+    assert [item.path for item in changed(partitions, settled)] == [
+        "file:/r/dt=2026-11-21/hour=04", "file:/r/dt=2026-11-21/hour=05", "s3a://b/r/dt=2026-11-21/hour=03"]
+
+
+def test_a_partition_settles_only_when_its_folder_changed_well_before_the_listing() -> None:
+    from spark_jobs.compaction.listing import SETTLE_MARGIN_MS, Partition
+
+    listed_at = 10_000_000
+    assert Partition("p", listed_at - SETTLE_MARGIN_MS).settles(listed_at)
+    assert not Partition("p", listed_at - SETTLE_MARGIN_MS + 1).settles(listed_at)  # a file may land in the same tick
+    assert not Partition("p", 0).settles(listed_at)  # object stores: no folder time to trust
+
+
+def test_local_roots_are_recognised_and_others_left_to_hadoop() -> None:
+    from spark_jobs.compaction.listing import local_root
+
+    assert local_root("/data/raw") == "/data/raw"
+    assert local_root("file:///data/raw/") == "/data/raw"
+    assert local_root("s3a://bucket/raw") is None
+    assert local_root("hdfs://nn:8020/raw") is None

@@ -16,7 +16,7 @@ from warehouse.db import connect
 
 END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 TABLES = ("programs", "datasets", "runs", "dataset_accesses", "pending_events", "quarantine", "compacted_files",
-          "compaction_batches", "event_ids", "namespaces")
+          "compaction_batches", "event_ids", "namespaces", "settled_partitions")
 
 
 def snapshot(url: str) -> dict[str, list[tuple]]:  # type: ignore[type-arg]

@@ -1,0 +1,88 @@
+"""The compaction's listing: settled hour partitions are not listed again (real Spark, real PostgreSQL)."""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from spark_jobs.compaction import listing
+from spark_jobs.compaction.job import run_compaction
+from tests.factories import access, write_log
+from warehouse.db import connect
+
+END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+
+
+def backdate(folder: Path, seconds: float = 7200) -> None:
+    """Make ``folder`` look last changed ``seconds`` ago (old enough to settle)."""
+    moment = time.time() - seconds
+    os.utime(folder, (moment, moment))
+
+
+def test_a_settled_partition_is_not_listed_again_until_a_file_lands_in_it(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db, LINEAGE_LOOKBACK_HOURS="3")
+    write_log(log_root, [access("a")], hour="dt=2026-11-21/hour=04")
+    write_log(log_root, [access("b")], hour="dt=2026-11-21/hour=04")
+    write_log(log_root, [access("c")], hour="dt=2026-11-21/hour=05")
+    old, recent = log_root / "dt=2026-11-21/hour=04", log_root / "dt=2026-11-21/hour=05"
+    backdate(old)
+    assert run_compaction(spark, interval_end=END, settings=settings).files == 3
+    with connect(warehouse_db) as conn:
+        settled = conn.execute("select partition_path, modified_ms, files from lineage.settled_partitions").fetchall()
+    # hour=05 changed less than a minute ago: it is listed again next time, not settled
+    assert settled == [(f"file:{old}", os.stat(old).st_mtime_ns // 1_000_000, 2)]
+
+    # a file slipped in behind the folder's back (its time put back): proof the folder is not listed
+    sneaked = write_log(log_root, [access("sneaked")], hour="dt=2026-11-21/hour=04")
+    os.utime(old, ns=(settled[0][1] * 1_000_000, settled[0][1] * 1_000_000))
+    assert run_compaction(spark, interval_end=END, settings=settings).files == 0
+
+    write_log(log_root, [access("late")], hour="dt=2026-11-21/hour=04")  # a real write moves the folder's time
+    again = run_compaction(spark, interval_end=END, settings=settings)
+    assert again.files == 2
+    with connect(warehouse_db) as conn:
+        compacted = {row[0] for row in conn.execute("select file_path from lineage.compacted_files")}
+        datasets = sorted(row[0] for row in conn.execute("select dataset from lineage.access_details"))
+    assert f"file:{sneaked}" in compacted
+    assert datasets == ["a", "b", "c", "late", "sneaked"]
+    assert recent.exists()
+
+
+def test_the_all_listing_finds_a_file_written_into_a_settled_hour_long_gone(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db, LINEAGE_LOOKBACK_HOURS="3")
+    write_log(log_root, [access("first")], hour="dt=2026-10-01/hour=00")
+    backdate(log_root / "dt=2026-10-01/hour=00")
+    assert run_compaction(spark, interval_end=END, settings=settings, everything=True).files == 1
+    assert run_compaction(spark, interval_end=END, settings=settings, everything=True).files == 0
+    write_log(log_root, [access("second")], hour="dt=2026-10-01/hour=00")
+    everything = run_compaction(spark, interval_end=END, settings=settings, everything=True)
+    assert (everything.files, everything.late_files) == (1, 1)
+
+
+def test_the_local_listing_names_partitions_and_files_as_hadoop_does(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "a log root"
+    write_log(root, [access("x")], hour="dt=2026-11-21/hour=04")
+    write_log(root, [access("y"), access("z")], hour="dt=2026-11-21/hour=05", name="two lines.jsonl")
+    write_log(root, [access("hidden")], hour="dt=2026-11-21/hour=05", name=".in-progress.jsonl")
+    write_log(root, [access("other")], hour="dt=2026-11-21/hour=05", name="notes.txt")
+    (root / "dt=2026-11-21/hour=05/x.jsonl.gz").write_bytes(b"")
+    days = {"2026-11-21"}
+
+    local = listing._local_partitions(str(root), days)
+    hadoop = listing._hadoop_partitions(spark, f"file://{root}", days)
+    assert sorted(local, key=lambda item: item.path) == sorted(hadoop, key=lambda item: item.path)
+    assert [item.path.rsplit("/", 2)[-2:] for item in sorted(local, key=lambda item: item.path)] == [
+        ["dt=2026-11-21", "hour=04"], ["dt=2026-11-21", "hour=05"]]
+    files = listing.list_files(spark, local)
+    assert files == sorted(listing._hadoop_files(spark, local), key=lambda item: item.path)
+    names = [item.path.rsplit("/", 2)[-2:] for item in files]
+    assert names[1:] == [["hour=05", "two lines.jsonl"], ["hour=05", "x.jsonl.gz"]]
+    assert names[0][0] == "hour=04" and names[0][1].endswith(".jsonl")
+    assert [item.size_bytes > 0 for item in files] == [True, True, False]
+    assert all(item.path.startswith(f"file:{root}/") for item in files)
