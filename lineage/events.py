@@ -134,9 +134,10 @@ def new_event(
     event_id: str | None = None,
     producer: str | None = None,
     schema_version: int = SCHEMA_VERSION,
+    remember_payload: bool = False,
 ) -> dict[str, Any]:
     """Build one event of format ``schema_version`` and validate it; raises InvalidEventError
-    with the schema's reason."""
+    with the schema's reason (``remember_payload``: see ``validate_event``)."""
     event: dict[str, Any] = {
         "schema_version": schema_version,
         "event_id": event_id or str(uuid.uuid4()),
@@ -149,7 +150,7 @@ def new_event(
         event["run"] = dict(run)
     if producer:
         event["producer"] = producer
-    validate_event(event)
+    validate_event(event, remember_payload=remember_payload)
     try:
         rendered = orjson.dumps(event)
     except TypeError as exc:  # a lone surrogate (e.g. '\ud800' from a bad decode) has no UTF-8 form
@@ -160,8 +161,21 @@ def new_event(
     return event
 
 
-def validate_event(event: Any) -> None:
-    """Raise InvalidEventError unless ``event`` is a valid event of a known format version."""
+# Payloads found valid, by (version, kind, namespace, canonical JSON): what ``new_event(...,
+# remember_payload=True)`` checks once. The OpenLineage expansion derives the same payload again
+# and again (a task's START, RUNNING and COMPLETE repeat its inputs, outputs and column lineage;
+# hourly jobs repeat them every hour), and checking a 20-column field-operations record costs
+# more than deriving it. The checks are pure functions of this key, so a hit is the same answer.
+_VALID_PAYLOADS: dict[tuple[int, str, str, bytes], None] = {}
+_VALID_PAYLOADS_KEPT = 4096
+
+
+def validate_event(event: Any, *, remember_payload: bool = False) -> None:
+    """Raise InvalidEventError unless ``event`` is a valid event of a known format version.
+
+    ``remember_payload``: a payload this process already found valid (same version, kind,
+    namespace and content) is not checked again (for producers that derive the same payloads
+    many times: the OpenLineage expansion)."""
     version = event.get("schema_version", SCHEMA_VERSION) if isinstance(event, dict) else SCHEMA_VERSION
     if version not in SCHEMA_VERSIONS or isinstance(version, bool):
         raise InvalidEventError(
@@ -174,6 +188,26 @@ def validate_event(event: Any) -> None:
         raise InvalidEventError(f"schema violation: {exc.message}") from exc
     if event["kind"] == "openlineage":  # first, for the reasons HTTP and the transport give too
         check_openlineage(event["payload"])
+    key = _payload_key(version, event) if remember_payload else None
+    if key is not None:
+        if key in _VALID_PAYLOADS:
+            parse_time(event["event_time"])
+            return
+    _validate_payload(event, payloads)
+    if key is not None:
+        if len(_VALID_PAYLOADS) >= _VALID_PAYLOADS_KEPT:
+            _VALID_PAYLOADS.pop(next(iter(_VALID_PAYLOADS)))
+        _VALID_PAYLOADS[key] = None
+
+
+def _payload_key(version: int, event: dict[str, Any]) -> tuple[int, str, str, bytes] | None:
+    try:
+        return version, event["kind"], event["namespace"], orjson.dumps(event["payload"], option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not JSON (the checks below say why)
+        return None
+
+
+def _validate_payload(event: dict[str, Any], payloads: dict[str, Callable[[Any], Any]]) -> None:
     try:
         payloads[event["kind"]](event["payload"])
     except fastjsonschema.JsonSchemaValueException as exc:

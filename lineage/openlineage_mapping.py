@@ -29,6 +29,8 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from lineage.errors import InvalidEntityError, InvalidEventError
 from lineage.events import SCHEMA_VERSION, format_time, new_event
 from lineage.identity import DEFAULT_NAMESPACE, DatasetIdentity, NamespaceMap, dataset_identity, job_program
@@ -104,7 +106,7 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
             derived.append(("dataset_access", namespace, run,
                             {"dataset": _dataset_ref(dataset, namespaces), "access": access}))
     for dataset in event.get("outputs") or []:
-        operations = field_operations(dataset, namespaces)
+        operations = _column_lineage_operations(dataset, namespaces)
         if operations is not None:
             derived.append(("field_operations", namespace, run, operations))
     for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
@@ -112,7 +114,7 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
         if change is not None:
             derived.append(("metadata_change", namespace, run, change))
     events = [new_event(kind, namespace, run, payload, event_time=moment, event_id=f"{base_id}.{index}",
-                        producer=envelope.get("producer"))
+                        producer=envelope.get("producer"), remember_payload=True)
               for index, (kind, namespace, run, payload) in enumerate(derived)]
     return events + _kept_events(event, envelope, run, namespaces, first_index=len(events))
 
@@ -219,6 +221,27 @@ def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:
         yield {"name": path, "type": type_name[:_MAX_TYPE_LENGTH] if isinstance(type_name, str) and type_name
                else "unknown"}
         yield from _schema_fields(field.get("fields"), path + "/")
+
+
+_DERIVED_OPERATIONS: dict[tuple[NamespaceMap, bytes], bytes] = {}
+_DERIVED_OPERATIONS_KEPT = 1024
+
+
+def _column_lineage_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
+    """``field_operations(output)``, derived once per distinct output (a task's START, RUNNING and
+    COMPLETE usually repeat it): the record is kept as JSON and a fresh copy returned each time."""
+    if _facet(output, "columnLineage") is None:
+        return None
+    try:
+        key = (namespaces, orjson.dumps(output, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
+    except TypeError:  # e.g. an integer beyond 64 bits in some facet: derive it without the memo
+        return field_operations(output, namespaces)
+    if key not in _DERIVED_OPERATIONS:
+        if len(_DERIVED_OPERATIONS) >= _DERIVED_OPERATIONS_KEPT:
+            _DERIVED_OPERATIONS.pop(next(iter(_DERIVED_OPERATIONS)))
+        _DERIVED_OPERATIONS[key] = orjson.dumps(field_operations(output, namespaces))
+    derived: dict[str, Any] | None = orjson.loads(_DERIVED_OPERATIONS[key])
+    return derived
 
 
 def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap, *,

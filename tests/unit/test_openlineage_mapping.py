@@ -168,3 +168,28 @@ def test_dataset_and_job_events_are_accepted_and_add_no_run() -> None:
     job_event = {"eventTime": "2026-11-23T10:00:00Z", "producer": "p", "schemaURL": "s",
                  "job": {"namespace": "default", "name": "j"}, "inputs": [], "outputs": []}
     assert expanded(dataset_event) == [] and expanded(job_event) == []
+
+
+def test_a_payload_derived_again_is_checked_once_and_comes_out_the_same() -> None:
+    first = expanded(run_event("START"))
+    again = expanded(run_event("COMPLETE"))
+    operations = [e for e in first if e["kind"] == "field_operations"]
+    assert operations and operations[0]["payload"] == [e for e in again if e["kind"] == "field_operations"][0][
+        "payload"]
+    operations[0]["payload"]["operations"].clear()  # a copy each time: changing one changes no other
+    assert [e for e in expanded(run_event("RUNNING")) if e["kind"] == "field_operations"][0]["payload"][
+        "operations"]
+    for event in again:  # derived events pass the whole schema and the semantic checks on their own
+        validate_event(copy.deepcopy(event))
+
+
+def test_a_remembered_payload_still_needs_a_valid_envelope_and_time() -> None:
+    event = expanded(run_event())[1]
+    validate_event(event, remember_payload=True)
+    validate_event(event, remember_payload=True)
+    with pytest.raises(InvalidEventError, match="schema violation"):
+        validate_event({**event, "event_id": "not an id!"}, remember_payload=True)
+    bad = {**event, "payload": {**event["payload"], "access": "sideways"}}
+    for _ in range(2):  # a payload found invalid is not remembered
+        with pytest.raises(InvalidEventError, match="access must be one of"):
+            validate_event(bad, remember_payload=True)
