@@ -173,12 +173,12 @@ def test_dataset_and_job_events_are_accepted_and_add_no_run() -> None:
 def test_a_payload_derived_again_is_checked_once_and_comes_out_the_same() -> None:
     first = expanded(run_event("START"))
     again = expanded(run_event("COMPLETE"))
-    operations = [e for e in first if e["kind"] == "field_operations"]
-    assert operations and operations[0]["payload"] == [e for e in again if e["kind"] == "field_operations"][0][
-        "payload"]
-    operations[0]["payload"]["operations"].clear()  # a copy each time: changing one changes no other
-    assert [e for e in expanded(run_event("RUNNING")) if e["kind"] == "field_operations"][0]["payload"][
-        "operations"]
+    def operations_of(events: list[dict[str, Any]]) -> dict[str, Any]:
+        return next(e["payload"] for e in events if e["kind"] == "field_operations")
+
+    assert operations_of(first) == operations_of(again)
+    operations_of(first)["operations"].clear()  # a copy each time: changing one changes no other
+    assert operations_of(expanded(run_event("RUNNING")))["operations"]
     for event in again:  # derived events pass the whole schema and the semantic checks on their own
         validate_event(copy.deepcopy(event))
 
