@@ -119,11 +119,12 @@ def run_noop(settings: Settings, url: str, files: int, end: datetime, runs: int)
     return timings
 
 
-def run_against(baseline: Path, argv: list[str]) -> dict[str, float]:
-    """This benchmark with the code of the checkout ``baseline`` (its spark_jobs, lineage and
-    warehouse first on the path) over the same logs, into its own database; its RESULT lines."""
+def run_against(baseline: Path, argv: list[str], script: Path | None = None) -> dict[str, float]:
+    """This benchmark (or ``script``) with the code of the checkout ``baseline`` (its
+    spark_jobs, lineage and warehouse first on the path) over the same logs, into its own
+    database; the RESULT lines it prints."""
     env = {**os.environ, "PYTHONPATH": f"{baseline}:{os.environ.get('PYTHONPATH', '')}"}
-    command = [sys.executable, str(Path(__file__).resolve()), *argv, "--database", "lineage_bench_before"]
+    command = [sys.executable, str((script or Path(__file__)).resolve()), *argv, "--database", "lineage_bench_before"]
     print(f"== before: the code of {baseline}", flush=True)
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     results = {}

@@ -21,6 +21,7 @@ import argparse
 import logging
 import os
 import shutil
+import sys
 import threading
 import time
 import uuid
@@ -34,7 +35,8 @@ import orjson
 from bench.compaction import scratch_database
 from bench.lineage_walk import percentiles
 from harness.api_server import api_server, token
-from lineage.log_writer import partition_of
+from lineage.log_writer import EventLogWriter, partition_of
+from lineage.openlineage_mapping import wrap
 from lineage.settings import Settings, libpq_url
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.session import build_session
@@ -163,6 +165,48 @@ def noop_seconds(spark: Any, settings: Settings, end: datetime, repeats: int = 3
     return min(samples)
 
 
+def compaction_only(args: argparse.Namespace, argv: list[str]) -> int:
+    """The compaction of the hour's events, written as the endpoint writes them; with
+    ``--against``, the same first with another checkout's code (both rates printed)."""
+    before: dict[str, float] = {}
+    if args.against is not None:
+        from bench.compaction import run_against  # not in the baseline checkout, which runs this file too
+
+        index = argv.index("--against")
+        before = run_against(args.against, argv[:index] + argv[index + 2:], Path(__file__))
+    base_settings = Settings.from_env()
+    url = scratch_database(base_settings.database_url, args.database)
+    apply_migrations(url)
+    with connect(url, autocommit=True) as conn:
+        namespace_store.create_namespace(conn, NAMESPACE, "OpenLineage benchmark")
+    log_root = base_settings.home / "bench" / "openlineage-raw"
+    shutil.rmtree(log_root, ignore_errors=True)
+    env = {**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url,
+           "LINEAGE_NAMESPACE_MAP": f"airflow={NAMESPACE},postgres://warehouse={NAMESPACE}"}
+    settings = Settings.from_env(env)
+    hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    events = [wrap(event, settings.namespace_map) for task in range(args.tasks)
+              for event in task_events(task, hour + timedelta(seconds=task % 3000))]
+    writer = EventLogWriter(str(log_root))
+    for start in range(0, len(events), 2000):
+        writer.write(events[start:start + 2000], prefix="openlineage", now=hour)
+    spark = build_session("bench-openlineage", settings)
+    spark.sparkContext.setLogLevel("ERROR")
+    began = time.perf_counter()
+    summary = run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(minutes=5), settings=settings)
+    elapsed = time.perf_counter() - began
+    rate = len(events) / elapsed
+    print(f"compaction of the hour ({len(events):,} OpenLineage events in {summary.files} files): {elapsed:.1f} s "
+          f"end to end, {rate:,.0f} OpenLineage events/s, {summary.events_read / elapsed:,.0f} native events/s "
+          f"({summary.events_read:,} expanded; {summary.quarantined} quarantined; target >= 10,000 events/s)")
+    print(f"RESULT rate {rate:.1f}", flush=True)
+    if "rate" in before:
+        print(f"before / after: {before['rate']:,.0f} / {rate:,.0f} OpenLineage events/s "
+              f"(after / before = {rate / before['rate']:.2f}x)")
+    spark.stop()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark OpenLineage in over HTTP.")
     parser.add_argument("--tasks", type=int, default=2000, help="task runs in the hour (3 events each)")
@@ -170,11 +214,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=1,
                         help="events per request (1: as the stock HTTP transport sends them; more: JSON arrays)")
     parser.add_argument("--workers", type=int, default=2, help="api-server worker processes")
+    parser.add_argument("--compaction-only", action="store_true",
+                        help="no api-server: write the hour's events as the endpoint seals them (files of 2,000 "
+                             "events) and time their compaction only")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="with --compaction-only: a checkout of the code to compare with (e.g. a git worktree "
+                             "of main), run first over the same events")
+    parser.add_argument("--database", default="lineage_bench_openlineage", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="  %(asctime)s %(message)s")
+    if args.compaction_only:
+        return compaction_only(args, list(argv if argv is not None else sys.argv[1:]))
 
     base_settings = Settings.from_env()
-    url = scratch_database(base_settings.database_url, "lineage_bench_openlineage")
+    url = scratch_database(base_settings.database_url, args.database)
     apply_migrations(url)
     with connect(url, autocommit=True) as conn:
         namespace_store.create_namespace(conn, NAMESPACE, "OpenLineage benchmark")
