@@ -196,7 +196,7 @@ def validate_event(event: Any, *, remember_payload: bool = False) -> None:
     _validate_payload(event, payloads)
     if key is not None:
         if len(_VALID_PAYLOADS) >= _VALID_PAYLOADS_KEPT:
-            _VALID_PAYLOADS.pop(next(iter(_VALID_PAYLOADS)))
+            _VALID_PAYLOADS.clear()  # bounded; cleared whole, which is safe from any thread
         _VALID_PAYLOADS[key] = None
 
 

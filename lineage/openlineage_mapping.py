@@ -238,7 +238,7 @@ def _column_lineage_operations(output: Mapping[str, Any], namespaces: NamespaceM
         return field_operations(output, namespaces)
     if key not in _DERIVED_OPERATIONS:
         if len(_DERIVED_OPERATIONS) >= _DERIVED_OPERATIONS_KEPT:
-            _DERIVED_OPERATIONS.pop(next(iter(_DERIVED_OPERATIONS)))
+            _DERIVED_OPERATIONS.clear()  # bounded; cleared whole, which is safe from any thread
         _DERIVED_OPERATIONS[key] = orjson.dumps(field_operations(output, namespaces))
     derived: dict[str, Any] | None = orjson.loads(_DERIVED_OPERATIONS[key])
     return derived
