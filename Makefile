@@ -66,8 +66,8 @@ bench-openlineage: setup  ## benchmark: OpenLineage over HTTP, a platform's hour
 bench-capture: venv  ## benchmark: automatic capture from PySpark, cost per write (10/50/200 operators) and a 20-write job with/without
 	@$(ENV) && .venv/bin/python -m bench.spark_capture
 
-bench: venv pg  ## benchmark: compaction of 1M synthetic events (EVENTS=1000000)
-	@$(ENV) && .venv/bin/python -m bench.compaction --events $${EVENTS:-1000000}
+bench: venv pg  ## benchmark: compaction of 1M synthetic events (EVENTS=1000000; BENCH_ARGS="--events-per-file 8", "--noop-files 300000", "--against DIR")
+	@$(ENV) && .venv/bin/python -m bench.compaction --events $${EVENTS:-1000000} $${BENCH_ARGS:-}
 
 lint: venv  ## ruff + mypy
 	@.venv/bin/ruff check . && .venv/bin/mypy
