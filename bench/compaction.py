@@ -119,12 +119,13 @@ def run_noop(settings: Settings, url: str, files: int, end: datetime, runs: int)
     return timings
 
 
-def run_against(baseline: Path, argv: list[str], script: Path | None = None) -> dict[str, float]:
+def run_against(baseline: Path, argv: list[str], script: Path | None = None,
+                database: str = "lineage_bench") -> dict[str, float]:
     """This benchmark (or ``script``) with the code of the checkout ``baseline`` (its
     spark_jobs, lineage and warehouse first on the path) over the same logs, into its own
     database; the RESULT lines it prints."""
     env = {**os.environ, "PYTHONPATH": f"{baseline}:{os.environ.get('PYTHONPATH', '')}"}
-    command = [sys.executable, str((script or Path(__file__)).resolve()), *argv, "--database", "lineage_bench_before"]
+    command = [sys.executable, str((script or Path(__file__)).resolve()), *argv, "--database", f"{database}_before"]
     print(f"== before: the code of {baseline}", flush=True)
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     results = {}
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="a checkout of the code to compare with (e.g. a git worktree of main): the same "
                              "benchmark runs first with its code, then with this checkout's; both are printed")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--database", default="lineage_bench", help=argparse.SUPPRESS)
+    parser.add_argument("--database", default="lineage_bench", help="the scratch database (dropped and made anew)")
     parser.add_argument("--logs-ready", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="  %(asctime)s %(message)s")
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.against is not None:
         index = raw_argv.index("--against")
         child_argv = raw_argv[:index] + raw_argv[index + 2:]
-        before = run_against(args.against, child_argv)
+        before = run_against(args.against, child_argv, database=args.database)
         args.logs_ready = args.noop_files == 0
 
     base = Settings.from_env()
