@@ -173,7 +173,7 @@ def compaction_only(args: argparse.Namespace, argv: list[str]) -> int:
         from bench.compaction import run_against  # not in the baseline checkout, which runs this file too
 
         index = argv.index("--against")
-        before = run_against(args.against, argv[:index] + argv[index + 2:], Path(__file__))
+        before = run_against(args.against, argv[:index] + argv[index + 2:], Path(__file__), database=args.database)
     base_settings = Settings.from_env()
     url = scratch_database(base_settings.database_url, args.database)
     apply_migrations(url)
