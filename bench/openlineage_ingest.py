@@ -145,6 +145,8 @@ def fake_history(url: str, log_root: Path, hours: int, files_per_hour: int, end:
             path = folder / f"openlineage-{uuid.uuid4().hex}.jsonl"
             path.write_text("{}\n")
             paths.append(f"file:{path}")  # as Hadoop lists a local file
+        old = (end - timedelta(hours=hour - 1)).timestamp()  # the folder last changed when its hour ended
+        os.utime(folder, (old, old))
     with connect(url, autocommit=True) as conn, conn.transaction():
         conn.execute("""insert into lineage.compaction_batches (batch_id, started_at, files, events_read,
                         events_compacted, duplicates, quarantined, runs_touched, accesses_added)
