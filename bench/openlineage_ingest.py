@@ -145,7 +145,8 @@ def fake_history(url: str, log_root: Path, hours: int, files_per_hour: int, end:
             path = folder / f"openlineage-{uuid.uuid4().hex}.jsonl"
             path.write_text("{}\n")
             paths.append(f"file:{path}")  # as Hadoop lists a local file
-        old = (end - timedelta(hours=hour - 1)).timestamp()  # the folder last changed when its hour ended
+        # the folder last changed when its hour ended (or a few minutes ago, for the last hour)
+        old = min(end - timedelta(hours=hour - 1), datetime.now(UTC) - timedelta(minutes=2)).timestamp()
         os.utime(folder, (old, old))
     with connect(url, autocommit=True) as conn, conn.transaction():
         conn.execute("""insert into lineage.compaction_batches (batch_id, started_at, files, events_read,
