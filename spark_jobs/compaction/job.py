@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import psycopg
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lineage.events import parse_time
@@ -226,14 +226,13 @@ def _stage_and_merge(
             piece = pending.pop(0)
             tables += 1
             table = create_lines_table(conn, merge.batch_id, tables)
-            log_files = spark.read.text([f.path for f in piece], wholetext=True).select(
-                F.col("_metadata.file_path").alias("file_path"), "value"
-            )
+            read_local = all(f.path.startswith("file:") for f in piece)
             try:
                 with _phase(f"staging {len(piece)} files ({len(pending)} pieces left)"):
                     latest = datetime.now(UTC) + timedelta(hours=settings.max_clock_skew_hours)
-                    events_read += stage_parsed_lines(log_files, settings.max_event_bytes, url, table,
-                                                      settings.namespace_map, latest)
+                    events_read += stage_parsed_lines(_log_files(spark, piece, read_local), settings.max_event_bytes,
+                                                      url, table, settings.namespace_map, latest,
+                                                      read_local=read_local)
             except Exception as error:  # Spark could not read some file of the piece
                 drop_lines_table(conn, table)
                 if len(piece) > 1:
@@ -255,6 +254,15 @@ def _stage_and_merge(
         if merging is not None:
             merging.result()
     return events_read
+
+
+def _log_files(spark: SparkSession, files: Sequence[LogFile], read_local: bool) -> DataFrame:
+    """The files to stage: their paths, spread over the cluster's cores, when the Python workers
+    read them (local files, ``read_local``); else Spark's text source, each file whole."""
+    if read_local:
+        return spark.createDataFrame([(f.path,) for f in files], "file_path string")
+    return spark.read.text([f.path for f in files], wholetext=True).select(
+        F.col("_metadata.file_path").alias("file_path"), "value")
 
 
 def _merge_logged(merge: BatchMerge, table: str, index: int, total: int) -> None:

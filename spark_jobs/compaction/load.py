@@ -7,6 +7,7 @@ reads them in one transaction.
 
 from __future__ import annotations
 
+import gzip
 import io
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
@@ -46,8 +47,13 @@ def copy_arrow_batches(batches: Iterable[pa.RecordBatch], url: str, table: str, 
 
 
 def stage_parsed_lines(log_files: DataFrame, max_event_bytes: int, database_url: str, table: str,
-                       namespaces: NamespaceMap = NO_MAPPING, latest: datetime | None = None) -> int:
+                       namespaces: NamespaceMap = NO_MAPPING, latest: datetime | None = None,
+                       *, read_local: bool = False) -> int:
     """Parse every line of ``log_files`` and COPY it into ``table`` in one pass; returns lines staged.
+
+    ``log_files`` holds ``file_path`` and ``value`` (a file's whole content), or with
+    ``read_local`` only the ``file_path`` of local files (``file:/...``), which the Python
+    worker reads itself (see ``read_local_files``).
 
     ``parse_arrow_batches`` and ``copy_arrow_batches`` run in the same Python worker, so parsed
     rows do not travel back through the JVM.
@@ -55,11 +61,41 @@ def stage_parsed_lines(log_files: DataFrame, max_event_bytes: int, database_url:
     url = libpq_url(database_url)
 
     def parse_and_copy(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        parsed = parse_arrow_batches(batches, max_event_bytes, namespaces, latest)
+        contents = read_local_files(batches) if read_local else batches
+        parsed = parse_arrow_batches(contents, max_event_bytes, namespaces, latest)
         yield pa.RecordBatch.from_pydict({"rows": [copy_arrow_batches(parsed, url, table, list(PARSED_COLUMNS))]},
                                          schema=_COPIED_ARROW)
 
-    return _total(log_files.select("file_path", "value").mapInArrow(parse_and_copy, _COPIED))
+    columns = ["file_path"] if read_local else ["file_path", "value"]
+    return _total(log_files.select(*columns).mapInArrow(parse_and_copy, _COPIED))
+
+
+_FILES_PER_BATCH = 256
+
+
+def read_local_files(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Batches of local ``file_path``s -> batches of (``file_path``, ``value``: the file's bytes,
+    decompressed for ``.gz``), as Spark's text source would give them.
+
+    For thousands of small files this is what Spark's file source costs most for: it checks every
+    path on the driver before reading and opens each file through Hadoop's checksummed local file
+    system (22 s and 56 s of 88 s for 12,594 files of 8 events). A file that cannot be read
+    fails the task, as it fails Spark's reader, and the job stages its files one by one."""
+    for batch in batches:
+        paths = batch.column("file_path").to_pylist()
+        for start in range(0, len(paths), _FILES_PER_BATCH):
+            piece = paths[start:start + _FILES_PER_BATCH]
+            yield pa.RecordBatch.from_pydict({"file_path": piece, "value": [_read_local(path) for path in piece]},
+                                             schema=_CONTENTS_ARROW)
+
+
+_CONTENTS_ARROW = pa.schema([("file_path", pa.string()), ("value", pa.binary())])
+
+
+def _read_local(uri: str) -> bytes:
+    with open(uri.removeprefix("file:"), "rb") as handle:
+        data = handle.read()
+    return gzip.decompress(data) if uri.endswith(".gz") else data
 
 
 def _total(copied: DataFrame) -> int:
