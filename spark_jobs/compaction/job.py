@@ -36,7 +36,6 @@ from spark_jobs.compaction.listing import (
     list_files,
     list_partitions,
     listing_start,
-    local_root,
     now_ms,
 )
 from spark_jobs.compaction.load import stage_parsed_lines
@@ -90,13 +89,11 @@ def chunk_files(files: Sequence[LogFile], max_bytes: int) -> list[list[LogFile]]
 # 4 MB when files are packed into tasks (about one task per 32 small files, each with its own
 # warehouse connection), and more than 32 paths are checked by a Spark job of one task per path
 # (10,000 tasks for 10,000 files). Measured on 4,000 files of 8 events: 75 s with the defaults,
-# 12 s with these. Local files are checked on the driver (5,000 files: 3.6 s, 9.5 s in a job of
-# 8 tasks); remote ones in a job of at most 8 tasks. Set only while the compaction reads.
+# 12 s with these. Set only while the compaction reads; local files skip Spark's file source.
 SMALL_FILE_CONF = {
     "spark.sql.files.openCostInBytes": str(8 * 1024),
     "spark.sql.sources.parallelPartitionDiscovery.parallelism": "8",
 }
-LOCAL_FILE_CONF = {**SMALL_FILE_CONF, "spark.sql.sources.parallelPartitionDiscovery.threshold": str(2**31 - 1)}
 
 
 @contextmanager
@@ -168,8 +165,7 @@ def run_compaction(
             with connect(url, autocommit=True) as merge_conn:
                 merge = BatchMerge(merge_conn, batch_id, auto_create_namespaces=settings.auto_create_namespaces)
                 try:
-                    read_conf = SMALL_FILE_CONF if local_root(settings.log_root) is None else LOCAL_FILE_CONF
-                    with _read_conf(spark, read_conf):
+                    with _read_conf(spark, SMALL_FILE_CONF):
                         events_read = _stage_and_merge(spark, conn, merge, chunks, settings, url)
                     with _phase("recording the batch and committing"):
                         return merge.finish(

@@ -86,3 +86,38 @@ def test_the_local_listing_names_partitions_and_files_as_hadoop_does(spark, tmp_
     assert names[0][0] == "hour=04" and names[0][1].endswith(".jsonl")
     assert [item.size_bytes > 0 for item in files] == [True, True, False]
     assert all(item.path.startswith(f"file:{root}/") for item in files)
+
+
+def test_the_python_workers_read_local_files_as_sparks_text_source_does(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Local files are read by the Python workers; other URIs by Spark's text source (the same
+    contents and names, gzip decompressed, bad UTF-8 bytes kept for the parser to refuse)."""
+    import gzip
+    from urllib.parse import unquote
+
+    import pyarrow as pa
+
+    from spark_jobs.compaction.job import _log_files
+    from spark_jobs.compaction.load import read_local_files
+
+    root = tmp_path / "raw events"
+    plain = write_log(root, [access("x"), access("y")])
+    zipped = plain.with_name("shipped.jsonl.gz")
+    zipped.write_bytes(gzip.compress(b'{"z": 1}\n'))
+    binary = plain.with_name("binary.jsonl")
+    binary.write_bytes(b"\xff\xfe not UTF-8\n{}\n")
+    files = listing.list_files(spark, listing._local_partitions(str(root), None))
+    assert len(files) == 3
+
+    # Spark names a file by its URI (a space as %20); the listing, the manifest and the Python
+    # workers by its Hadoop path: the names a line's source_file and the manifest share
+    by_spark = {unquote(row["file_path"]): row["value"].encode("utf-8", errors="surrogateescape")
+                for row in _log_files(spark, files, read_local=False).collect()}
+    read = read_local_files([pa.RecordBatch.from_pydict({"file_path": [f.path for f in files]})])
+    by_python = {path: value for batch in read
+                 for path, value in zip(batch.column("file_path").to_pylist(), batch.column("value").to_pylist(),
+                                        strict=True)}
+    assert set(by_python) == set(by_spark) == {f.path for f in files}
+    assert by_python[f"file:{zipped}"] == by_spark[f"file:{zipped}"] == b'{"z": 1}\n'
+    assert by_python[f"file:{plain}"] == by_spark[f"file:{plain}"] == plain.read_bytes()
+    assert by_python[f"file:{binary}"] == binary.read_bytes()
+    assert spark.createDataFrame([(f.path,) for f in files], "file_path string").count() == 3
