@@ -8,11 +8,11 @@ column-level field operations from the plans Spark builds; no jar, no hand-writt
         orders.groupBy("customer").agg(F.sum("amount").alias("total")).write.parquet("s3a://lake/totals")
 
 A Python ``QueryExecutionListener`` (py4j callbacks) sees each successful write: its analyzed
-plan's JSON (written by the JVM into a temporary file) gives the column lineage (``lineage.spark_plan``, pure Python); a
-few py4j calls name the datasets read and written (``lineage.identity``: paths and tables by
-the OpenLineage naming spec). Each write becomes, in the run: a read of each relation, the
-write of the target, and one field-operations record for the target, step by step as the code
-computed it (``lineage.spark_operations``).
+plan's JSON (written by the JVM into a temporary file) gives the column lineage
+(``lineage.spark_plan``, pure Python); a few py4j calls name the datasets read and written
+(``lineage.identity``: paths and tables by the OpenLineage naming spec). Each write becomes,
+in the run: a read of each relation, the write of the target, and one field-operations record
+for the target, step by step as the code computed it (``lineage.spark_operations``).
 
 Capture never breaks the job: anything it cannot do is logged as a warning; a plan node it does
 not know still gives lineage (kept as a note on the record). Spark Connect sessions have no
@@ -194,8 +194,7 @@ class Tracker:
 
     def _access(self, identity: DatasetIdentity, access: str) -> None:
         self.run.record_captured("dataset_access", {"dataset": {
-            "namespace": self.namespaces.for_dataset(identity.namespace), "type": "dataset",
-            "name": identity.render()}, "access": access}, once=True)
+            **self.namespaces.dataset_ref(identity), "type": "dataset"}, "access": access}, once=True)
 
 
 class PlanJson:
