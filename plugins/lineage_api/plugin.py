@@ -8,6 +8,7 @@ folder."""
 from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
+
 from lineage_api.app import OPENLINEAGE_ALIAS_PREFIX, URL_PREFIX, create_app, create_openlineage_alias
 
 _APP = create_app()

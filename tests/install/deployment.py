@@ -53,10 +53,12 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def install(wheel: Path, venv: Path) -> Path:
-    """A fresh venv holding ``wheel[airflow,spark]``, constrained like the checkout's; its bin folder."""
+    """A fresh venv holding ``wheel[airflow,spark]``, constrained like the checkout's; its bin folder.
+    ``--no-compile``: byte-compiling every module of Airflow, GX and PySpark at install time cost
+    more CPU than the rest of the install here; Python compiles what is imported on first use."""
     run([sys.executable, "-m", "venv", str(venv)], clean_env(), cwd=venv.parent)
-    run([str(venv / "bin" / "pip"), "install", "-q", "-c", str(CONSTRAINTS), f"{wheel}[airflow,spark]"],
-        clean_env(), cwd=venv.parent, timeout=900)
+    run([str(venv / "bin" / "pip"), "install", "-q", "--no-compile", "-c", str(CONSTRAINTS),
+         f"{wheel}[airflow,spark]"], clean_env(), cwd=venv.parent, timeout=900)
     return venv / "bin"
 
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from harness.ports import free_port
-from tests.services import create_scratch_db, drop_scratch_db
 from tests.install.deployment import build_dist, deployment_env, install, login, poll, run, running_airflow
+from tests.services import create_scratch_db, drop_scratch_db
 
 WRITE_RUN = """
 from lineage import RunContext
@@ -50,12 +51,14 @@ def test_installed_wheel_runs_the_scheduled_compaction_and_serves_lineage(tmp_pa
     port = free_port()
     env = deployment_env(home, bin_dir, warehouse, airflow_db, port)
     try:
-        assert "migrations:" in run([str(bin_dir / "lineage"), "migrate"], env, home)
-        run([str(bin_dir / "airflow"), "db", "migrate"], env, home)
-        plugins = json.loads(run([str(bin_dir / "airflow"), "plugins", "-o", "json"], env, home).strip().splitlines()[-1])
+        with ThreadPoolExecutor(max_workers=1) as background:  # the plugin list while the databases migrate
+            listed = background.submit(run, [str(bin_dir / "airflow"), "plugins", "-o", "json"], env, home)
+            assert "migrations:" in run([str(bin_dir / "lineage"), "migrate"], env, home)
+            run([str(bin_dir / "airflow"), "db", "migrate"], env, home)
+            run_id = run([str(bin_dir / "python"), "-c", WRITE_RUN], env, home).strip()
+            plugins = json.loads(listed.result().strip().splitlines()[-1])
         ours = [plugin for plugin in plugins if plugin["name"] == "lineage_warehouse"]
         assert len(ours) == 1 and "lineage-warehouse==0.1.0: EntryPoint" in ours[0]["source"], plugins
-        run_id = run([str(bin_dir / "python"), "-c", WRITE_RUN], env, home).strip()
         lap("lineage migrate, airflow db migrate, airflow plugins, write a run")
 
         with running_airflow(env, bin_dir, home, port) as airflow, login(airflow.base) as api:
