@@ -6,6 +6,7 @@ the lineage through the plugin's API."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -99,3 +100,4 @@ def test_installed_wheel_runs_the_scheduled_compaction_and_serves_lineage(tmp_pa
         print("install test timings (s):", timings)
         drop_scratch_db(warehouse)
         drop_scratch_db(airflow_db)
+        shutil.rmtree(tmp_path / "venv", ignore_errors=True)  # about 1.5 GB: not kept in pytest's basetemp
