@@ -31,10 +31,16 @@ DEFAULT_SPARK_CONF: dict[str, str] = {
 
 
 CHECKOUT = Path(__file__).resolve().parents[1]
+# A checkout (or its editable install) keeps the DAGs and the dbt project in ``dags/`` and ``dbt/``;
+# an installed wheel puts them beside this package, as ``lineage_dags`` and ``lineage_dbt``
+# (pyproject.toml's package-dir).
+IN_CHECKOUT = (CHECKOUT / "pyproject.toml").exists()
+DAGS_FOLDER = CHECKOUT / ("dags" if IN_CHECKOUT else "lineage_dags")
+DBT_PROJECT = CHECKOUT / ("dbt" if IN_CHECKOUT else "lineage_dbt")
 
 
 def _default_home() -> Path:
-    if (CHECKOUT / "pyproject.toml").exists():
+    if IN_CHECKOUT:
         return CHECKOUT / ".local"
     return Path.home() / ".lineage"
 
@@ -62,7 +68,7 @@ class Settings:
     compaction_chunk_mb: int = 32
     embedded_postgres: bool = True
     dbt_bin: str = "dbt"
-    dbt_project_dir: Path = CHECKOUT / "dbt"
+    dbt_project_dir: Path = DBT_PROJECT
     # Run the marts' build under ``dbt-ol`` (next to ``dbt_bin``), so the warehouse records the
     # lineage of its own marts through the in-process OpenLineage transport.
     dbt_openlineage: bool = False
@@ -114,7 +120,7 @@ class Settings:
             compaction_chunk_mb=_int(env, "COMPACTION_CHUNK_MB", 32, minimum=1, maximum=65536),
             embedded_postgres=not env.get(PREFIX + "DATABASE_URL"),
             dbt_bin=env.get(PREFIX + "DBT_BIN") or _default_dbt_bin(),
-            dbt_project_dir=Path(env.get(PREFIX + "DBT_PROJECT_DIR") or CHECKOUT / "dbt"),
+            dbt_project_dir=Path(env.get(PREFIX + "DBT_PROJECT_DIR") or DBT_PROJECT),
             dbt_openlineage=_bool(env, "DBT_OPENLINEAGE", False),
             auto_create_namespaces=_bool(env, "AUTO_CREATE_NAMESPACES", False),
             api_pool_size=_int(env, "API_POOL_SIZE", 8, minimum=1, maximum=1000),
