@@ -49,8 +49,12 @@ def check_batch(database_url: str, batch_id: str) -> list[CheckResult]:
 
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    source = context.data_sources.add_postgres("lineage_warehouse", connection_string=_sqlalchemy_url(database_url),
-                                               kwargs={"connect_args": connect_options(database_url)})
+    # No temporary tables (a batch's rows are read by later statements, which a pooler in
+    # transaction mode may send to another server connection) and, behind one, no prepared
+    # statements; ``kwargs`` (create_engine's) is a field of the datasource its stub omits.
+    source = context.data_sources.add_postgres(
+        "lineage_warehouse", connection_string=_sqlalchemy_url(database_url), create_temp_table=False,
+        kwargs={"connect_args": connect_options(database_url)})  # type: ignore[call-arg]
     suites: dict[str, tuple[str, list[gxe.Expectation]]] = {
         "runs": (
             f"select * from lineage.runs where last_batch_id = '{batch_id}'",
