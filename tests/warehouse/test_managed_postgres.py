@@ -212,3 +212,4 @@ def test_two_migrators_through_pgbouncer_apply_each_migration_once(managed: tupl
     everything = [m.version for m in discover()]
     assert sorted(applied[0] + applied[1]) == everything
     assert rows(url, "select version from lineage.schema_migrations order by version") == [(v,) for v in everything]
+    assert rows(url, "select count(*) from pg_locks where locktype = 'advisory'") == [(0,)]  # none left behind
