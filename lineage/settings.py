@@ -12,7 +12,8 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from lineage.errors import InvalidEntityError, SettingsError
 from lineage.identity import NamespaceMap
@@ -148,10 +149,46 @@ class Settings:
         return self.home / "ingest-spool"
 
 
+# The warehouse URL's own parameter for a connection pooler in front of PostgreSQL, named after
+# PgBouncer's setting: ``?pool_mode=transaction`` (PgBouncer's transaction pooling). libpq
+# never sees it (``libpq_url`` removes it); ``session`` (the default) is a direct connection or
+# session pooling. Statement pooling cannot run a multi-statement transaction: refused.
+POOL_MODE = "pool_mode"
+POOL_MODES = ("session", "transaction")
+
+
+def pool_mode(database_url: str) -> str:
+    """The URL's ``pool_mode`` (``session`` when absent); SettingsError for any other value."""
+    modes = [unquote(value) for key, _, value in _query_items(database_url) if unquote(key) == POOL_MODE]
+    if not modes:
+        return "session"
+    mode = modes[-1].strip().lower()
+    if mode == "statement":
+        raise SettingsError(f"{POOL_MODE}=statement: the compaction and the migrations need multi-statement "
+                            f"transactions; run PgBouncer in transaction mode and set {POOL_MODE}=transaction")
+    if mode not in POOL_MODES:
+        raise SettingsError(f"{POOL_MODE} must be one of {', '.join(POOL_MODES)}, got {modes[-1]!r}")
+    return mode
+
+
+def connect_options(database_url: str) -> dict[str, Any]:
+    """psycopg's connection options for ``database_url``: behind transaction pooling, no
+    statement is ever prepared (psycopg prepares one on its 5th execution on a connection, and
+    PgBouncer 1.18 would send the next execution to a server connection that never saw it)."""
+    return {"prepare_threshold": None} if pool_mode(database_url) == "transaction" else {}
+
+
 def libpq_url(database_url: str) -> str:
-    """The URL psycopg and libpq accept (``postgresql://``) for a SQLAlchemy-style URL."""
+    """The URL psycopg and libpq accept (``postgresql://``) for a SQLAlchemy-style URL, without
+    our own ``pool_mode`` parameter (validated here: every connection passes through)."""
+    pool_mode(database_url)
     parts = urlsplit(database_url)
-    return urlunsplit(("postgresql", *parts[1:]))
+    query = "&".join(item for item in parts.query.split("&") if item and unquote(item.partition("=")[0]) != POOL_MODE)
+    return urlunsplit(("postgresql", parts.netloc, parts.path, query, parts.fragment))
+
+
+def _query_items(database_url: str) -> list[tuple[str, str, str]]:
+    return [item.partition("=") for item in urlsplit(database_url).query.split("&") if item]
 
 
 def redact_url(database_url: str) -> str:
@@ -170,6 +207,7 @@ def _check_database_url(url: str) -> str:
             f"{PREFIX}DATABASE_URL must be a PostgreSQL URL (postgresql+psycopg://user:pass@host:port/db), "
             f"got scheme {scheme!r}"
         )
+    pool_mode(url)
     return url
 
 

@@ -10,6 +10,7 @@ fast=false
 if [ "${1:-}" = "--fast" ]; then fast=true; shift; fi
 scripts/bootstrap.sh
 $fast || scripts/browser.sh
+$fast || scripts/pgbouncer.sh
 export DBT_SEND_ANONYMOUS_USAGE_STATS=False GX_ANALYTICS_ENABLED=false
 echo "==> ruff"; .venv/bin/ruff check .
 if $fast; then
