@@ -2,8 +2,8 @@
 principal it is bound to; anything else is Airflow's login, as on every route.
 
 A valid key and its principal's grants are remembered for ``TTL`` seconds per api-server
-process, so a busy producer costs no warehouse query per request; a revoked key, or a changed
-grant, therefore takes effect within that time.
+process, so a busy producer costs no warehouse query (and no worker thread) per request; a
+revoked key, or a changed grant, therefore takes effect within that time.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 from airflow.api_fastapi.core_api.security import bearer_scheme, get_user, oauth2_scheme
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials
+from starlette.concurrency import run_in_threadpool
 
 from lineage.authorization import Access
 from lineage.ingest_keys import is_ingest_key, key_hash
@@ -34,13 +35,21 @@ class KeyCache:
         self._entries: dict[str, tuple[Access, float]] = {}
         self._lock = threading.Lock()
 
+    def cached(self, key: str) -> Access | None:
+        """The key's Access when read less than TTL seconds ago (no IO: the event loop may ask)."""
+        with self._lock:
+            cached = self._entries.get(key_hash(key))
+        if cached is not None and time.monotonic() - cached[1] < self.ttl:
+            return cached[0]
+        return None
+
     def access(self, pool: WarehousePool, key: str) -> Access:
+        """The key's Access, read from the warehouse unless cached; 401 for an unknown key."""
+        cached = self.cached(key)
+        if cached is not None:
+            return cached
         digest = key_hash(key)
         now = time.monotonic()
-        with self._lock:
-            cached = self._entries.get(digest)
-        if cached is not None and now - cached[1] < self.ttl:
-            return cached[0]
         with pool.connection() as conn:
             principal = ingest_key_store.principal_of(conn, key)
             access = None if principal is None else grant_store.access_for(conn, principal, instance_admin=False)
@@ -66,18 +75,26 @@ async def _airflow_user_unless_key(request: Request, oauth_token: Annotated[str 
     return await get_user(request, oauth_token, bearer)
 
 
-def ingest_caller(request: Request,
-                  user: Annotated[BaseUser | None, Depends(_airflow_user_unless_key)],
-                  bearer: Bearer) -> Access:
-    """The poster's Access: an ingest key's principal, or the logged-in Airflow user. Takes a
-    pooled connection only when it must read grants (a cached key needs none)."""
+async def ingest_caller(request: Request,
+                        user: Annotated[BaseUser | None, Depends(_airflow_user_unless_key)],
+                        bearer: Bearer) -> Access:
+    """The poster's Access: an ingest key's principal, or the logged-in Airflow user. A cached
+    key is answered on the event loop; reading grants or a key takes a pooled connection in a
+    worker thread."""
     pool: WarehousePool = request.app.state.warehouse
     if user is not None:
-        with pool.connection() as conn:
-            return grant_store.access_for(conn, user.get_name(), is_instance_admin(user))
+        return await run_in_threadpool(_user_access, pool, user)
     assert bearer is not None
     cache: KeyCache = request.app.state.ingest_keys
-    return cache.access(pool, bearer.credentials)
+    cached = cache.cached(bearer.credentials)
+    if cached is not None:
+        return cached
+    return await run_in_threadpool(cache.access, pool, bearer.credentials)
+
+
+def _user_access(pool: WarehousePool, user: BaseUser) -> Access:
+    with pool.connection() as conn:
+        return grant_store.access_for(conn, user.get_name(), is_instance_admin(user))
 
 
 IngestCaller = Annotated[Access, Depends(ingest_caller)]
