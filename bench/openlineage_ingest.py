@@ -37,10 +37,11 @@ from typing import Any
 
 import httpx
 import orjson
+import psutil
 
 from bench.compaction import scratch_database
 from bench.lineage_walk import percentiles
-from harness.api_server import api_server, token
+from harness.api_server import ApiServer, token
 from lineage.log_writer import partition_of
 from lineage.settings import Settings, libpq_url
 from spark_jobs.compaction.job import run_compaction
@@ -106,15 +107,31 @@ class Posting:
     seconds: float
     latencies: list[float]
     client_cpu: float  # the clients' own CPU, in cores (they share the machine with the server)
+    server_cpu: float  # the api-server's CPU (all its processes), in seconds
 
     def row(self) -> str:
         return (f"{self.server.label:<10} {self.server.workers:>7}  {self.what:<30} "
                 f"{self.requests / self.seconds:>7,.0f} {self.events / self.seconds:>9,.0f}  "
-                f"{percentiles(self.latencies)}  {self.client_cpu:5.2f}")
+                f"{percentiles(self.latencies)}  {self.client_cpu:5.2f}  "
+                f"{self.server_cpu / self.requests * 1000:6.2f} {self.server_cpu / self.events * 1000:6.2f}")
 
 
 HEADER = (f"{'code':<10} {'workers':>7}  {'route':<30} {'req/s':>7} {'events/s':>9}  "
-          f"{'request latency':<34} client CPU (cores)")
+          f"{'request latency':<34} {'client':>5}  {'server CPU ms':>13}\n"
+          f"{'':<10} {'':>7}  {'':<30} {'':>7} {'':>9}  {'':<34} {'cores':>5}  {'/req':>6} {'/event':>6}")
+
+
+def cpu_seconds(process: psutil.Process) -> float:
+    """CPU (user + system) of ``process`` and its children so far: the server's own work,
+    whatever else loads the machine."""
+    total = 0.0
+    for each in [process, *process.children(recursive=True)]:
+        try:
+            times = each.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
 
 
 def post_all(base: str, path: str, headers: dict[str, str], requests: list[bytes], clients: int,
@@ -163,7 +180,11 @@ def measure(server: Server, env: dict[str, str], hour: datetime, args: argparse.
            "AIRFLOW__CORE__PLUGINS_FOLDER": str(PLUGINS),
            "PYTHONPATH": os.pathsep.join([str(server.code), str(server.code / "plugins")])}
     postings: list[Posting] = []
-    with api_server(env) as base:
+    running = ApiServer(env).start()
+    try:
+        base = running.base
+        assert running.process is not None
+        process = psutil.Process(running.process.pid)
         jwt = token(base, "admin", "admin").json()["access_token"]
         with httpx.Client(base_url=f"{base}/lineage", timeout=30, headers={"Authorization": f"Bearer {jwt}"}) as admin:
             admin.put("/v3/grants", json={"principal": "bench-producer", "entity": f"namespaces/{NAMESPACE}",
@@ -179,8 +200,10 @@ def measure(server: Server, env: dict[str, str], hour: datetime, args: argparse.
             post_all(base, path, headers, [sample] * 64, args.clients, method="GET" if path == ping else "POST")
 
         def trivial(what: str, path: str, method: str, requests: int) -> None:
+            used = cpu_seconds(process)
             seconds, latencies, cpu = post_all(base, path, headers, [sample] * requests, args.clients, method=method)
-            postings.append(Posting(server, what, requests, requests, seconds, latencies, cpu))
+            postings.append(Posting(server, what, requests, requests, seconds, latencies, cpu,
+                                    cpu_seconds(process) - used))
 
         for round_ in range(len(args.batch)):
             trivial("trivial GET (no body)", ping, "GET", args.trivial_requests)
@@ -190,10 +213,14 @@ def measure(server: Server, env: dict[str, str], hour: datetime, args: argparse.
                       for event in task_events(task, hour + timedelta(seconds=task % 3000))]
             requests = bodies if batch == 1 else [
                 b"[" + b",".join(bodies[index:index + batch]) + b"]" for index in range(0, len(bodies), batch)]
+            used = cpu_seconds(process)
             seconds, latencies, cpu = post_all(base, ingest, headers, requests, args.clients, batch)
             what = "OpenLineage, 1 event/request" if batch == 1 else f"OpenLineage, {batch} events/request"
-            postings.append(Posting(server, what, len(requests), len(bodies), seconds, latencies, cpu))
+            postings.append(Posting(server, what, len(requests), len(bodies), seconds, latencies, cpu,
+                                    cpu_seconds(process) - used))
             print("  " + postings[-1].row(), flush=True)
+    finally:
+        running.close()
     return postings, sorted(log_root.glob("dt=*/hour=*/*.jsonl"))
 
 
@@ -242,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trivial-requests", type=int, default=3000, help="requests per trivial-route measurement")
     parser.add_argument("--identity", action="store_true",
                         help="clients send Accept-Encoding: identity (httpx and the OpenLineage client ask for gzip)")
+    parser.add_argument("--quiet-access-log", action="store_true",
+                        help="the servers log no line per request "
+                             "(AIRFLOW__LOGGING__NAMESPACE_LEVELS=http.access=WARNING)")
     parser.add_argument("--ingest-only", action="store_true", help="skip the compaction and the no-op listing")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="  %(asctime)s %(message)s")
@@ -255,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(roots, ignore_errors=True)
     env = {**os.environ, "AIRFLOW_CONN_LINEAGE_WAREHOUSE": libpq_url(url),
            "LINEAGE_NAMESPACE_MAP": f"airflow={NAMESPACE},postgres://warehouse={NAMESPACE}"}
+    if args.quiet_access_log:
+        env["AIRFLOW__LOGGING__NAMESPACE_LEVELS"] = "http.access=WARNING"
     servers = [Server(label, code, workers) for workers in args.workers
                for label, code in ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]]
 
@@ -262,7 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     sample = task_events(0, hour)
     mean = sum(len(orjson.dumps(event)) for event in sample) / len(sample) / 1024
     print(f"{3 * args.tasks:,} OpenLineage events of {args.tasks:,} task runs per posting, mean {mean:.1f} KB, "
-          f"{args.clients} clients (threads of this process, on the same cores as the server); "
+          f"{args.clients} clients (threads of this process, on the same cores as the server), "
+          f"Accept-Encoding {'identity' if args.identity else 'gzip (as httpx and the OpenLineage client send)'}, "
+          f"access log {'off' if args.quiet_access_log else 'on'}; "
           f"servers: {', '.join(f'{s.label} code, {s.workers} worker(s)' for s in servers)}; "
           f"load average before: {os.getloadavg()[0]:.1f}")
     postings: list[Posting] = []
