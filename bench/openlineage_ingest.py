@@ -53,7 +53,8 @@ from warehouse.migrate import apply_migrations
 NAMESPACE = "bench"
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = Path(__file__).resolve().parent / "plugins"  # the lineage plugin and the trivial routes
-TRIVIAL = "/bench-trivial"
+INGEST = "/lineage/api/v1/lineage"
+PING, ECHO = "/bench-trivial/ping", "/bench-trivial/echo"  # bench/plugins/trivial_routes.py
 PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.20.3"
 SCHEMA_URL = "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json#/$defs/ColumnLineageDatasetFacet"
 
@@ -171,57 +172,78 @@ def post_all(base: str, path: str, headers: dict[str, str], requests: list[bytes
     return seconds, latencies, (time.process_time() - cpu) / seconds
 
 
-def measure(server: Server, env: dict[str, str], hour: datetime, args: argparse.Namespace,
-            log_root: Path) -> tuple[list[Posting], list[Path]]:
-    """Start ``server``; post the trivial routes and the hour (once per ``--batch`` value, each
-    time with other task runs, so no event repeats), interleaved; stop it (which seals its open
-    files); the postings and the files it wrote."""
-    env = {**env, "LINEAGE_LOG_ROOT": str(log_root), "AIRFLOW__API__WORKERS": str(server.workers),
-           "AIRFLOW__CORE__PLUGINS_FOLDER": str(PLUGINS),
-           "PYTHONPATH": os.pathsep.join([str(server.code), str(server.code / "plugins")])}
-    postings: list[Posting] = []
-    running = ApiServer(env).start()
-    try:
-        base = running.base
-        assert running.process is not None
-        process = psutil.Process(running.process.pid)
+class Running:
+    """A started ``airflow api-server`` of one ``Server``, with an ingest key to post with."""
+
+    def __init__(self, server: Server, env: dict[str, str], log_root: Path, args: argparse.Namespace) -> None:
+        self.server, self.log_root, self.clients = server, log_root, args.clients
+        self.api = ApiServer({**env, "LINEAGE_LOG_ROOT": str(log_root), "AIRFLOW__API__WORKERS": str(server.workers),
+                              "AIRFLOW__CORE__PLUGINS_FOLDER": str(PLUGINS),
+                              "PYTHONPATH": os.pathsep.join([str(server.code), str(server.code / "plugins")])})
+        self.headers = {"Content-Type": "application/json"}
+        if args.identity:
+            self.headers["Accept-Encoding"] = "identity"
+        self.process: psutil.Process | None = None
+
+    def start(self, sample: bytes) -> Running:
+        self.api.start()
+        assert self.api.process is not None
+        self.process = psutil.Process(self.api.process.pid)
+        base = self.api.base
         jwt = token(base, "admin", "admin").json()["access_token"]
         with httpx.Client(base_url=f"{base}/lineage", timeout=30, headers={"Authorization": f"Bearer {jwt}"}) as admin:
             admin.put("/v3/grants", json={"principal": "bench-producer", "entity": f"namespaces/{NAMESPACE}",
                                           "privilege": "WRITE"}).raise_for_status()
             created = admin.post("/v3/ingest-keys", json={"name": "bench", "principal": "bench-producer"})
             created.raise_for_status()
-        headers = {"Authorization": f"Bearer {created.json()['secret']}", "Content-Type": "application/json"}
-        if args.identity:
-            headers["Accept-Encoding"] = "identity"
-        ingest, echo, ping = "/lineage/api/v1/lineage", f"{TRIVIAL}/echo", f"{TRIVIAL}/ping"
-        sample = orjson.dumps(task_events(10**6, hour)[2])
-        for path in (ingest, echo, ping):  # warm-up: imports, the pool, the key, every worker's connections
-            post_all(base, path, headers, [sample] * 64, args.clients, method="GET" if path == ping else "POST")
+        self.headers["Authorization"] = f"Bearer {created.json()['secret']}"
+        for path in (INGEST, ECHO, PING):  # warm-up: imports, the pool, the key, every worker's connections
+            post_all(base, path, self.headers, [sample] * 64, self.clients, method="GET" if path == PING else "POST")
+        return self
 
-        def trivial(what: str, path: str, method: str, requests: int) -> None:
-            used = cpu_seconds(process)
-            seconds, latencies, cpu = post_all(base, path, headers, [sample] * requests, args.clients, method=method)
-            postings.append(Posting(server, what, requests, requests, seconds, latencies, cpu,
-                                    cpu_seconds(process) - used))
+    def post(self, what: str, path: str, requests: list[bytes], events: int, per_request: int = 1,
+             method: str = "POST") -> Posting:
+        assert self.process is not None
+        used = cpu_seconds(self.process)
+        seconds, latencies, cpu = post_all(self.api.base, path, self.headers, requests, self.clients, per_request,
+                                           method)
+        return Posting(self.server, what, len(requests), events, seconds, latencies, cpu,
+                       cpu_seconds(self.process) - used)
 
-        for round_ in range(len(args.batch)):
-            trivial("trivial GET (no body)", ping, "GET", args.trivial_requests)
-            trivial(f"trivial POST ({len(sample) / 1024:.1f} KB)", echo, "POST", args.trivial_requests)
-            batch = args.batch[round_]
+    def stop(self) -> list[Path]:
+        """Stop the server (which seals its open files); the files it wrote."""
+        self.api.close()
+        return sorted(self.log_root.glob("dt=*/hour=*/*.jsonl"))
+
+
+def measure(servers: list[Server], env: dict[str, str], hour: datetime, args: argparse.Namespace,
+            roots: Path) -> tuple[list[Posting], dict[Server, list[Path]]]:
+    """Start ``servers`` together; post the trivial routes and the hour (once per ``--batch``
+    value, each time with other task runs, so no event repeats) to each in turn, in the
+    opposite order every other round, so they see the same machine; stop them."""
+    sample = orjson.dumps(task_events(10**6, hour)[2])
+    running: list[Running] = []
+    postings: list[Posting] = []
+    try:
+        for server in servers:
+            folder = roots / f"{server.label}-{server.workers}"
+            running.append(Running(server, env, folder, args))
+            running[-1].start(sample)
+        for round_, batch in enumerate(args.batch):
             bodies = [orjson.dumps(event) for task in range(round_ * args.tasks, (round_ + 1) * args.tasks)
                       for event in task_events(task, hour + timedelta(seconds=task % 3000))]
             requests = bodies if batch == 1 else [
                 b"[" + b",".join(bodies[index:index + batch]) + b"]" for index in range(0, len(bodies), batch)]
-            used = cpu_seconds(process)
-            seconds, latencies, cpu = post_all(base, ingest, headers, requests, args.clients, batch)
             what = "OpenLineage, 1 event/request" if batch == 1 else f"OpenLineage, {batch} events/request"
-            postings.append(Posting(server, what, len(requests), len(bodies), seconds, latencies, cpu,
-                                    cpu_seconds(process) - used))
-            print("  " + postings[-1].row(), flush=True)
+            trivial = [sample] * args.trivial_requests
+            for each in running if round_ % 2 == 0 else running[::-1]:
+                postings.append(each.post("trivial GET (no body)", PING, trivial, len(trivial), method="GET"))
+                postings.append(each.post(f"trivial POST ({len(sample) / 1024:.1f} KB)", ECHO, trivial, len(trivial)))
+                postings.append(each.post(what, INGEST, requests, len(bodies), batch))
+                print("  " + postings[-1].row(), flush=True)
     finally:
-        running.close()
-    return postings, sorted(log_root.glob("dt=*/hour=*/*.jsonl"))
+        written = {each.server: each.stop() for each in running}
+    return postings, written
 
 
 def fake_history(url: str, log_root: Path, hours: int, files_per_hour: int, end: datetime) -> None:
@@ -301,9 +323,11 @@ def main(argv: list[str] | None = None) -> int:
           f"load average before: {os.getloadavg()[0]:.1f}")
     postings: list[Posting] = []
     written: dict[Server, list[Path]] = {}
-    for index, server in enumerate(servers):
-        done, written[server] = measure(server, env, hour, args, roots / f"{index}-{server.label}-{server.workers}")
+    for workers in args.workers:
+        done, written_by = measure([server for server in servers if server.workers == workers], env, hour, args,
+                                   roots)
         postings.extend(done)
+        written.update(written_by)
     print(f"load average after: {os.getloadavg()[0]:.1f} (2 cores; other work on the machine shares them)")
     print(HEADER)
     for posting in postings:
@@ -317,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     primary = next(server for server in servers if server.label == "this")
-    log_root = roots / f"{servers.index(primary)}-{primary.label}-{primary.workers}"
+    log_root = roots / f"{primary.label}-{primary.workers}"
     settings = Settings.from_env({**env, "LINEAGE_DATABASE_URL": url, "LINEAGE_LOG_ROOT": str(log_root)})
     events_posted = sum(p.events for p in postings if p.server == primary and p.what.startswith("OpenLineage"))
     spark = build_session("bench-openlineage", settings)
