@@ -136,19 +136,30 @@ def cpu_seconds(process: psutil.Process) -> float:
 
 
 def post_all(base: str, path: str, headers: dict[str, str], requests: list[bytes], clients: int,
-             per_request: int = 1, method: str = "POST") -> tuple[float, list[float], float]:
+             per_request: int = 1, method: str = "POST", rate: float | None = None
+             ) -> tuple[float, list[float], float]:
     """Post ``requests`` from ``clients`` threads, each with its own keep-alive connection;
     (seconds, latencies, the clients' CPU in cores). Each client posts whole task runs in order
-    (START, RUNNING, COMPLETE), as a worker does: three single-event requests, or whole arrays."""
+    (START, RUNNING, COMPLETE), as a worker does: three single-event requests, or whole arrays.
+    Each client sends its next request once the last is answered; with ``rate`` (requests/s in
+    all) on a schedule instead, and a latency counts from when its request was due, so a server
+    that falls behind shows it."""
     latencies: list[float] = []
     failures: list[str] = []
     lock = threading.Lock()
+    interval = clients / rate if rate else 0.0  # between one client's requests
 
-    def work(share: list[bytes]) -> None:
+    def work(share: list[bytes], offset: float) -> None:
         with httpx.Client(base_url=base, timeout=60, headers=headers) as client:
             mine = []
-            for body in share:
+            start = time.perf_counter() + offset
+            for index, body in enumerate(share):
                 began = time.perf_counter()
+                if interval:
+                    due = start + index * interval
+                    if due > began:
+                        time.sleep(due - began)
+                    began = due
                 response = client.post(path, content=body) if method == "POST" else client.get(path)
                 mine.append(time.perf_counter() - began)
                 if response.status_code not in (200, 201):
@@ -160,7 +171,8 @@ def post_all(base: str, path: str, headers: dict[str, str], requests: list[bytes
     shares: list[list[bytes]] = [[] for _ in range(clients)]
     for index in range(0, len(requests), step):
         shares[(index // step) % clients].extend(requests[index:index + step])
-    threads = [threading.Thread(target=work, args=(share,)) for share in shares]
+    threads = [threading.Thread(target=work, args=(share, number * interval / clients))
+               for number, share in enumerate(shares)]
     cpu, began = time.process_time(), time.perf_counter()
     for thread in threads:
         thread.start()
@@ -202,11 +214,11 @@ class Running:
         return self
 
     def post(self, what: str, path: str, requests: list[bytes], events: int, per_request: int = 1,
-             method: str = "POST") -> Posting:
+             method: str = "POST", rate: float | None = None) -> Posting:
         assert self.process is not None
         used = cpu_seconds(self.process)
         seconds, latencies, cpu = post_all(self.api.base, path, self.headers, requests, self.clients, per_request,
-                                           method)
+                                           method, rate)
         return Posting(self.server, what, len(requests), events, seconds, latencies, cpu,
                        cpu_seconds(self.process) - used)
 
@@ -235,11 +247,14 @@ def measure(servers: list[Server], env: dict[str, str], hour: datetime, args: ar
             requests = bodies if batch == 1 else [
                 b"[" + b",".join(bodies[index:index + batch]) + b"]" for index in range(0, len(bodies), batch)]
             what = "OpenLineage, 1 event/request" if batch == 1 else f"OpenLineage, {batch} events/request"
+            rate = args.rate / batch if args.rate else None
+            if rate:
+                what += f" @{args.rate:,.0f}/s"
             trivial = [sample] * args.trivial_requests
             for each in running if round_ % 2 == 0 else running[::-1]:
                 postings.append(each.post("trivial GET (no body)", PING, trivial, len(trivial), method="GET"))
                 postings.append(each.post(f"trivial POST ({len(sample) / 1024:.1f} KB)", ECHO, trivial, len(trivial)))
-                postings.append(each.post(what, INGEST, requests, len(bodies), batch))
+                postings.append(each.post(what, INGEST, requests, len(bodies), batch, rate=rate))
                 print("  " + postings[-1].row(), flush=True)
     finally:
         written = {each.server: each.stop() for each in running}
@@ -288,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path,
                         help="also measure the code of this checkout (e.g. `git archive main | tar -x -C DIR`), "
                              "alternating with this one on the same machine")
+    parser.add_argument("--rate", type=float,
+                        help="offer the hour at this many events/s (clients send on a schedule; latency counts from "
+                             "when a request was due) instead of as fast as the server answers")
     parser.add_argument("--trivial-requests", type=int, default=3000, help="requests per trivial-route measurement")
     parser.add_argument("--identity", action="store_true",
                         help="clients send Accept-Encoding: identity (httpx and the OpenLineage client ask for gzip)")

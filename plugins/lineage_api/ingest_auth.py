@@ -13,7 +13,7 @@ import time
 from typing import Annotated
 
 from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
-from airflow.api_fastapi.core_api.security import bearer_scheme, get_user, oauth2_scheme
+from airflow.api_fastapi.core_api.security import bearer_scheme, get_user
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
@@ -67,29 +67,20 @@ class KeyCache:
 Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)]
 
 
-async def _airflow_user_unless_key(request: Request, oauth_token: Annotated[str | None, Depends(oauth2_scheme)],
-                                   bearer: Bearer) -> BaseUser | None:
-    """Airflow's logged-in user, or None when the bearer token is an ingest key."""
-    if bearer is not None and bearer.scheme.lower() == "bearer" and is_ingest_key(bearer.credentials):
-        return None
-    return await get_user(request, oauth_token, bearer)
-
-
-async def ingest_caller(request: Request,
-                        user: Annotated[BaseUser | None, Depends(_airflow_user_unless_key)],
-                        bearer: Bearer) -> Access:
-    """The poster's Access: an ingest key's principal, or the logged-in Airflow user. A cached
-    key is answered on the event loop; reading grants or a key takes a pooled connection in a
-    worker thread."""
+async def ingest_caller(request: Request, bearer: Bearer) -> Access:
+    """The poster's Access: an ingest key's principal, or the logged-in Airflow user (Airflow's
+    ``get_user``: a bearer JWT or the UI's cookie). A cached key is answered on the event loop;
+    reading grants or a key takes a pooled connection in a worker thread. One dependency, not a
+    chain of them: FastAPI's resolution of each costs more than this check."""
     pool: WarehousePool = request.app.state.warehouse
-    if user is not None:
-        return await run_in_threadpool(_user_access, pool, user)
-    assert bearer is not None
-    cache: KeyCache = request.app.state.ingest_keys
-    cached = cache.cached(bearer.credentials)
-    if cached is not None:
-        return cached
-    return await run_in_threadpool(cache.access, pool, bearer.credentials)
+    if bearer is not None and bearer.scheme.lower() == "bearer" and is_ingest_key(bearer.credentials):
+        cache: KeyCache = request.app.state.ingest_keys
+        cached = cache.cached(bearer.credentials)
+        if cached is not None:
+            return cached
+        return await run_in_threadpool(cache.access, pool, bearer.credentials)
+    user = await get_user(request, None, bearer)  # its OAuth2 argument is only for the OpenAPI login form
+    return await run_in_threadpool(_user_access, pool, user)
 
 
 def _user_access(pool: WarehousePool, user: BaseUser) -> Access:
