@@ -1,5 +1,6 @@
 """The Airflow plugins folder of ``bench.openlineage_ingest``: the lineage warehouse's plugin (from
-whichever checkout is on ``PYTHONPATH``) and, beside it, a trivial app mounted the same way, whose
+whichever checkout is on ``PYTHONPATH``; through its entry point, or this folder for an older
+checkout) and, beside it, a trivial app mounted the same way, whose
 routes do nothing. The benchmark posts to both on the same api-server: what a plugin route costs in
 Airflow's stack (its middlewares, routing, FastAPI) against what the OpenLineage endpoint costs."""
 
@@ -7,7 +8,6 @@ from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
 from fastapi import FastAPI, Request
-from lineage_plugin import LineageWarehousePlugin
 
 URL_PREFIX = "/bench-trivial"
 
@@ -32,4 +32,8 @@ class TrivialRoutesPlugin(AirflowPlugin):
     fastapi_apps = [{"app": trivial, "url_prefix": URL_PREFIX, "name": "Benchmark: trivial routes"}]
 
 
-__all__ = ["LineageWarehousePlugin", "TrivialRoutesPlugin"]
+try:  # this layout: Airflow loads the lineage plugin through its entry point
+    import lineage_api.plugin  # noqa: F401
+except ImportError:  # an older checkout (--baseline DIR): its plugin file
+    from lineage_plugin import LineageWarehousePlugin  # noqa: F401
+
