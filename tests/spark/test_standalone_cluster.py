@@ -135,9 +135,10 @@ def _task_ends(event_log_dir: Path) -> dict[str, list[dict[str, Any]]]:
     """Per application name: each finished task's executor id and result size (bytes sent back
     to the driver), from Spark's event log."""
     found: dict[str, list[dict[str, Any]]] = {}
-    for log in event_log_dir.iterdir():  # a file, or a folder of rolled files (Spark 4's default)
+    for log in event_log_dir.glob("[!.]*"):  # a file, or a folder of rolled files (Spark 4's default)
         app, tasks = None, []
-        lines = [line for path in sorted(log.rglob("*") if log.is_dir() else [log]) if path.is_file()
+        lines = [line for path in sorted(log.rglob("*") if log.is_dir() else [log])
+                 if path.is_file() and not path.name.startswith(".")  # Hadoop's .crc files
                  for line in path.read_text().splitlines()]
         for line in lines:
             record = json.loads(line)
