@@ -36,6 +36,7 @@ from warehouse.db import connect
 SPARK_HOME = Path(pyspark.__file__).parent
 RUNS, FILES, FIELDS, SETS = 40, 8, 30, 4
 INTERVAL_END = "2026-11-21T06:00:00Z"
+RESULT_BYTES = 16_384  # a task's result (a row count and its metrics) stays under this
 
 
 @dataclass(frozen=True)
@@ -204,11 +205,14 @@ def test_compaction_and_field_lineage_run_on_the_cluster_executors(  # type: ign
     assert f"field lineage: {RUNS} records -> {SETS} new operation sets" in derived
     tasks = _task_ends(event_logs)
     assert sorted(tasks) == ["lineage-compaction", "lineage-field-lineage"]
+    with connect(cluster_db) as conn:
+        record_bytes = conn.execute("select sum(length(payload::text)) from lineage.pending_events").fetchall()[0][0]
+    assert record_bytes > 4 * RESULT_BYTES  # the field operation records: returning them would show
     for app, ended in tasks.items():
         assert ended, f"{app} ran no task"
         assert {task["executor"] for task in ended} == {"0"}, app  # the worker's one executor, never the driver
         # what a task sends back to the driver is its row count and metrics, never the records
-        assert max(task["result_bytes"] for task in ended) < 16_384, (app, ended)
+        assert max(task["result_bytes"] for task in ended) < RESULT_BYTES, (app, ended)
     assert list(cluster.work_dir.glob("app-*/0/stderr")), "the worker started no executor"
 
     # the same logs compacted in local mode (the test session's local Spark) give the same rows
