@@ -21,6 +21,8 @@ from lineage.identity import NamespaceMap
 PREFIX = "LINEAGE_"
 WAREHOUSE_CONN_ID = "lineage_warehouse"
 
+# Spark's defaults for the embedded setup: under ``spark-submit`` only the keys it left unset.
+LOCAL_SPARK_MASTER = "local[2]"
 DEFAULT_SPARK_CONF: dict[str, str] = {
     "spark.driver.memory": "2g",
     "spark.sql.shuffle.partitions": "4",
@@ -59,7 +61,9 @@ class Settings:
     log_root: str
     database_url: str
     pg_port: int
-    spark_master: str
+    # ``LINEAGE_SPARK_MASTER``; None: spark-submit's ``--master`` when launched by it, else local.
+    spark_master: str | None = None
+    # ``LINEAGE_SPARK_CONF`` only; ``spark_jobs.session`` lays it over ``DEFAULT_SPARK_CONF``.
     spark_conf: dict[str, str] = field(default_factory=dict)
     schedule: str = "@hourly"
     lookback_hours: int = 168
@@ -104,15 +108,13 @@ class Settings:
         database_url = env.get(PREFIX + "DATABASE_URL") or (
             f"postgresql+psycopg://postgres@127.0.0.1:{pg_port}/lineage"
         )
-        spark_conf = dict(DEFAULT_SPARK_CONF)
-        spark_conf.update(_spark_conf(env.get(PREFIX + "SPARK_CONF", "")))
         return cls(
             home=home,
             log_root=env.get(PREFIX + "LOG_ROOT") or str(home / "raw-events"),
             database_url=_check_database_url(database_url),
             pg_port=pg_port,
-            spark_master=env.get(PREFIX + "SPARK_MASTER") or "local[2]",
-            spark_conf=spark_conf,
+            spark_master=env.get(PREFIX + "SPARK_MASTER") or None,
+            spark_conf=_spark_conf(env.get(PREFIX + "SPARK_CONF", "")),
             schedule=env.get(PREFIX + "SCHEDULE") or "@hourly",
             lookback_hours=_int(env, "LOOKBACK_HOURS", 168, minimum=1, maximum=24 * 366),
             max_event_bytes=_int(env, "MAX_EVENT_BYTES", 1_048_576, minimum=1024, maximum=64 * 1_048_576),

@@ -11,8 +11,8 @@ def test_defaults_describe_the_embedded_setup(tmp_path) -> None:  # type: ignore
     assert settings.log_root == str(tmp_path / "raw-events")
     assert settings.database_url == "postgresql+psycopg://postgres@127.0.0.1:54329/lineage"
     assert settings.embedded_postgres is True
-    assert settings.spark_master == "local[2]"
-    assert settings.spark_conf["spark.sql.session.timeZone"] == "UTC"
+    assert settings.spark_master is None  # spark-submit's master when launched by it, else local[2]
+    assert settings.spark_conf == {}
     assert settings.schedule == "@hourly"
     assert settings.dbt_openlineage is False
 
