@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh
 
-.PHONY: help demo test test-fast up down setup venv pg migrate compact examples marts client bench bench-lineage bench-fields bench-search bench-pages bench-openlineage bench-capture lint clean
+.PHONY: help demo test test-fast up down setup venv pg migrate compact examples marts dist client bench bench-lineage bench-fields bench-search bench-pages bench-openlineage bench-capture bench-managed-pg lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -45,6 +45,11 @@ compact: venv  ## run the compaction Spark job once, outside Airflow
 marts: venv  ## dbt build of the marts, outside Airflow
 	@$(ENV) && .venv/bin/python -c "from warehouse.dbt_build import build_marts; from lineage.settings import Settings; print(build_marts(Settings.from_env().database_url).output[-600:])"
 
+dist: venv  ## build the sdist and wheel (what an existing Airflow installs, with the pages' browser libraries) into dist/
+	@test -f plugins/lineage_api/ui/node_modules/cytoscape/dist/cytoscape.min.js || { echo "dist: run make venv first (npm ci)" >&2; exit 1; }
+	@mkdir -p .local && .venv/bin/python -m build --outdir dist . >.local/dist.log 2>&1 || { tail -30 .local/dist.log >&2; exit 1; }
+	@ls dist/lineage_warehouse-*
+
 client:  ## build the client wheel (what Spark jobs install: pip install dist/lineage_client-*.whl) into dist/
 	@python3 -m pip wheel ./client --no-deps -w dist -q && rm -rf client/build client/*.egg-info && ls dist/lineage_client-*.whl
 
@@ -65,6 +70,9 @@ bench-openlineage: setup  ## benchmark: OpenLineage over HTTP, a platform's hour
 
 bench-capture: venv  ## benchmark: automatic capture from PySpark, cost per write (10/50/200 operators) and a 20-write job with/without
 	@$(ENV) && .venv/bin/python -m bench.spark_capture
+
+bench-managed-pg: venv  ## benchmark: plain vs TLS + password vs PgBouncer (transaction mode): connect, queries, compaction (EVENTS=100000)
+	@scripts/pgbouncer.sh && $(ENV) && .venv/bin/python -m bench.managed_postgres --events $${EVENTS:-100000}
 
 bench: venv pg  ## benchmark: compaction of 1M synthetic events (EVENTS=1000000; BENCH_ARGS="--events-per-file 8", "--noop-files 300000", "--against DIR")
 	@$(ENV) && .venv/bin/python -m bench.compaction --events $${EVENTS:-1000000} $${BENCH_ARGS:-}

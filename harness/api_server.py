@@ -23,8 +23,10 @@ AIRFLOW = str(Path(sys.executable).parent / "airflow")
 class ApiServer:
     """One ``airflow api-server`` process (and its workers, in a process group of their own)."""
 
-    def __init__(self, env: Mapping[str, str], port: int | None = None) -> None:
+    def __init__(self, env: Mapping[str, str], port: int | None = None, airflow: str = AIRFLOW) -> None:
+        """``airflow``: the executable (default: this venv's; an installed deployment's in tests/install)."""
         self.env = dict(env)
+        self.airflow = airflow
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         # The server's log goes to a file: a pipe nobody reads fills up (64 KiB of access lines)
@@ -34,7 +36,7 @@ class ApiServer:
 
     def start(self, timeout: float = 180) -> ApiServer:
         """Start it and wait until it answers its health route."""
-        self.process = subprocess.Popen([AIRFLOW, "api-server", "--port", str(self.port), "--host", "127.0.0.1"],
+        self.process = subprocess.Popen([self.airflow, "api-server", "--port", str(self.port), "--host", "127.0.0.1"],
                                         env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
         deadline = time.monotonic() + timeout

@@ -140,6 +140,10 @@ class NamespaceMap:
         """The warehouse namespace of a dataset of data source ``ol_namespace``."""
         return self._mapped(ol_namespace) or self.fallback
 
+    def dataset_ref(self, identity: DatasetIdentity) -> dict[str, str]:
+        """A dataset as our events name it: its warehouse namespace and its rendered identity."""
+        return {"namespace": self.for_dataset(identity.namespace), "name": identity.render()}
+
     def for_job(self, ol_namespace: str) -> str:
         """The warehouse namespace of a job of OpenLineage namespace ``ol_namespace``."""
         mapped = self._mapped(ol_namespace)

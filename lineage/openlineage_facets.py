@@ -118,6 +118,5 @@ def aliases(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
             continue
         kind = item.get("type")
         found.setdefault(identity.render(), {
-            "namespace": namespaces.for_dataset(identity.namespace), "name": identity.render(),
-            "type": kind[:64] if isinstance(kind, str) and kind else "unknown"})
+            **namespaces.dataset_ref(identity), "type": kind[:64] if isinstance(kind, str) and kind else "unknown"})
     return [alias for alias in found.values() if alias][:MAX_ALIASES]

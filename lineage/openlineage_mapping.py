@@ -188,8 +188,7 @@ def _identity(dataset: Mapping[str, Any]) -> DatasetIdentity:
 
 def _dataset_ref(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, str]:
     """A dataset of an event as our events name it: warehouse namespace + rendered identity."""
-    identity = _identity(dataset)
-    return {"namespace": namespaces.for_dataset(identity.namespace), "name": identity.render()}
+    return namespaces.dataset_ref(_identity(dataset))
 
 
 def _facet(dataset: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
@@ -244,15 +243,12 @@ def _column_lineage_operations(output: Mapping[str, Any], namespaces: NamespaceM
     return derived
 
 
-def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap, *,
-                     named: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any] | None:
+def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
     """The field-operations record a ``columnLineage`` facet on ``output`` stands for (None without one).
 
     Sources listed only in the facet (not among the event's inputs) are read too. Dataset-level
     dependencies (the facet's ``dataset`` list) are inputs of every output field, as INDIRECT.
-    ``named`` gives an output field's operation its name and description (automatic Spark
-    capture names them for the function that made the field: ``concat_ws``); otherwise the
-    operation is named for its inputs' transformations.
+    Each output field's operation is named for its inputs' transformations.
     """
     facet = _facet(output, "columnLineage")
     if facet is None or not isinstance(facet.get("fields"), Mapping):
@@ -291,14 +287,12 @@ def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap, *,
         if not isinstance(spec, Mapping) or not name:
             continue
         inputs = inputs_of(spec.get("inputFields"), _old_shape(spec)) + dataset_level
-        if not inputs and not (named and name in named):  # a captured literal is a transform reading nothing
+        if not inputs:
             continue
         description = spec.get("transformationDescription") or next(
             (item["transformation"].get("description") for item in inputs
              if item.get("transformation", {}).get("description")), "")
         operation_name = _operation_name(inputs)
-        if named and name in named:
-            operation_name, description = named[name][0] or operation_name, named[name][1] or description
         transforms.append({"id": f"field:{name}", "type": "transform", "name": operation_name,
                            "description": str(description)[:4096], "inputs": _unique(inputs), "outputs": [name]})
     if not transforms:

@@ -2,8 +2,11 @@
 many small appends, few files, each acknowledged append durable.
 
 Concurrent appends of one process go to one open file in a spool folder; an append returns
-once its lines are on disk (``fsync``; appends that wait for the same ``fsync`` share it, so a
-busy server syncs once for many requests). The file is *sealed* (synced, closed and moved into
+once its lines are on disk (``fdatasync``). Appends share syncs (group commit): ``submit`` hands
+the lines to the log's writer thread, which writes everything submitted meanwhile with one
+``write`` and one ``fdatasync``, then completes each submitter's future, so a busy server syncs
+once for many requests and an async caller needs no thread per request; ``append`` (blocking)
+shares a sync with the appends that wait for the same one. The file is *sealed* (synced, closed and moved into
 the hour's partition under the log root, where the compaction lists it) when it reaches
 ``max_bytes`` or is ``max_age`` seconds old (a background timer seals idle files), and when the
 process stops. The compaction therefore reads few files and never a half-written one.
@@ -20,9 +23,11 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import queue
 import threading
 import time
 import uuid
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,15 +48,21 @@ class _OpenFile:
     written: int = 0
     synced: int = 0
     appends: int = 0
+    syncs: int = 0
+
+
+_Submitted = queue.SimpleQueue[tuple[bytes, Future[None]] | None]  # lines and their answer; None: stop
 
 
 @dataclass(frozen=True)
 class Sealed:
-    """A file moved into the log: where, how many bytes and appends."""
+    """A file moved into the log: where, how many bytes, appends and syncs (fewer syncs than
+    appends: appends shared them)."""
 
     path: str
     size_bytes: int
     appends: int
+    syncs: int = 0
 
 
 class SealedLog:
@@ -67,18 +78,69 @@ class SealedLog:
         self.max_age = max_age
         self._writer = EventLogWriter(log_root)
         self._lock = threading.Lock()  # the open file and appends to it
-        self._sync_lock = threading.Lock()  # one fsync at a time; appends waiting on it share the next
+        self._sync_lock = threading.Lock()  # one sync at a time; appends waiting on it share the next
         self._current: _OpenFile | None = None
         self._timer: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._committer_lock = threading.Lock()  # starting and stopping the writer thread
+        self._committer: tuple[threading.Thread, _Submitted] | None = None  # the writer thread and its queue
         self.sealed: list[Sealed] = []  # this process's sealed files, newest last (bounded)
 
     # appending
 
     def append(self, data: bytes) -> None:
         """Append whole lines (``data`` ends with a newline) and return once they are on disk."""
-        if not data.endswith(b"\n"):
-            raise ValueError("append whole lines: data must end with a newline")
+        _check_lines(data)
+        self._sync(*self._write(data, 1))
+
+    def submit(self, data: bytes) -> Future[None]:
+        """Queue whole lines for the writer thread; the future completes once they are on disk
+        (or fails with the ``OSError`` that kept them off it). What is submitted while the writer
+        syncs is written next with one ``write`` and one ``fdatasync`` (group commit). An async
+        caller awaits ``asyncio.wrap_future(log.submit(data))``."""
+        _check_lines(data)
+        done: Future[None] = Future()
+        with self._committer_lock:
+            if self._committer is None:
+                submitted: _Submitted = queue.SimpleQueue()
+                thread = threading.Thread(target=self._write_submitted, args=(submitted,), name="sealed-log-writer",
+                                          daemon=True)
+                thread.start()
+                self._committer = (thread, submitted)
+            self._committer[1].put((data, done))
+        return done
+
+    def _write_submitted(self, submitted: _Submitted) -> None:
+        """The writer thread: take everything submitted so far, write it, sync it, answer; until
+        ``close`` puts None."""
+        stop = False
+        while not stop:
+            item = submitted.get()
+            if item is None:
+                return
+            batch = [item]
+            while True:  # drain what arrived meanwhile (during the last sync): one write for all
+                try:
+                    item = submitted.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    stop = True
+                    break
+                batch.append(item)
+            waiting = [done for _, done in batch if done.set_running_or_notify_cancel()]
+            try:
+                self._sync(*self._write(b"".join(data for data, _ in batch), len(batch)))
+            except Exception as exc:  # the submitters' error (a full disk): they answer it, the writer goes on
+                for done in waiting:
+                    done.set_exception(exc)
+            else:
+                for done in waiting:
+                    done.set_result(None)
+
+    def _write(self, data: bytes, appends: int) -> tuple[_OpenFile, int]:
+        """Write ``data`` (whole lines, of ``appends`` appends) into the open file, sealing it
+        first when ``data`` would take it past ``max_bytes``; the file and where ``data`` ends."""
         with self._lock:
             current = self._current
             if current is not None and (current.written + len(data) > self.max_bytes and current.written > 0):
@@ -96,17 +158,17 @@ class SealedLog:
                 os.ftruncate(current.fd, current.written)
                 raise
             current.written += len(data)
-            current.appends += 1
-            end = current.written
-        self._sync(current, end)
+            current.appends += appends
+            return current, current.written
 
     def _sync(self, file: _OpenFile, end: int) -> None:
         with self._sync_lock:
             if file.synced >= end:
-                return  # another append's fsync (or the seal) covered these bytes
+                return  # another append's sync (or the seal) covered these bytes
             target = file.written
-            os.fsync(file.fd)
+            os.fdatasync(file.fd)  # the data and the file's size; not its times
             file.synced = max(file.synced, target)
+            file.syncs += 1
 
     # files
 
@@ -128,8 +190,8 @@ class SealedLog:
             self._current = None
         name = file.path.name.removesuffix(OPEN_SUFFIX)
         placed = self._writer.place(file.path, name, now=file.opened_on)
-        self.sealed = [*self.sealed[-999:], Sealed(placed, file.written, file.appends)]
-        log.info("sealed %s (%d bytes, %d appends)", placed, file.written, file.appends)
+        self.sealed = [*self.sealed[-999:], Sealed(placed, file.written, file.appends, file.syncs)]
+        log.info("sealed %s (%d bytes, %d appends, %d syncs)", placed, file.written, file.appends, file.syncs)
 
     def seal_if_due(self) -> Sealed | None:
         """Seal the open file when it is ``max_age`` old; returns what was sealed."""
@@ -168,11 +230,18 @@ class SealedLog:
                 log.exception("sealing the ingest log failed; retrying in %.0f s", interval)
 
     def close(self) -> None:
-        """Stop the timer and seal the open file."""
+        """Stop the timer, let the writer finish what was submitted, and seal the open file. (A
+        later ``submit`` starts a writer again.)"""
         self._stopping.set()
         if self._timer is not None:
             self._timer.join(timeout=10)
             self._timer = None
+        with self._committer_lock:
+            writer, self._committer = self._committer, None
+            if writer is not None:
+                writer[1].put(None)  # after everything submitted to this writer
+        if writer is not None:
+            writer[0].join()
         self.seal_now()
 
     def recover(self) -> list[Sealed]:
@@ -206,6 +275,11 @@ class SealedLog:
                 recovered.append(Sealed(placed, size, 0))
                 log.warning("recovered %s (%d bytes) left by a stopped process", placed, size)
         return recovered
+
+
+def _check_lines(data: bytes) -> None:
+    if not data.endswith(b"\n"):
+        raise ValueError("append whole lines: data must end with a newline")
 
 
 def _cut_after_last_line(fd: int) -> int:

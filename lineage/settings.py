@@ -12,7 +12,8 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from lineage.errors import InvalidEntityError, SettingsError
 from lineage.identity import NamespaceMap
@@ -20,6 +21,8 @@ from lineage.identity import NamespaceMap
 PREFIX = "LINEAGE_"
 WAREHOUSE_CONN_ID = "lineage_warehouse"
 
+# Spark's defaults for the embedded setup: under ``spark-submit`` only the keys it left unset.
+LOCAL_SPARK_MASTER = "local[2]"
 DEFAULT_SPARK_CONF: dict[str, str] = {
     "spark.driver.memory": "2g",
     "spark.sql.shuffle.partitions": "4",
@@ -31,10 +34,16 @@ DEFAULT_SPARK_CONF: dict[str, str] = {
 
 
 CHECKOUT = Path(__file__).resolve().parents[1]
+# A checkout (or its editable install) keeps the DAGs and the dbt project in ``dags/`` and ``dbt/``;
+# an installed wheel puts them beside this package, as ``lineage_dags`` and ``lineage_dbt``
+# (pyproject.toml's package-dir).
+IN_CHECKOUT = (CHECKOUT / "pyproject.toml").exists()
+DAGS_FOLDER = CHECKOUT / ("dags" if IN_CHECKOUT else "lineage_dags")
+DBT_PROJECT = CHECKOUT / ("dbt" if IN_CHECKOUT else "lineage_dbt")
 
 
 def _default_home() -> Path:
-    if (CHECKOUT / "pyproject.toml").exists():
+    if IN_CHECKOUT:
         return CHECKOUT / ".local"
     return Path.home() / ".lineage"
 
@@ -52,7 +61,9 @@ class Settings:
     log_root: str
     database_url: str
     pg_port: int
-    spark_master: str
+    # ``LINEAGE_SPARK_MASTER``; None: spark-submit's ``--master`` when launched by it, else local.
+    spark_master: str | None = None
+    # ``LINEAGE_SPARK_CONF`` only; ``spark_jobs.session`` lays it over ``DEFAULT_SPARK_CONF``.
     spark_conf: dict[str, str] = field(default_factory=dict)
     schedule: str = "@hourly"
     lookback_hours: int = 168
@@ -62,7 +73,7 @@ class Settings:
     compaction_chunk_mb: int = 32
     embedded_postgres: bool = True
     dbt_bin: str = "dbt"
-    dbt_project_dir: Path = CHECKOUT / "dbt"
+    dbt_project_dir: Path = DBT_PROJECT
     # Run the marts' build under ``dbt-ol`` (next to ``dbt_bin``), so the warehouse records the
     # lineage of its own marts through the in-process OpenLineage transport.
     dbt_openlineage: bool = False
@@ -97,15 +108,13 @@ class Settings:
         database_url = env.get(PREFIX + "DATABASE_URL") or (
             f"postgresql+psycopg://postgres@127.0.0.1:{pg_port}/lineage"
         )
-        spark_conf = dict(DEFAULT_SPARK_CONF)
-        spark_conf.update(_spark_conf(env.get(PREFIX + "SPARK_CONF", "")))
         return cls(
             home=home,
             log_root=env.get(PREFIX + "LOG_ROOT") or str(home / "raw-events"),
             database_url=_check_database_url(database_url),
             pg_port=pg_port,
-            spark_master=env.get(PREFIX + "SPARK_MASTER") or "local[2]",
-            spark_conf=spark_conf,
+            spark_master=env.get(PREFIX + "SPARK_MASTER") or None,
+            spark_conf=_spark_conf(env.get(PREFIX + "SPARK_CONF", "")),
             schedule=env.get(PREFIX + "SCHEDULE") or "@hourly",
             lookback_hours=_int(env, "LOOKBACK_HOURS", 168, minimum=1, maximum=24 * 366),
             max_event_bytes=_int(env, "MAX_EVENT_BYTES", 1_048_576, minimum=1024, maximum=64 * 1_048_576),
@@ -114,7 +123,7 @@ class Settings:
             compaction_chunk_mb=_int(env, "COMPACTION_CHUNK_MB", 32, minimum=1, maximum=65536),
             embedded_postgres=not env.get(PREFIX + "DATABASE_URL"),
             dbt_bin=env.get(PREFIX + "DBT_BIN") or _default_dbt_bin(),
-            dbt_project_dir=Path(env.get(PREFIX + "DBT_PROJECT_DIR") or CHECKOUT / "dbt"),
+            dbt_project_dir=Path(env.get(PREFIX + "DBT_PROJECT_DIR") or DBT_PROJECT),
             dbt_openlineage=_bool(env, "DBT_OPENLINEAGE", False),
             auto_create_namespaces=_bool(env, "AUTO_CREATE_NAMESPACES", False),
             api_pool_size=_int(env, "API_POOL_SIZE", 8, minimum=1, maximum=1000),
@@ -142,10 +151,46 @@ class Settings:
         return self.home / "ingest-spool"
 
 
+# The warehouse URL's own parameter for a connection pooler in front of PostgreSQL, named after
+# PgBouncer's setting: ``?pool_mode=transaction`` (PgBouncer's transaction pooling). libpq
+# never sees it (``libpq_url`` removes it); ``session`` (the default) is a direct connection or
+# session pooling. Statement pooling cannot run a multi-statement transaction: refused.
+POOL_MODE = "pool_mode"
+POOL_MODES = ("session", "transaction")
+
+
+def pool_mode(database_url: str) -> str:
+    """The URL's ``pool_mode`` (``session`` when absent); SettingsError for any other value."""
+    modes = [unquote(value) for key, _, value in _query_items(database_url) if unquote(key) == POOL_MODE]
+    if not modes:
+        return "session"
+    mode = modes[-1].strip().lower()
+    if mode == "statement":
+        raise SettingsError(f"{POOL_MODE}=statement: the compaction and the migrations need multi-statement "
+                            f"transactions; run PgBouncer in transaction mode and set {POOL_MODE}=transaction")
+    if mode not in POOL_MODES:
+        raise SettingsError(f"{POOL_MODE} must be one of {', '.join(POOL_MODES)}, got {modes[-1]!r}")
+    return mode
+
+
+def connect_options(database_url: str) -> dict[str, Any]:
+    """psycopg's connection options for ``database_url``: behind transaction pooling, no
+    statement is ever prepared (psycopg prepares one on its 5th execution on a connection, and
+    PgBouncer 1.18 would send the next execution to a server connection that never saw it)."""
+    return {"prepare_threshold": None} if pool_mode(database_url) == "transaction" else {}
+
+
 def libpq_url(database_url: str) -> str:
-    """The URL psycopg and libpq accept (``postgresql://``) for a SQLAlchemy-style URL."""
+    """The URL psycopg and libpq accept (``postgresql://``) for a SQLAlchemy-style URL, without
+    our own ``pool_mode`` parameter (validated here: every connection passes through)."""
+    pool_mode(database_url)
     parts = urlsplit(database_url)
-    return urlunsplit(("postgresql", *parts[1:]))
+    query = "&".join(item for item in parts.query.split("&") if item and unquote(item.partition("=")[0]) != POOL_MODE)
+    return urlunsplit(("postgresql", parts.netloc, parts.path, query, parts.fragment))
+
+
+def _query_items(database_url: str) -> list[tuple[str, str, str]]:
+    return [item.partition("=") for item in urlsplit(database_url).query.split("&") if item]
 
 
 def redact_url(database_url: str) -> str:
@@ -164,6 +209,7 @@ def _check_database_url(url: str) -> str:
             f"{PREFIX}DATABASE_URL must be a PostgreSQL URL (postgresql+psycopg://user:pass@host:port/db), "
             f"got scheme {scheme!r}"
         )
+    pool_mode(url)
     return url
 
 

@@ -8,11 +8,11 @@ column-level field operations from the plans Spark builds; no jar, no hand-writt
         orders.groupBy("customer").agg(F.sum("amount").alias("total")).write.parquet("s3a://lake/totals")
 
 A Python ``QueryExecutionListener`` (py4j callbacks) sees each successful write: its analyzed
-plan's JSON (one py4j call) gives the column lineage (``lineage.spark_plan``, pure Python); a
-few py4j calls name the datasets read and written (``lineage.identity``: paths and tables by
-the OpenLineage naming spec). Each write becomes, in the run: a read of each relation, the
-write of the target, and one field-operations record for the target (built by the same code
-as OpenLineage's column lineage, ``openlineage_mapping.field_operations``).
+plan's JSON (written by the JVM into a temporary file) gives the column lineage
+(``lineage.spark_plan``, pure Python); a few py4j calls name the datasets read and written
+(``lineage.identity``: paths and tables by the OpenLineage naming spec). Each write becomes,
+in the run: a read of each relation, the write of the target, and one field-operations record
+for the target, step by step as the code computed it (``lineage.spark_operations``).
 
 Capture never breaks the job: anything it cannot do is logged as a warning; a plan node it does
 not know still gives lineage (kept as a note on the record). Spark Connect sessions have no
@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import queue
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -36,9 +37,9 @@ from typing import Any
 from lineage.client import RunContext
 from lineage.errors import InvalidEntityError
 from lineage.identity import DatasetIdentity, NamespaceMap, job_program, path_identity, table_identity
-from lineage.openlineage_mapping import field_operations
 from lineage.settings import Settings
-from lineage.spark_plan import WRITE_COMMANDS, openlineage_output, plan_lineage
+from lineage.spark_operations import captured_operations
+from lineage.spark_plan import WRITE_COMMANDS, plan_lineage
 
 log = logging.getLogger(__name__)
 DRAIN_MS = 60_000  # how long stop waits for Spark to report the last actions
@@ -134,15 +135,13 @@ class Tracker:
         try:
             if func_name == NESTED_WRITE:
                 return
-            plan = execution.optimizedPlan()  # a tenth of the analyzed plan's JSON, the same column lineage
+            # the analyzed plan: the steps as the code wrote them (the optimizer merges selects into
+            # one, and a cached frame's plan shows what it read only there)
+            plan = execution.analyzed()
             if str(plan.nodeName()) not in WRITE_COMMANDS:
                 self._record_reads(plan)
                 return
-            nodes = json.loads(self._json.of(plan))
-            if any(str(node.get("class", "")).endswith(".InMemoryRelation") for node in nodes):
-                plan = execution.analyzed()  # a cached frame: only the analyzed plan shows what it read
-                nodes = json.loads(self._json.of(plan))
-            self._record_write(plan, nodes)
+            self._record_write(plan, json.loads(self._json.of(plan)))
             self.capture_seconds.append(time.perf_counter() - began)
         except Exception as error:
             self.note(f"lineage: capture of a {func_name!r} action failed: {type(error).__name__}: {error}")
@@ -163,7 +162,7 @@ class Tracker:
         """An action that writes nothing (``collect``, ``count``, ``show``...) still reads: each
         table, path or JDBC table it reads is a read of the run (recorded once). In-memory data
         and cached frames are left out."""
-        for leaf in _seq(plan.collectLeaves()):
+        for leaf in _leaves(plan):
             kind = str(leaf.getClass().getSimpleName())
             if kind in _NAMED_BY_THE_JVM:
                 identity = leaf_identity(leaf, kind, 0, self.run.run["program"])
@@ -174,7 +173,7 @@ class Tracker:
         lineage = plan_lineage(nodes)
         program = self.run.run["program"]
         needs_jvm = any(leaf.kind in _NAMED_BY_THE_JVM and not leaf.table for leaf in lineage.leaves.values())
-        jvm_leaves = _seq(_query_of(plan).collectLeaves()) if needs_jvm else []
+        jvm_leaves = _leaves(_query_of(plan)) if needs_jvm else []
         leaves = {position: leaf_identity(jvm_leaves[position] if position < len(jvm_leaves) else None, leaf.kind,
                                           position, program, leaf.table)
                   for position, leaf in lineage.leaves.items()}
@@ -185,8 +184,7 @@ class Tracker:
         for identity in sorted(read, key=lambda item: item.render()):
             self._access(identity, "read")
         self._access(target, "write")
-        output, named = openlineage_output(lineage, leaves, target)
-        record = field_operations(output, self.namespaces, named=named)
+        record = captured_operations(lineage, leaves, target, self.namespaces)
         if lineage.unsupported:
             self.note(f"lineage: plan nodes read generically (each new column depends on every column they "
                       f"reference) for {target.render()}: {', '.join(lineage.unsupported)}")
@@ -196,46 +194,45 @@ class Tracker:
 
     def _access(self, identity: DatasetIdentity, access: str) -> None:
         self.run.record_captured("dataset_access", {"dataset": {
-            "namespace": self.namespaces.for_dataset(identity.namespace), "type": "dataset",
-            "name": identity.render()}, "access": access}, once=True)
+            **self.namespaces.dataset_ref(identity), "type": "dataset"}, "access": access}, once=True)
 
 
 class PlanJson:
-    """A plan's JSON (what Spark's ``toJSON`` gives), fetched in pieces.
+    """A plan's JSON (what Spark's ``toJSON`` gives), passed through a file.
 
     A py4j answer longer than about 8 KiB costs 44 ms whatever its length beyond (measured: 0.2 ms
     for 8,000 characters, 44 ms for 8,200 or 200,000): the JVM writes it in 8 KiB buffers and
-    TCP's delayed acknowledgement holds the rest. So the JSON is written into a buffer on the
-    JVM's side (Spark's own ``jsonValue`` through json4s' Jackson mapper: the same text) and read
-    in pieces of ``PIECE`` characters. Where that is not possible (another Spark's internals),
-    ``toJSON`` in one answer.
+    TCP's delayed acknowledgement holds the rest, and an analyzed plan's JSON is often 100 KB. So
+    the JVM writes the JSON (Spark's own ``jsonValue`` through json4s' Jackson mapper: the same
+    text) into a temporary file that Python reads: the driver's JVM and Python share a machine.
+    Where that is not possible (another Spark's internals), ``toJSON`` in one answer.
     """
-
-    PIECE = 7_000
 
     def __init__(self, jvm: Any) -> None:
         self.jvm = jvm
         self._mapper: Any | None = None
-        self._pieces = True
+        self._file = True
 
     def of(self, plan: Any) -> str:
-        if self._pieces:
+        if self._file:
             try:
-                return self._in_pieces(plan)
+                return self._through_file(plan)
             except Exception as error:  # keep capturing, the slower way
-                log.debug("lineage: plan JSON in pieces unavailable (%s); using toJSON", error)
-                self._pieces = False
+                log.debug("lineage: plan JSON through a file unavailable (%s); using toJSON", error)
+                self._file = False
         return str(plan.toJSON())
 
-    def _in_pieces(self, plan: Any) -> str:
+    def _through_file(self, plan: Any) -> str:
         if self._mapper is None:
             self._mapper = getattr(getattr(self.jvm.org.json4s.jackson, "JsonMethods$"), "MODULE$").mapper()
-        writer = self.jvm.java.io.StringWriter()
-        self._mapper.writeValue(writer, plan.jsonValue())
-        buffer = writer.getBuffer()
-        size = int(buffer.length())
-        return "".join(str(buffer.substring(start, min(start + self.PIECE, size)))
-                       for start in range(0, size, self.PIECE))
+        handle, path = tempfile.mkstemp(prefix="lineage-plan-", suffix=".json")
+        os.close(handle)
+        try:
+            self._mapper.writeValue(self.jvm.java.io.File(path), plan.jsonValue())
+            with open(path, encoding="utf-8") as written:
+                return written.read()
+        finally:
+            os.unlink(path)
 
 
 class _Listener:
@@ -344,6 +341,14 @@ def _seq(seq: Any) -> list[Any]:
 
 def _option(option: Any) -> Any | None:
     return option.get() if option is not None and option.isDefined() else None
+
+
+def _leaves(plan: Any) -> list[Any]:
+    """The relations ``plan`` reads: its leaves, then its subqueries' (``spark_plan.subquery_plans``'s order)."""
+    found = _seq(plan.collectLeaves())
+    for subquery in _seq(plan.subqueriesAll()):
+        found.extend(_seq(subquery.collectLeaves()))
+    return found
 
 
 def _query_of(plan: Any) -> Any:

@@ -10,7 +10,11 @@ columns it comes from and how (the OpenLineage column lineage vocabulary: DIRECT
 TRANSFORMATION / AGGREGATION, INDIRECT CONDITIONAL per column; FILTER, JOIN, GROUP_BY, SORT,
 WINDOW for the whole output, as ``indirect``), the function that made it (``concat_ws``) with a
 description that reads like the code (``concat_ws(' ', first, last)``), and the leaves read, in
-the order Spark's ``collectLeaves`` lists them, so the caller can name each leaf's dataset.
+the order Spark's ``collectLeaves`` lists them (then its subqueries'), so the caller can name
+each leaf's dataset. It also answers step by step: each ``expr AS name`` of a select, an
+aggregate or a window, each generator's output and each union column is a ``Step`` reading
+source columns or earlier steps' outputs, which ``lineage.spark_operations`` turns into the
+field operations record (read, each step, write); the per-column answer is those steps composed.
 
 A node it does not know still gives lineage: its new attributes depend on every attribute its
 expressions reference (DIRECT TRANSFORMATION), and its name is kept in ``unsupported``.
@@ -93,9 +97,37 @@ class SourceColumn:
 
 
 @dataclass(frozen=True)
+class StepColumn:
+    """The output of a step: a column the job computed on the way (``split(body, ',')[0] AS
+    first_name``), which later steps and the write read."""
+
+    step: int  # the step's position in ``PlanLineage.steps``
+    column: str
+
+
+Column = SourceColumn | StepColumn
+
+
+@dataclass(frozen=True)
 class Edge:
-    source: SourceColumn
+    source: Column
     transformation: Transformation
+
+
+@dataclass(frozen=True)
+class Step:
+    """One computed column as the code wrote it: ``expression AS column`` in a select, an
+    aggregate or a window, a generator's output (``explode``), a union's column. Its inputs are
+    the columns the expression reads (source columns or earlier steps' outputs) and how."""
+
+    column: str
+    operation: str  # the function at its top: concat_ws, sum, cast, explode, union...
+    description: str  # the expression as code
+    inputs: tuple[Edge, ...]
+    # Steps of one select that compute from one call over the same inputs (``split(body, ',')[0]``,
+    # ``split(body, ',')[1]``...) are one operation with several outputs, as a parser's would be:
+    # (the select, the call's function, the call as code); None for a step of its own.
+    shared: tuple[int, str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -115,12 +147,19 @@ class Leaf:
 
 @dataclass
 class PlanLineage:
+    """A write's column lineage twice: ``columns``/``indirect`` from the source columns (the
+    OpenLineage column lineage facet's reading: each written column's sources, composed through
+    every step), and ``steps``/``written`` step by step as the code computed them (what the
+    field operations record holds: read, each step, write)."""
+
     command: str
     columns: list[ColumnLineage]
     indirect: list[Edge]
     leaves: dict[int, Leaf]  # by position among the query's leaves (see SourceColumn)
     target_table: tuple[str, ...] | None = None
     unsupported: list[str] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    written: list[ColumnLineage] = field(default_factory=list)  # inputs: source columns or steps' outputs
 
 
 WRITE_COMMANDS = {
@@ -135,8 +174,8 @@ WRITE_COMMANDS = {
 
 _DIRECT = "DIRECT"
 _INDIRECT = "INDIRECT"
-# a source column -> how it reaches an attribute
-Deps = dict[SourceColumn, Transformation]
+# a source column (or a step's output) -> how it reaches an attribute
+Deps = dict[Column, Transformation]
 
 _IDENTITY = Transformation(_DIRECT, "IDENTITY")
 _MASKING_FUNCTIONS = {"Md5", "Sha1", "Sha2", "Crc32", "Murmur3Hash", "XxHash64", "HiveHash", "Count", "CountIf",
@@ -166,7 +205,7 @@ def combine(outer: Transformation, inner: Transformation) -> Transformation:
     return Transformation(_DIRECT, subtype, masking=outer.masking or inner.masking)
 
 
-def _merge(into: Deps, source: SourceColumn, how: Transformation) -> None:
+def _merge(into: Deps, source: Column, how: Transformation) -> None:
     """Keep the strongest way a source reaches an attribute: DIRECT over INDIRECT."""
     known = into.get(source)
     if known is None or (known.type == _INDIRECT and how.type == _DIRECT):
@@ -177,18 +216,13 @@ class _Analysis:
     def __init__(self, positions: dict[int, int]) -> None:
         self.positions = positions  # id(leaf node) -> its position among the query's leaves
         self.leaves: dict[int, Leaf] = {}
-        self.indirect: dict[tuple[SourceColumn, str], Transformation] = {}  # a source can be a join key and filtered
+        self.indirect: dict[tuple[Column, str], Transformation] = {}  # a source can be a join key and filtered
+        self.steps: list[Step] = []
+        self.lists = 0  # select lists seen (a step's ``shared`` names its list)
+        self._composed: dict[int, dict[SourceColumn, Transformation]] = {}  # a step -> its sources
         self.unsupported: list[str] = []
         self.attributes: dict[int, Deps] = {}  # exprId -> its sources
         self.ctes: dict[int, list[tuple[str, int | None]]] = {}  # CTE id -> its definition's outputs
-        self.not_null: Deps = {}  # sources of ``IS NOT NULL`` filters on a bare column
-
-    def settle_filters(self) -> None:
-        """A bare ``IS NOT NULL`` filter on a join key is the optimizer's (inferred from the join's
-        condition), not the job's: it is not a FILTER input. Elsewhere it is."""
-        for source, how in self.not_null.items():
-            if (source, "JOIN") not in self.indirect:
-                self.indirect.setdefault((source, "FILTER"), Transformation(_INDIRECT, "FILTER", masking=how.masking))
 
     # plan nodes: each returns its output attributes as (name, exprId) in order
 
@@ -200,14 +234,10 @@ class _Analysis:
             return self._leaf(node)
         if kind in ("Project",):
             self.plan(node.children[0])
-            return [self._named(expression) for expression in node.expressions("projectList")]
+            return self._named_list(node.expressions("projectList"))
         if kind == "Filter":
             outputs = self.plan(node.children[0])
-            for conjunct in _conjuncts(node.expression("condition")):
-                if conjunct.kind == "IsNotNull" and conjunct.children[0].kind == "AttributeReference":
-                    self.not_null.update(self._expression_deps(conjunct))  # perhaps the optimizer's
-                else:
-                    self._indirect(conjunct, "FILTER")
+            self._indirect(node.expression("condition"), "FILTER")
             return outputs
         if kind == "Join":
             left, right = self.plan(node.children[0]), self.plan(node.children[1])
@@ -218,7 +248,7 @@ class _Analysis:
             self.plan(node.children[0])
             for grouping in node.expressions("groupingExpressions"):
                 self._indirect(grouping, "GROUP_BY")
-            return [self._named(expression) for expression in node.expressions("aggregateExpressions")]
+            return self._named_list(node.expressions("aggregateExpressions"))
         if kind == "Sort":
             outputs = self.plan(node.children[0])
             for order in node.expressions("order"):
@@ -228,7 +258,7 @@ class _Analysis:
             outputs = self.plan(node.children[0])
             for spec in (*node.expressions("partitionSpec"), *node.expressions("orderSpec")):
                 self._indirect(spec, "WINDOW")
-            return [*outputs, *(self._named(expression) for expression in node.expressions("windowExpressions"))]
+            return [*outputs, *self._named_list(node.expressions("windowExpressions"))]
         if kind == "Union":
             return self._union(node)
         if kind == "Expand":
@@ -238,11 +268,14 @@ class _Analysis:
             generator = node.expression("generator")
             deps = self._expression_deps(generator) if generator else {}
             generated = []
+            generated_deps = {s: combine(_transformation("TRANSFORMATION"), t) for s, t in deps.items()}
             for attribute in node.expressions("generatorOutput"):
+                name = str(attribute.fields.get("name"))
                 if attribute.expr_id is not None:
-                    self.attributes[attribute.expr_id] = {s: combine(_transformation("TRANSFORMATION"), t)
-                                                          for s, t in deps.items()}
-                generated.append((str(attribute.fields.get("name")), attribute.expr_id))
+                    self.attributes[attribute.expr_id] = {self._step(
+                        name, function_name(generator.kind) if generator else "generate",
+                        describe(generator) if generator else "", generated_deps): _IDENTITY}
+                generated.append((name, attribute.expr_id))
             return [*outputs, *generated]
         if kind == "WithCTE":  # children: the CTE definitions, then the plan (the "plan" field says which)
             main = node.child_field("plan") or node.children[-1]
@@ -292,7 +325,7 @@ class _Analysis:
         if not branches:
             return []
         first = branches[0]
-        for position, (_, expr_id) in enumerate(first):
+        for position, (name, expr_id) in enumerate(first):
             if expr_id is None:
                 continue
             deps = dict(self.attributes.get(expr_id, {}))
@@ -300,7 +333,8 @@ class _Analysis:
                 other = branch[position][1] if position < len(branch) else None
                 for source, how in self.attributes.get(other, {}).items() if other is not None else ():
                     _merge(deps, source, how)
-            self.attributes[expr_id] = deps
+            self.attributes[expr_id] = {self._step(name, "union", f"union of {len(branches)} queries' {name}",
+                                                   deps): _IDENTITY}
         return first
 
     def _expand(self, node: Node) -> list[tuple[str, int | None]]:
@@ -351,12 +385,47 @@ class _Analysis:
         for source, how in self._expression_deps(expression).items():
             self.indirect.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=how.masking))
 
-    def _named(self, expression: Node) -> tuple[str, int | None]:
-        """A project/aggregate list item: an attribute passed through, or ``expr AS name``."""
-        if expression.kind == "Alias" and expression.expr_id is not None:
-            self.attributes[expression.expr_id] = self._expression_deps(expression.children[0])
-            return str(expression.fields.get("name")), expression.expr_id
-        return str(expression.fields.get("name")), expression.expr_id
+    def _named_list(self, expressions: list[Node]) -> list[tuple[str, int | None]]:
+        """A project/aggregate/window list: each item an attribute passed through (or renamed, or
+        a nested field read as is), or ``expr AS name``: a step."""
+        self.lists += 1
+        outputs = []
+        for expression in expressions:
+            name = str(expression.fields.get("name"))
+            if expression.kind == "Alias" and expression.expr_id is not None:
+                deps = self._expression_deps(expression.children[0])
+                top = _top_function(expression)
+                call = _innermost_call(top) if top is not None else None
+                shared = (self.lists, function_name(call.kind), describe(call)) if call is not None else None
+                self.attributes[expression.expr_id] = deps if top is None else {
+                    self._step(name, function_name(top.kind), describe(top), deps, shared): _IDENTITY}
+            outputs.append((name, expression.expr_id))
+        return outputs
+
+    def _step(self, column: str, operation: str, description: str, deps: Deps,
+              shared: tuple[int, str, str] | None = None) -> StepColumn:
+        self.steps.append(Step(column, operation, description,
+                               tuple(Edge(source, how) for source, how in sorted(deps.items(), key=_edge_order)),
+                               shared))
+        return StepColumn(len(self.steps) - 1, column)
+
+    def compose(self, deps: Deps) -> dict[SourceColumn, Transformation]:
+        """``deps`` from the source columns: each step's output replaced by the step's own
+        sources, the transformations combined (DIRECT over INDIRECT, as within an expression)."""
+        found: Deps = {}
+        for column, how in deps.items():
+            if isinstance(column, StepColumn):
+                for source, inner in self._step_sources(column.step).items():
+                    _merge(found, source, combine(how, inner))
+            else:
+                _merge(found, column, how)
+        return {column: how for column, how in found.items() if isinstance(column, SourceColumn)}
+
+    def _step_sources(self, index: int) -> dict[SourceColumn, Transformation]:
+        if index not in self._composed:
+            self._composed[index] = self.compose({edge.source: edge.transformation
+                                                  for edge in self.steps[index].inputs})
+        return self._composed[index]
 
     def _expression_deps(self, expression: Node) -> Deps:
         """The sources an expression reads and how (walking functions down to attributes)."""
@@ -380,6 +449,12 @@ class _Analysis:
         if kind in ("CaseWhen", "If"):
             self._conditional(expression, how, deps)
             return
+        subquery = _subquery_plan(expression)
+        if subquery is not None:  # (SELECT max(amount) ...), EXISTS (...), x IN (SELECT ...): its values
+            step = combine(how, _transformation("TRANSFORMATION"))
+            for _, expr_id in self.plan(subquery):
+                for source, inner in self.attributes.get(expr_id, {}).items() if expr_id is not None else ():
+                    _merge(deps, source, combine(step, inner))
         if kind == "WindowSpecDefinition":
             return  # partition and order columns are the Window node's INDIRECT WINDOW inputs
         step = _transformation("AGGREGATION" if kind == "AggregateExpression" or kind in _AGGREGATES
@@ -394,9 +469,11 @@ class _Analysis:
         attribute, path = _struct_path(expression)
         passed = self.attributes.get(attribute.expr_id) if attribute is not None and attribute.expr_id is not None \
             else None
-        if not path or not passed or any(inner != _IDENTITY for inner in passed.values()):
+        if not path or not passed or any(inner != _IDENTITY or not isinstance(source, SourceColumn)
+                                         for source, inner in passed.items()):
             return False
         for source in passed:
+            assert isinstance(source, SourceColumn)
             _merge(deps, SourceColumn(source.leaf, ".".join((source.column, *path))), combine(how, _IDENTITY))
         return True
 
@@ -418,14 +495,37 @@ class _Analysis:
             _merge(deps, source, Transformation(_INDIRECT, "CONDITIONAL", masking=inner.masking))
 
 
-def _conjuncts(condition: Node | None) -> Iterator[Node]:
-    if condition is None:
-        return
-    if condition.kind == "And":
-        for child in condition.children:
-            yield from _conjuncts(child)
-    else:
-        yield condition
+def _subquery_plan(expression: Node) -> Node | None:
+    """The plan of a subquery expression (Spark's ``PlanExpression``: a scalar subquery, EXISTS,
+    IN (SELECT ...), a lateral subquery), held inline in its ``plan`` field."""
+    if not _is_tree(expression.fields.get("plan")):
+        return None
+    found = expression.expressions("plan")
+    return found[0] if found else None
+
+
+def subquery_plans(plan: Node) -> list[Node]:
+    """Every subquery plan under ``plan``, in the order of Spark's ``QueryPlan.subqueriesAll``:
+    those of each node (pre-order), then theirs, so the leaves of ``plan`` and then of these
+    number the leaves as ``collectLeaves`` over the query and its ``subqueriesAll`` do."""
+    direct = [sub for node in _walk_plan(plan) for sub in _node_subqueries(node)]
+    return direct + [deeper for sub in direct for deeper in subquery_plans(sub)]
+
+
+def _node_subqueries(node: Node) -> Iterator[Node]:
+    for name, value in node.fields.items():
+        if name in ("class", "num-children") or not isinstance(value, list):
+            continue
+        for tree in node.expressions(name):
+            yield from _expression_subqueries(tree)
+
+
+def _expression_subqueries(expression: Node) -> Iterator[Node]:
+    found = _subquery_plan(expression)
+    if found is not None:
+        yield found
+    for child in expression.children:
+        yield from _expression_subqueries(child)
 
 
 def _struct_path(expression: Node) -> tuple[Node | None, tuple[str, ...]]:
@@ -540,6 +640,23 @@ def _describe(node: Node) -> str:
     return f"{function_name(kind)}({', '.join(_describe(child) for child in node.children)})"
 
 
+def _innermost_call(expression: Node) -> Node | None:
+    """The one function call of ``expression`` that reads its columns directly (``split(body,
+    ',')`` in ``CAST(split(body, ',')[2] AS int)``), or None when there are several or none."""
+    calls: dict[str, Node] = {}
+
+    def walk(node: Node) -> None:
+        if node.kind in ("AttributeReference", "OuterReference", "Literal"):
+            return
+        if any(child.kind in ("AttributeReference", "OuterReference") for child in node.children):
+            calls.setdefault(describe(node), node)
+        for child in node.children:
+            walk(child)
+
+    walk(expression)
+    return next(iter(calls.values())) if len(calls) == 1 else None
+
+
 def _top_function(expression: Node) -> Node | None:
     """The function at the top of a named expression (under Alias and casts Spark inserted)."""
     node = expression
@@ -562,29 +679,44 @@ def plan_lineage(nodes: list[dict[str, Any]]) -> PlanLineage:
         query = root.child_field("query")
     else:  # a command whose query is its child, or a plain query plan
         query = root.children[0] if root.kind in WRITE_COMMANDS and root.children else root
-    leaves = [node for node in _walk_plan(query) if not node.children] if query is not None else []
+    leaves = [node for plan in ([query, *subquery_plans(query)] if query is not None else [])
+              for node in _walk_plan(plan) if not node.children]
     analysis = _Analysis({id(node): position for position, node in enumerate(leaves)})
     outputs: list[tuple[str, int | None]] = analysis.plan(query) if query is not None else []
-    analysis.settle_filters()
     expressions = _named_expressions(query) if query is not None else {}
     names = _output_names(root, outputs)
-    columns = []
+    columns, written = [], []
     for name, (_, expr_id) in zip(names, outputs, strict=False):
-        deps = analysis.attributes.get(expr_id, {}) if expr_id is not None else {}
+        steps_deps = analysis.attributes.get(expr_id, {}) if expr_id is not None else {}
+        deps = analysis.compose(steps_deps)
         top = _top_function(expressions[expr_id]) if expr_id in expressions else None
         edges = tuple(Edge(source, how) for source, how in sorted(deps.items(), key=_edge_order))
         identity = top is None and all(edge.transformation.subtype == "IDENTITY" for edge in edges)
-        columns.append(ColumnLineage(name, edges, "identity" if identity else
-                                     function_name(top.kind) if top is not None else "transform",
-                                     "" if top is None else describe(top)))
+        operation = "identity" if identity else function_name(top.kind) if top is not None else "transform"
+        description = "" if top is None else describe(top)
+        columns.append(ColumnLineage(name, edges, operation, description))
+        written.append(ColumnLineage(name, tuple(Edge(column, how) for column, how
+                                                 in sorted(steps_deps.items(), key=_edge_order)),
+                                     operation, description))
+    flat: dict[tuple[SourceColumn, str], Transformation] = {}
+    for (column, subtype), how in analysis.indirect.items():
+        for source, inner in analysis.compose({column: how}).items():
+            flat.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=inner.masking))
     indirect = [Edge(source, how) for (source, subtype), how
-                in sorted(analysis.indirect.items(), key=lambda item: (item[0][0].leaf, item[0][0].column, item[0][1]))]
+                in sorted(flat.items(), key=lambda item: (item[0][0].leaf, item[0][0].column, item[0][1]))]
     return PlanLineage(root.kind, columns, indirect, analysis.leaves, _table_of(root.fields),
-                       sorted(set(analysis.unsupported)))
+                       sorted(set(analysis.unsupported)), analysis.steps, written)
 
 
-def _edge_order(item: tuple[SourceColumn, Transformation]) -> tuple[int, str]:
-    return item[0].leaf, item[0].column
+def _column_order(column: Column) -> tuple[int, int, str]:
+    """Source columns first (by leaf), then steps' outputs (by step): a stable order."""
+    if isinstance(column, SourceColumn):
+        return 0, column.leaf, column.column
+    return 1, column.step, column.column
+
+
+def _edge_order(item: tuple[Column, Transformation]) -> tuple[int, int, str]:
+    return _column_order(item[0])
 
 
 def _output_names(root: Node, outputs: list[tuple[str, int | None]]) -> list[str]:
@@ -614,21 +746,3 @@ def _walk_plan(node: Node) -> Iterator[Node]:
     yield node
     for child in node.children:
         yield from _walk_plan(child)
-
-
-def openlineage_output(lineage: PlanLineage, leaves: Mapping[int, Any], target: Any
-                       ) -> tuple[dict[str, Any], dict[str, tuple[str, str]]]:
-    """The write as an OpenLineage output dataset with its ``columnLineage`` facet, and each
-    column's operation (name, description), for ``openlineage_mapping.field_operations``: one
-    record builder for every producer. ``leaves`` are the DatasetIdentity of each leaf, in
-    order; ``target`` the written dataset's."""
-
-    def source(edge: Edge) -> dict[str, Any]:
-        identity = leaves[edge.source.leaf]
-        return {"namespace": identity.namespace, "name": identity.name, "field": edge.source.column,
-                "transformations": [edge.transformation.to_dict()]}
-
-    fields = {column.column: {"inputFields": [source(edge) for edge in column.inputs]} for column in lineage.columns}
-    facet = {"fields": fields, "dataset": [source(edge) for edge in lineage.indirect]}
-    named = {column.column: (column.operation, column.description) for column in lineage.columns}
-    return {"namespace": target.namespace, "name": target.name, "facets": {"columnLineage": facet}}, named

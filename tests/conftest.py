@@ -41,6 +41,7 @@ TIERS: dict[str, tuple[str, ...]] = {  # directory under tests/ -> the markers o
     "plugin": ("plugin", "airflow", "warehouse"),
     "pages": ("browser", "plugin", "airflow", "warehouse"),
     "reliability": ("reliability", "plugin", "airflow", "warehouse"),
+    "install": ("install", "airflow", "warehouse"),
 }
 FIXTURE_MARKERS = {"spark": "spark", "postgres": "warehouse", "warehouse_db": "warehouse", "empty_db": "warehouse"}
 NEEDS_POSTGRES = ("warehouse", "airflow")  # Airflow's metadata DB lives in the same cluster

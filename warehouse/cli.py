@@ -75,6 +75,15 @@ def migrate() -> None:
     out.print(f"migrations: {len(applied)} applied" + (f" ({', '.join(m.name for m in applied)})" if applied else ""))
 
 
+@app.command("dags-folder")
+def dags_folder() -> None:
+    """Print the folder of this installation's DAGs, for an Airflow DAG bundle
+    (``[dag_processor] dag_bundle_config_list``, a LocalDagBundle with this ``path``)."""
+    from lineage.settings import DAGS_FOLDER
+
+    typer.echo(str(DAGS_FOLDER))  # plain: a long path must not wrap
+
+
 @app.command()
 def compact(interval_end: Annotated[str | None, typer.Option(help="RFC 3339 time; default now")] = None,
             everything: Annotated[bool, typer.Option("--all", help="list every partition, however old (files "

@@ -5,13 +5,14 @@ from __future__ import annotations
 import psycopg
 
 from lineage.errors import WarehouseConnectionError
-from lineage.settings import WAREHOUSE_CONN_ID, Settings, libpq_url
+from lineage.settings import WAREHOUSE_CONN_ID, Settings, connect_options, libpq_url
 
 
 def connect(database_url: str | None = None, *, autocommit: bool = False) -> psycopg.Connection:
-    """Open a psycopg connection to ``database_url`` (default: the settings' URL)."""
+    """Open a psycopg connection to ``database_url`` (default: the settings' URL); behind
+    transaction pooling (``?pool_mode=transaction``) it never prepares a statement."""
     url = database_url or Settings.from_env().database_url
-    return psycopg.connect(libpq_url(url), autocommit=autocommit)
+    return psycopg.connect(libpq_url(url), autocommit=autocommit, **connect_options(url))
 
 
 def warehouse_url(*, inside_airflow: bool | None = None) -> str:

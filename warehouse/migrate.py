@@ -3,7 +3,8 @@
 Migrations are the numbered ``.sql`` files in ``warehouse/migrations``, applied in order, each
 in its own transaction together with its record in ``lineage.schema_migrations``. An applied
 migration is never edited: the migrator stores each file's checksum and refuses to run when
-an applied file has changed. A PostgreSQL advisory lock serialises concurrent migrators.
+an applied file has changed. A PostgreSQL advisory lock, taken in each migration's
+transaction, serialises concurrent migrators.
 """
 
 from __future__ import annotations
@@ -58,40 +59,46 @@ def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
 
 
 def apply_migrations(database_url: str | None = None, directory: Path = MIGRATIONS_DIR) -> list[Migration]:
-    """Apply every pending migration; returns those applied now (none when up to date)."""
+    """Apply every pending migration; returns those applied now (none when up to date).
+
+    Each migration runs in a transaction of its own that first takes the migrators' advisory
+    lock (transaction level) and reads what is applied, so concurrent migrators apply each
+    migration once, in order; a lock held by a transaction also stays right behind a pooler in
+    transaction mode (PgBouncer), where a session lock would be taken on one server connection
+    and released (or not) on another."""
     migrations = discover(directory)
     applied_now: list[Migration] = []
     with connect(database_url, autocommit=True) as conn:
-        conn.execute("select pg_advisory_lock(%s)", (_LOCK_KEY,))
-        try:
-            conn.execute("create schema if not exists lineage")
-            conn.execute(
-                """create table if not exists lineage.schema_migrations (
-                       version integer primary key, name text not null,
-                       checksum text not null, applied_at timestamptz not null default now())"""
-            )
-            applied: dict[int, str] = dict(
-                conn.execute("select version, checksum from lineage.schema_migrations").fetchall())
-            for migration in migrations:
-                if migration.version in applied:
-                    if applied[migration.version] != migration.checksum:
-                        raise MigrationError(
-                            f"migration {migration.version:04d}_{migration.name} was edited after it was "
-                            "applied; add a new migration instead"
-                        )
-                    continue
-                with conn.transaction():
-                    conn.execute(migration.sql)  # trusted repository files
-                    if migration.version in _BACKFILLS:
-                        _BACKFILLS[migration.version](conn)
-                    conn.execute(
-                        "insert into lineage.schema_migrations (version, name, checksum) values (%s, %s, %s)",
-                        (migration.version, migration.name, migration.checksum),
-                    )
-                applied_now.append(migration)
-        finally:
-            conn.execute("select pg_advisory_unlock(%s)", (_LOCK_KEY,))
+        while True:
+            with conn.transaction():
+                pending = _next_pending(conn, migrations)
+                if pending is None:
+                    break
+                conn.execute(pending.sql)  # trusted repository files
+                if pending.version in _BACKFILLS:
+                    _BACKFILLS[pending.version](conn)
+                conn.execute("insert into lineage.schema_migrations (version, name, checksum) values (%s, %s, %s)",
+                             (pending.version, pending.name, pending.checksum))
+            applied_now.append(pending)
     return applied_now
+
+
+def _next_pending(conn: psycopg.Connection, migrations: list[Migration]) -> Migration | None:
+    """In the open transaction: take the migrators' lock, make the ledger, check that no applied
+    migration was edited, and return the first one not applied (None when up to date)."""
+    conn.execute("select pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+    conn.execute("create schema if not exists lineage")
+    conn.execute(
+        """create table if not exists lineage.schema_migrations (
+               version integer primary key, name text not null,
+               checksum text not null, applied_at timestamptz not null default now())"""
+    )
+    applied: dict[int, str] = dict(conn.execute("select version, checksum from lineage.schema_migrations").fetchall())
+    for migration in migrations:
+        if migration.version in applied and applied[migration.version] != migration.checksum:
+            raise MigrationError(f"migration {migration.version:04d}_{migration.name} was edited after it was "
+                                 "applied; add a new migration instead")
+    return next((m for m in migrations if m.version not in applied), None)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from lineage import events
 from lineage.errors import DataQualityError, LineageError
+from lineage.settings import connect_options, libpq_url
 from warehouse.db import connect
 
 _BATCH_ID = re.compile(r"^[0-9A-Za-z-]{1,64}$")
@@ -48,7 +49,12 @@ def check_batch(database_url: str, batch_id: str) -> list[CheckResult]:
 
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    source = context.data_sources.add_postgres("lineage_warehouse", connection_string=_sqlalchemy_url(database_url))
+    # No temporary tables (a batch's rows are read by later statements, which a pooler in
+    # transaction mode may send to another server connection) and, behind one, no prepared
+    # statements; ``kwargs`` (create_engine's) is a field of the datasource its stub omits.
+    source = context.data_sources.add_postgres(
+        "lineage_warehouse", connection_string=_sqlalchemy_url(database_url), create_temp_table=False,
+        kwargs={"connect_args": connect_options(database_url)})  # type: ignore[call-arg]
     suites: dict[str, tuple[str, list[gxe.Expectation]]] = {
         "runs": (
             f"select * from lineage.runs where last_batch_id = '{batch_id}'",
@@ -207,8 +213,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _sqlalchemy_url(database_url: str) -> str:
-    scheme, sep, rest = database_url.partition("://")
-    return f"postgresql+psycopg://{rest}" if sep and scheme in ("postgresql", "postgres") else database_url
+    return libpq_url(database_url).replace("postgresql://", "postgresql+psycopg://", 1)
 
 
 if __name__ == "__main__":

@@ -80,12 +80,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.ingest_log = ingest_log(app.state.settings)
     app.state.ingest_keys = KeyCache()
     logged_in: dict[str, Any] = {"dependencies": [Depends(get_user)], "responses": http_errors.LOGGED_IN}
+    # OpenLineage in first (routing tries the routes in order; producers post most often), with
+    # an ingest key or Airflow's login
+    app.include_router(openlineage.router, prefix="/api/v1")
     app.include_router(status.public_router)
     app.include_router(status.router, **logged_in)
     for module in (lineage, field_lineage, field_summaries, namespaces, grants, dataset_schemas, search, metadata,
                    links, ingest_keys):
         app.include_router(module.router, **logged_in)  # search before metadata's {target:path}
-    app.include_router(openlineage.router, prefix="/api/v1")  # an ingest key or Airflow's login
     app.include_router(pages.public_router, include_in_schema=False)
     app.include_router(pages.router, dependencies=[Depends(get_user)], responses=http_errors.answers(401, 403),
                        include_in_schema=False)

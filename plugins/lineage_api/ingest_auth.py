@@ -2,8 +2,8 @@
 principal it is bound to; anything else is Airflow's login, as on every route.
 
 A valid key and its principal's grants are remembered for ``TTL`` seconds per api-server
-process, so a busy producer costs no warehouse query per request; a revoked key, or a changed
-grant, therefore takes effect within that time.
+process, so a busy producer costs no warehouse query (and no worker thread) per request; a
+revoked key, or a changed grant, therefore takes effect within that time.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import time
 from typing import Annotated
 
 from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
-from airflow.api_fastapi.core_api.security import bearer_scheme, get_user, oauth2_scheme
+from airflow.api_fastapi.core_api.security import bearer_scheme, get_user
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials
+from starlette.concurrency import run_in_threadpool
 
 from lineage.authorization import Access
 from lineage.ingest_keys import is_ingest_key, key_hash
@@ -34,13 +35,21 @@ class KeyCache:
         self._entries: dict[str, tuple[Access, float]] = {}
         self._lock = threading.Lock()
 
+    def cached(self, key: str) -> Access | None:
+        """The key's Access when read less than TTL seconds ago (no IO: the event loop may ask)."""
+        with self._lock:
+            cached = self._entries.get(key_hash(key))
+        if cached is not None and time.monotonic() - cached[1] < self.ttl:
+            return cached[0]
+        return None
+
     def access(self, pool: WarehousePool, key: str) -> Access:
+        """The key's Access, read from the warehouse unless cached; 401 for an unknown key."""
+        cached = self.cached(key)
+        if cached is not None:
+            return cached
         digest = key_hash(key)
         now = time.monotonic()
-        with self._lock:
-            cached = self._entries.get(digest)
-        if cached is not None and now - cached[1] < self.ttl:
-            return cached[0]
         with pool.connection() as conn:
             principal = ingest_key_store.principal_of(conn, key)
             access = None if principal is None else grant_store.access_for(conn, principal, instance_admin=False)
@@ -58,26 +67,25 @@ class KeyCache:
 Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)]
 
 
-async def _airflow_user_unless_key(request: Request, oauth_token: Annotated[str | None, Depends(oauth2_scheme)],
-                                   bearer: Bearer) -> BaseUser | None:
-    """Airflow's logged-in user, or None when the bearer token is an ingest key."""
-    if bearer is not None and bearer.scheme.lower() == "bearer" and is_ingest_key(bearer.credentials):
-        return None
-    return await get_user(request, oauth_token, bearer)
-
-
-def ingest_caller(request: Request,
-                  user: Annotated[BaseUser | None, Depends(_airflow_user_unless_key)],
-                  bearer: Bearer) -> Access:
-    """The poster's Access: an ingest key's principal, or the logged-in Airflow user. Takes a
-    pooled connection only when it must read grants (a cached key needs none)."""
+async def ingest_caller(request: Request, bearer: Bearer) -> Access:
+    """The poster's Access: an ingest key's principal, or the logged-in Airflow user (Airflow's
+    ``get_user``: a bearer JWT or the UI's cookie). A cached key is answered on the event loop;
+    reading grants or a key takes a pooled connection in a worker thread. One dependency, not a
+    chain of them: FastAPI's resolution of each costs more than this check."""
     pool: WarehousePool = request.app.state.warehouse
-    if user is not None:
-        with pool.connection() as conn:
-            return grant_store.access_for(conn, user.get_name(), is_instance_admin(user))
-    assert bearer is not None
-    cache: KeyCache = request.app.state.ingest_keys
-    return cache.access(pool, bearer.credentials)
+    if bearer is not None and bearer.scheme.lower() == "bearer" and is_ingest_key(bearer.credentials):
+        cache: KeyCache = request.app.state.ingest_keys
+        cached = cache.cached(bearer.credentials)
+        if cached is not None:
+            return cached
+        return await run_in_threadpool(cache.access, pool, bearer.credentials)
+    user = await get_user(request, None, bearer)  # its OAuth2 argument is only for the OpenAPI login form
+    return await run_in_threadpool(_user_access, pool, user)
+
+
+def _user_access(pool: WarehousePool, user: BaseUser) -> Access:
+    with pool.connection() as conn:
+        return grant_store.access_for(conn, user.get_name(), is_instance_admin(user))
 
 
 IngestCaller = Annotated[Access, Depends(ingest_caller)]

@@ -5,7 +5,8 @@ plugins mount: ``airflow.api_fastapi.app.lifespan``) and closes it at shutdown; 
 does not run the lifespan gets it on the first request. Each request takes one connection
 (``lineage_api.deps``), shared by the caller's authorization and the route.
 
-Every connection has a connect timeout and a statement timeout; a request waits at most the
+Every connection has a connect timeout and a statement timeout (behind transaction pooling,
+the database role's: ``_session_setup``); a request waits at most the
 connect timeout for a free connection. A warehouse that is down or slow therefore raises
 psycopg's ``OperationalError`` within those bounds (the API answers 503), never hangs a worker.
 The pool checks a connection before lending it, so a warehouse restart costs no failed request.
@@ -27,7 +28,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from lineage.errors import WarehouseConnectionError, WarehouseUnavailableError
-from lineage.settings import Settings, libpq_url, redact_url
+from lineage.settings import Settings, connect_options, libpq_url, pool_mode, redact_url
 from warehouse.db import warehouse_url
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,23 @@ log = logging.getLogger(__name__)
 
 def _airflow_warehouse_url() -> str:
     return warehouse_url(inside_airflow=True)  # the plugin runs inside Airflow's api-server
+
+
+def _session_setup(url: str, settings: Settings) -> Callable[[psycopg.Connection], None] | None:
+    """What each new connection runs: the statement timeout, set for the session. Behind
+    transaction pooling (``?pool_mode=transaction``) a session ``SET`` would land on one server
+    connection of the pooler and then time out whoever is handed it next (a compaction's merge,
+    a dbt build); there the timeout belongs to the API's role (docs/configuration.md)."""
+    if pool_mode(url) == "transaction":
+        log.info("lineage API: behind transaction pooling the statement timeout is the database role's "
+                 "(ALTER ROLE ... SET statement_timeout), not LINEAGE_API_STATEMENT_TIMEOUT_MS")
+        return None
+    statement_timeout = sql.SQL("set statement_timeout = {}").format(settings.api_statement_timeout_ms)
+
+    def configure(conn: psycopg.Connection) -> None:
+        conn.execute(statement_timeout)
+
+    return configure
 
 
 class WarehousePool:
@@ -63,15 +81,11 @@ class WarehousePool:
             if self._pool is None:
                 url, settings = self._url(), self._settings
                 self._where = url
-                statement_timeout = sql.SQL("set statement_timeout = {}").format(settings.api_statement_timeout_ms)
-
-                def configure(conn: psycopg.Connection) -> None:
-                    conn.execute(statement_timeout)
-
                 self._pool = ConnectionPool(
                     libpq_url(url), min_size=1, max_size=settings.api_pool_size, open=False, name="lineage-api",
-                    kwargs={"autocommit": True, "connect_timeout": settings.api_connect_timeout_s},
-                    configure=configure, check=ConnectionPool.check_connection,
+                    kwargs={"autocommit": True, "connect_timeout": settings.api_connect_timeout_s,
+                            **connect_options(url)},
+                    configure=_session_setup(url, settings), check=ConnectionPool.check_connection,
                     timeout=settings.api_connect_timeout_s)
                 self._pool.open(wait=False)
                 log.info("lineage API: connection pool of up to %d to %s", settings.api_pool_size, redact_url(url))
@@ -97,7 +111,7 @@ class WarehousePool:
         where = urlsplit(self._where)
         timeout = self._settings.api_connect_timeout_s
         try:
-            psycopg.connect(libpq_url(self._where), connect_timeout=timeout).close()
+            psycopg.connect(libpq_url(self._where), connect_timeout=timeout, **connect_options(self._where)).close()
         except psycopg.OperationalError as error:
             reason = " ".join(line.strip() for line in str(error).splitlines()) or type(error).__name__
         else:

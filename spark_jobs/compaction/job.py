@@ -43,15 +43,11 @@ from spark_jobs.session import build_session
 from warehouse.compaction_store import (
     BatchMerge,
     CompactionSummary,
-    acquire_lock,
     compacted_paths,
     create_lines_table,
     drop_lines_table,
     listed_until,
     prepare_staging,
-    record_coverage,
-    record_settled,
-    release_lock,
     settled_partitions,
 )
 from warehouse.db import connect
@@ -137,8 +133,8 @@ def run_compaction(
     url = database_url or settings.database_url
     started_at = datetime.now(UTC)
     batch_id = new_batch_id(interval_end)
-    with connect(url, autocommit=True) as conn:
-        acquire_lock(conn)
+    with connect(url, autocommit=True) as conn, connect(url, autocommit=True) as merge_conn:
+        merge = BatchMerge(merge_conn, batch_id, auto_create_namespaces=settings.auto_create_namespaces)
         try:
             with _phase("listing raw log files"):
                 earliest = None if everything else listing_start(interval_end, settings.lookback_hours,
@@ -157,28 +153,22 @@ def run_compaction(
                      len(partitions) - len(to_list), len(candidates), len(done), len(new_files), late,
                      settings.lookback_hours)
             if not new_files:
-                record_settled(conn, settling, None)
-                record_coverage(conn, interval_end)
+                merge.finish_empty(interval_end, settled=settling)
                 return CompactionSummary(batch_id, 0, 0, 0, 0, 0, 0, 0, 0)
             prepare_staging(conn)
             chunks = chunk_files(new_files, settings.compaction_chunk_mb * 1_048_576)
-            with connect(url, autocommit=True) as merge_conn:
-                merge = BatchMerge(merge_conn, batch_id, auto_create_namespaces=settings.auto_create_namespaces)
-                try:
-                    with _read_conf(spark, SMALL_FILE_CONF):
-                        events_read = _stage_and_merge(spark, conn, merge, chunks, settings, url)
-                    with _phase("recording the batch and committing"):
-                        return merge.finish(
-                            [(f.path, f.size_bytes) for f in new_files], dag_run_id=dag_run_id,
-                            interval_end=interval_end, started_at=started_at, events_read=events_read,
-                            event_id_retention_days=settings.event_id_retention_days, late_files=late,
-                            settled=settling,
-                        )
-                except BaseException as error:
-                    merge.abort(error)
-                    raise
-        finally:
-            release_lock(conn)
+            with _read_conf(spark, SMALL_FILE_CONF):
+                events_read = _stage_and_merge(spark, conn, merge, chunks, settings, url)
+            with _phase("recording the batch and committing"):
+                return merge.finish(
+                    [(f.path, f.size_bytes) for f in new_files], dag_run_id=dag_run_id,
+                    interval_end=interval_end, started_at=started_at, events_read=events_read,
+                    event_id_retention_days=settings.event_id_retention_days, late_files=late,
+                    settled=settling,
+                )
+        except BaseException as error:
+            merge.abort(error)
+            raise
 
 
 def _settling(listed: Sequence[Partition], files: Sequence[LogFile], listed_at: int) -> list[tuple[str, int, int]]:

@@ -3,7 +3,9 @@
 Reads the records the compaction kept (``pending_events`` of kind ``field_operations`` not
 processed yet), fingerprints each in Spark, computes the per-field paths of the fingerprints
 not stored yet (once per distinct operation set), and stores sets, paths, the source-field
-index and one row per run and destination in one transaction. Run it after the compaction:
+index and one row per run and destination in one transaction per chunk of records. The
+executors read the records and COPY what they derive into staging tables; the driver sees
+only row ranges and counts, then merges the staging tables. Run it after the compaction:
 
     python -m spark_jobs.field_lineage.job
 """
@@ -14,16 +16,18 @@ import argparse
 import logging
 import sys
 import time
+from contextlib import suppress
 from dataclasses import dataclass, replace
 
+import psycopg
 from pyspark.sql import SparkSession
-from pyspark.sql import types as T
 
 from lineage.settings import Settings
-from spark_jobs.field_lineage.transforms import PENDING_SCHEMA, fingerprint_records, paths_of_new_sets
+from spark_jobs.field_lineage.load import copy_into, new_set_records, pending_records
+from spark_jobs.field_lineage.transforms import fingerprint_records, set_paths
 from spark_jobs.session import build_session
 from warehouse.db import connect
-from warehouse.field_lineage_store import fetch_pending, known_fingerprints, store_results
+from warehouse.field_lineage_store import chunk_ranges, create_staging, drop_staging, has_pending, store_results
 
 log = logging.getLogger(__name__)
 CHUNK_RECORDS = 20_000
@@ -49,20 +53,27 @@ def run_field_lineage(spark: SparkSession, settings: Settings | None = None,
     """Process every pending field operation record, ``chunk_records`` at a time (one
     transaction per chunk: a chunk is stored and marked processed together)."""
     settings = settings or Settings.from_env()
+    url = settings.database_url
+    tasks = max(2, spark.sparkContext.defaultParallelism)
     began = time.perf_counter()
     totals = dict.fromkeys(("records", "sets_added", "paths_added", "runs_recorded", "quarantined"), 0)
-    with connect(settings.database_url) as conn:
-        while pending := fetch_pending(conn, chunk_records):
-            log.info("field lineage: %d field operation records (%d so far)", len(pending), totals["records"])
-            known = spark.createDataFrame([(f,) for f in known_fingerprints(conn)],
-                                          T.StructType([T.StructField("fingerprint", T.StringType())]))
-            fingerprinted = fingerprint_records(spark.createDataFrame(pending, PENDING_SCHEMA)).cache()
-            new_sets = [row.asDict() for row in paths_of_new_sets(fingerprinted, known).collect()]
-            records = [row.asDict() for row in fingerprinted.drop("payload").collect()]
-            fingerprinted.unpersist()
-            counts = store_results(conn, records, new_sets)
-            conn.commit()
-            totals["records"] += len(pending)
+    with connect(url) as conn:
+        while parts := chunk_ranges(conn, chunk_records, tasks):
+            staging = create_staging(conn)
+            try:
+                records = copy_into(fingerprint_records(pending_records(spark, url, parts)).drop("payload"),
+                                    url, staging.records)
+                log.info("field lineage: %d field operation records staged (%d before)", records, totals["records"])
+                copy_into(set_paths(new_set_records(spark, url, staging, tasks)), url, staging.sets)
+                counts = store_results(conn, staging)
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                with suppress(psycopg.Error):  # else a later run drops them (STALE_STAGING_SECONDS)
+                    drop_staging(conn, staging)
+                    conn.commit()
+                raise
+            totals["records"] += records
             for key, value in counts.items():
                 totals[key] += value
     summary = FieldLineageSummary(**totals, seconds=time.perf_counter() - began)
@@ -74,7 +85,7 @@ def derive_pending(database_url: str) -> FieldLineageSummary:
     """The DAG's ``field_lineage`` stage: process the pending records in ``database_url``;
     Spark starts only when there are some."""
     with connect(database_url) as conn:
-        waiting = bool(fetch_pending(conn, 1))
+        waiting = has_pending(conn)
     if not waiting:
         log.info("field lineage: no pending field operation records")
         return FieldLineageSummary(0, 0, 0, 0, 0, 0.0)

@@ -2,9 +2,10 @@
 
 1. ``fingerprint_records``: every pending record -> its operation set's fingerprint (or the
    reason it gives no lineage).
-2. ``paths_of_new_sets``: one record per fingerprint not stored yet (or stored by an older
-   derivation) -> its per-field paths, its source fields' flows and its warnings, so they are
-   computed once per distinct operation set, however many runs recorded it.
+2. ``set_paths``: one record per operation set not stored yet (or stored by an older
+   derivation; the job reads them so, ``warehouse.field_lineage_store.read_new_sets``) -> its
+   per-field paths, its source fields' flows and its warnings, so they are computed once per
+   distinct operation set, however many runs recorded it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from typing import Any
 import orjson
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from lineage.errors import InvalidFieldOperationsError
@@ -23,6 +23,7 @@ from lineage.field_flows import source_field_flows
 from lineage.field_paths import field_paths, normalize
 
 PENDING_SCHEMA = T.StructType([T.StructField(name, T.StringType()) for name in ("namespace", "event_id", "payload")])
+NEW_SETS_SCHEMA = T.StructType([T.StructField(n, T.StringType()) for n in ("fingerprint", "namespace", "payload")])
 _FINGERPRINTED = pa.schema([pa.field(name, pa.string()) for name in (
     "namespace", "event_id", "payload", "fingerprint", "destination_namespace", "destination_type", "destination",
     "descriptions", "reason")])
@@ -71,10 +72,7 @@ def fingerprint_records(pending: DataFrame) -> DataFrame:
     return pending.mapInArrow(_fingerprint_batches, FINGERPRINTED_SCHEMA)
 
 
-def paths_of_new_sets(fingerprinted: DataFrame, known: DataFrame) -> DataFrame:
-    """One row per fingerprint not in ``known``: its operations, per-field paths, source field
-    flows and warnings (JSON)."""
-    fresh = (fingerprinted.where(F.col("reason").isNull())
-             .dropDuplicates(["fingerprint"])
-             .join(known, "fingerprint", "left_anti"))
-    return fresh.select("fingerprint", "namespace", "payload").mapInArrow(_path_batches, PATHS_SCHEMA)
+def set_paths(new_sets: DataFrame) -> DataFrame:
+    """(fingerprint, namespace, payload), one row per operation set -> its operations, per-field
+    paths, source field flows and warnings (JSON)."""
+    return new_sets.select("fingerprint", "namespace", "payload").mapInArrow(_path_batches, PATHS_SCHEMA)

@@ -62,14 +62,24 @@ def _accesses(runs) -> set[tuple[str, str, str]]:  # type: ignore[no-untyped-def
             for run in runs for e in recorded(run) if e["kind"] == "dataset_access"}
 
 
-def _sources(run, destination: str, rename: dict[str, str]) -> dict[str, set[tuple[str, str]]]:  # type: ignore[no-untyped-def]
-    """Each destination field's source fields (dataset, field), from the record's field paths."""
+def _paths(run, destination: str):  # type: ignore[no-untyped-def]
     from lineage.field_paths import field_paths, normalize
 
     payload = next(e["payload"] for e in recorded(run) if e["kind"] == "field_operations"
                    and _short(e["payload"]["destination"]["name"]) == destination)
+    return field_paths(normalize(payload, "default"))
+
+
+def _sources(run, destination: str, rename: dict[str, str]) -> dict[str, set[tuple[str, str]]]:  # type: ignore[no-untyped-def]
+    """Each destination field's source fields (dataset, field), from the record's field paths."""
     return {path.field: {(_short(source.name), rename.get(field, field)) for source, field in path.source_fields}
-            for path in field_paths(normalize(payload, "default"))}
+            for path in _paths(run, destination)}
+
+
+def _steps(run, destination: str) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
+    """Each destination field's path as the names of its transform operations, in order."""
+    return {path.field: [op.name for op in path.operations if op.type == "transform"]
+            for path in _paths(run, destination)}
 
 
 def test_the_examples_as_plain_pyspark_under_track_give_the_hand_recorded_lineage(
@@ -107,13 +117,24 @@ def test_the_examples_as_plain_pyspark_under_track_give_the_hand_recorded_lineag
     # column is `value`; the hand-written record calls it `body`, the name the job gives it.
     assert _sources(auto[0], "mytableds", {"value": "body"}) == _sources(hand[0], "mytableds", {}) == {
         field: {("user_data", "body")} for field in ("id", "name", "age", "city", "state")}
+    # and through the same steps: the design's parse, concat and create are, in Spark's words,
+    # one split (five columns from one call), a concat_ws and a concat
+    assert _steps(hand[0], "mytableds") == {
+        "id": ["parse", "concat", "create"], "name": ["parse", "concat"], "age": ["parse"], "city": ["parse"],
+        "state": ["parse"]}
+    assert _steps(auto[0], "mytableds") == {
+        "id": ["split", "concat_ws", "concat"], "name": ["split", "concat_ws"], "age": ["split"], "city": ["split"],
+        "state": ["split"]}
     history = {"customer": {("purchases", "customer")},
                "purchases": {("purchases", "product"), ("purchases", "quantity"), ("purchases", "price")},
                "total_spent": {("purchases", "quantity"), ("purchases", "price")}}
     assert _sources(hand[2], "history", {}) == history
-    # the capture also names the grouping key, an INDIRECT (GROUP_BY) input the hand-written record leaves out
+    # the capture also names the grouping key, an INDIRECT (GROUP_BY) input of each aggregate, which
+    # the hand-written record leaves out; the key itself is written as is, as by hand
     assert _sources(auto[2], "history", {}) == {
         field: found | {("purchases", "customer")} for field, found in history.items()}
+    assert _steps(hand[2], "history") == {"customer": [], "purchases": ["collect"], "total_spent": ["spend"]}
+    assert _steps(auto[2], "history") == {"customer": [], "purchases": ["collect_list"], "total_spent": ["sum"]}
 
 
 def test_the_captured_examples_compact_into_runs_accesses_and_field_paths(

@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from lineage.spark import TrackError, track
+from tests.spark.captured_records import column_sources, made_by
 
 
 def events(log_root: Path) -> list[dict[str, Any]]:
@@ -30,17 +31,8 @@ def records(log_root: Path) -> dict[str, dict[str, Any]]:
             for e in events(log_root) if e["kind"] == "field_operations"}
 
 
-def sources_of(record: dict[str, Any], field: str) -> set[tuple[str, str, str, str]]:
-    """(source dataset, source field, type, subtype) of the operation writing ``field``."""
-    reads = {op["id"]: op["inputs"][0]["source"]["name"] for op in record["operations"] if op["type"] == "read"}
-    operation = next(op for op in record["operations"] if op["type"] == "transform" and op["outputs"] == [field])
-    return {(reads[item["origin"]].rsplit("/", 1)[-1], item["field"], item["transformation"]["type"],
-             item["transformation"].get("subtype", "")) for item in operation["inputs"]}
-
-
-def operation_of(record: dict[str, Any], field: str) -> tuple[str, str]:
-    operation = next(op for op in record["operations"] if op["type"] == "transform" and op["outputs"] == [field])
-    return operation["name"], operation["description"]
+sources_of = column_sources
+operation_of = made_by
 
 
 @pytest.fixture
@@ -212,21 +204,25 @@ def test_a_plan_node_it_does_not_know_gives_lineage_and_a_note_kept_with_the_run
 
 
 
-def test_a_plan_s_json_read_in_pieces_is_spark_s_own(spark: SparkSession) -> None:
-    """Past 8 KiB a py4j answer stalls 44 ms: the capture reads the JSON in pieces instead; the
-    text is the same as toJSON's, for a plan well over 8 KiB."""
+def test_a_plan_s_json_through_a_file_is_spark_s_own(spark: SparkSession) -> None:
+    """Past 8 KiB a py4j answer stalls 44 ms: the JVM writes the plan's JSON into a temporary file
+    instead; the text is the same as toJSON's, for a plan well over 8 KiB, and no file is left."""
+    import tempfile
+
     from lineage.spark import PlanJson
 
     frame = spark.range(3).selectExpr("id", "cast(id as string) as name")
     frame = frame.select(*[F.concat_ws("-", "name", F.lit(index)).alias(f"c{index}") for index in range(64)])
-    plan = frame._jdf.queryExecution().optimizedPlan()
+    plan = frame._jdf.queryExecution().analyzed()
     whole = plan.toJSON()
-    assert len(whole) > 3 * PlanJson.PIECE
+    assert len(whole) > 20_000
+    before = set(Path(tempfile.gettempdir()).glob("lineage-plan-*"))
     reader = PlanJson(spark.sparkContext._jvm)
-    assert json.loads(reader.of(plan)) == json.loads(whole) and reader._pieces
+    assert json.loads(reader.of(plan)) == json.loads(whole) and reader._file
+    assert set(Path(tempfile.gettempdir()).glob("lineage-plan-*")) == before
 
     class OtherSpark:  # a plan without jsonValue (another Spark's internals): toJSON, the slower way
         def toJSON(self) -> str:
             return "[]"
 
-    assert reader.of(OtherSpark()) == "[]" and not reader._pieces
+    assert reader.of(OtherSpark()) == "[]" and not reader._file

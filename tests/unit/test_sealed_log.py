@@ -137,3 +137,65 @@ def test_a_failed_append_leaves_no_partial_line_for_the_next_one_to_continue(tmp
     sealed_log.append(b'{"b":2}\n')
     sealed_log.close()
     assert [path.read_bytes() for path in log_files(tmp_path / "raw")] == [b'{"a":1}\n{"b":2}\n']
+
+
+def test_submitted_lines_share_syncs_and_each_future_completes_once_its_lines_are_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    sealed_log = SealedLog(str(tmp_path / "raw"), tmp_path / "spool")
+    real_sync = os.fdatasync
+    first_sync_started, release_first_sync = threading.Event(), threading.Event()
+
+    def slow_first_sync(fd: int) -> None:
+        if not first_sync_started.is_set():
+            first_sync_started.set()
+            release_first_sync.wait(10)  # a slow disk: submissions pile up behind this sync
+        real_sync(fd)
+
+    monkeypatch.setattr(os, "fdatasync", slow_first_sync)
+    first = sealed_log.submit(b'{"n":0}\n')
+    assert first_sync_started.wait(10)
+    waiting = [sealed_log.submit(f'{{"n":{index}}}\n'.encode()) for index in range(1, 101)]
+    assert not first.done() and not any(done.done() for done in waiting)  # none answered before its sync
+
+    release_first_sync.set()
+    for done in [first, *waiting]:
+        assert done.result(timeout=10) is None
+    sealed_log.close()
+
+    [sealed] = sealed_log.sealed
+    assert (sealed.appends, sealed.syncs) == (101, 2)  # the 100 that waited shared one sync
+    [path] = log_files(tmp_path / "raw")
+    assert path.read_text().splitlines() == [f'{{"n":{index}}}' for index in range(101)]
+
+
+def test_a_failed_submission_fails_its_futures_and_the_writer_goes_on(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    sealed_log = SealedLog(str(tmp_path / "raw"), tmp_path / "spool")
+    real_write = os.write
+
+    def disk_full(fd: int, data: bytes) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        sealed_log.submit(b'{"lost":1}\n').result(timeout=10)
+    monkeypatch.setattr(os, "write", real_write)
+    assert sealed_log.submit(b'{"kept":1}\n').result(timeout=10) is None
+    with pytest.raises(ValueError, match="whole lines"):
+        sealed_log.submit(b'{"no newline":1}')
+    sealed_log.close()
+    assert [path.read_bytes() for path in log_files(tmp_path / "raw")] == [b'{"kept":1}\n']
+
+
+def test_close_writes_what_was_submitted_before_it_and_a_later_submit_starts_again(tmp_path: Path) -> None:
+    sealed_log = SealedLog(str(tmp_path / "raw"), tmp_path / "spool")
+    submitted = [sealed_log.submit(f'{{"n":{index}}}\n'.encode()) for index in range(50)]
+    sealed_log.close()
+    assert all(done.done() and done.exception() is None for done in submitted)
+    assert sealed_log.submit(b'{"after":1}\n').result(timeout=10) is None
+    sealed_log.close()
+    assert sorted(len(path.read_text().splitlines()) for path in log_files(tmp_path / "raw")) == [1, 50]

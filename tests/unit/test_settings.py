@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from lineage.errors import SettingsError
-from lineage.settings import Settings, libpq_url, redact_url
+from lineage.settings import Settings, connect_options, libpq_url, pool_mode, redact_url
 
 
 def test_defaults_describe_the_embedded_setup(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -11,8 +11,8 @@ def test_defaults_describe_the_embedded_setup(tmp_path) -> None:  # type: ignore
     assert settings.log_root == str(tmp_path / "raw-events")
     assert settings.database_url == "postgresql+psycopg://postgres@127.0.0.1:54329/lineage"
     assert settings.embedded_postgres is True
-    assert settings.spark_master == "local[2]"
-    assert settings.spark_conf["spark.sql.session.timeZone"] == "UTC"
+    assert settings.spark_master is None  # spark-submit's master when launched by it, else local[2]
+    assert settings.spark_conf == {}
     assert settings.schedule == "@hourly"
     assert settings.dbt_openlineage is False
 
@@ -60,6 +60,33 @@ def test_urls_convert_and_redact() -> None:
     assert libpq_url("postgresql+psycopg://u:secret@h:1/db") == "postgresql://u:secret@h:1/db"
     assert redact_url("postgresql://u:secret@h:1/db") == "postgresql://u:***@h:1/db"
     assert redact_url("postgresql://u@h:1/db") == "postgresql://u@h:1/db"
+
+
+@pytest.mark.parametrize(("url", "mode", "for_libpq", "options"), [
+    ("postgresql://u:p@h:1/db", "session", "postgresql://u:p@h:1/db", {}),
+    ("postgresql+psycopg://u:p@h:6432/db?sslmode=require&pool_mode=transaction",
+     "transaction", "postgresql://u:p@h:6432/db?sslmode=require", {"prepare_threshold": None}),
+    ("postgresql://u:p@h:6432/db?pool_mode=Transaction&options=-c%20work_mem%3D1GB",
+     "transaction", "postgresql://u:p@h:6432/db?options=-c%20work_mem%3D1GB", {"prepare_threshold": None}),
+    ("postgresql://u:p@h:5432/db?pool_mode=session&sslmode=verify-full",
+     "session", "postgresql://u:p@h:5432/db?sslmode=verify-full", {}),
+])
+def test_pool_mode_is_read_from_the_url_and_never_reaches_libpq(url: str, mode: str, for_libpq: str,
+                                                                 options: dict[str, object]) -> None:
+    assert pool_mode(url) == mode
+    assert libpq_url(url) == for_libpq
+    assert connect_options(url) == options
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("statement", "pool_mode=statement: the compaction and the migrations need multi-statement transactions"),
+    ("txn", "pool_mode must be one of session, transaction, got 'txn'"),
+])
+def test_a_pool_mode_that_cannot_work_is_refused_by_name(value: str, message: str) -> None:
+    url = f"postgresql://u:p@h:6432/db?pool_mode={value}"
+    for read in (pool_mode, libpq_url, lambda u: Settings.from_env({"LINEAGE_DATABASE_URL": u})):
+        with pytest.raises(SettingsError, match=message):
+            read(url)
 
 
 def test_namespace_map_is_read_from_pairs_or_json_and_bad_targets_fail() -> None:

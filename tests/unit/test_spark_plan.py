@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from lineage.field_paths import Transformation
+from lineage.field_paths import Transformation, field_paths, normalize
 from lineage.identity import NO_MAPPING, DatasetIdentity, path_identity, table_identity
-from lineage.openlineage_mapping import field_operations
+from lineage.spark_operations import captured_operations
 from lineage.spark_plan import (
     PlanLineage,
     build_tree,
     combine,
     describe,
     function_name,
-    openlineage_output,
     plan_lineage,
 )
 
@@ -115,18 +115,74 @@ def test_descriptions_read_like_code_and_stay_bounded() -> None:
     assert function_name("InitCap") == "initcap" and function_name("DateAdd") == "date_add"  # Spark's SQL names
 
 
-def test_the_record_is_the_field_lineage_design_shape_with_named_operations() -> None:
+def test_the_record_is_the_field_lineage_design_shape_step_by_step() -> None:
+    """withColumn(name = concat_ws) -> filter(age > 30) -> select(id, name, age * 2 AS age2): a
+    read, a step per computed column, an operation for the rows' filter on the column passed
+    through, the write; the filter is an INDIRECT input of each written column's operation."""
     lineage = lineage_of("project_filter")
     people, out = path_identity("file:/lake/people"), path_identity("s3a://lake/out")
-    output, named = openlineage_output(lineage, {0: people}, out)
-    record = field_operations(output, NO_MAPPING, named=named)
+    record = captured_operations(lineage, {0: people}, out, NO_MAPPING)
     assert record is not None and record["destination"]["name"] == "s3://lake/out"
-    kinds = [op["type"] for op in record["operations"]]
-    assert kinds[0] == "read" and kinds[-1] == "write" and kinds.count("transform") == 3
-    name_op = next(op for op in record["operations"] if op["outputs"] == ["name"])
-    assert (name_op["name"], name_op["description"]) == ("concat_ws", "concat_ws(' ', first, last)")
-    assert {"field": "age", "origin": "read:1", "transformation": {"type": "INDIRECT", "subtype": "FILTER",
-                                                                   "masking": False}} in name_op["inputs"]
+    operations = {op["id"]: op for op in record["operations"]}
+    assert list(operations) == ["read:1", "concat_ws:name", "multiply:age2", "filter:id", "write"]
+    filtered = {"field": "age", "origin": "read:1", "transformation": {"type": "INDIRECT", "subtype": "FILTER",
+                                                                       "masking": False}}
+    name = operations["concat_ws:name"]
+    assert (name["name"], name["description"], name["outputs"]) == ("concat_ws", "concat_ws(' ', first, last)",
+                                                                   ["name"])
+    assert name["inputs"][-1] == filtered
+    # age2 reads age DIRECTLY: the filter on age adds nothing to it (DIRECT over INDIRECT)
+    assert [item["field"] for item in operations["multiply:age2"]["inputs"]] == ["age"]
+    assert operations["filter:id"]["inputs"] == [
+        {"field": "id", "origin": "read:1", "transformation": {"type": "DIRECT", "subtype": "IDENTITY",
+                                                               "masking": False}}, filtered]
+    write = operations["write"]
+    assert write["outputs"] == ["id", "name", "age2"]
+    assert [item["origin"] for item in write["inputs"]] == ["filter:id", "concat_ws:name", "multiply:age2"]
+    paths = {path.field: path for path in field_paths(normalize(record, "default"))}
+    assert {field for _, field in paths["name"].source_fields} == {"first", "last", "age"}
+
+
+def test_steps_of_one_select_over_one_call_are_one_operation() -> None:
+    """``split(body, ',')[i] AS ...`` for five columns (one cast) is one ``split`` operation
+    with five outputs, as a parser's would be; ``concat_ws`` over two of them a step after it."""
+    def attribute(name: str, ident: int) -> dict[str, Any]:
+        return {"class": "x.AttributeReference", "num-children": 0, "name": name, "exprId": {"id": ident},
+                "dataType": "string"}
+
+    def part(index: int) -> list[dict[str, Any]]:
+        return [{"class": "x.GetArrayItem", "num-children": 2},
+                {"class": "x.StringSplit", "num-children": 3}, attribute("body", 1),
+                {"class": "x.Literal", "num-children": 0, "value": ",", "dataType": "string"},
+                {"class": "x.Literal", "num-children": 0, "value": "-1", "dataType": "integer"},
+                {"class": "x.Literal", "num-children": 0, "value": str(index), "dataType": "integer"}]
+
+    names = ["first", "last", "age", "city"]
+    parsed = [[{"class": "x.Alias", "num-children": 1, "name": name, "exprId": {"id": 10 + i}},
+               *([{"class": "x.Cast", "num-children": 1, "dataType": "int"}] if name == "age" else []), *part(i)]
+              for i, name in enumerate(names)]
+    concat = [[{"class": "x.Alias", "num-children": 1, "name": "name", "exprId": {"id": 20}},
+               {"class": "x.ConcatWs", "num-children": 3},
+               {"class": "x.Literal", "num-children": 0, "value": " ", "dataType": "string"},
+               attribute("first", 10), attribute("last", 11)], [attribute("age", 12)]]
+    plan = [{"class": "x.InsertIntoHadoopFsRelationCommand", "num-children": 1, "query": 0,
+             "outputColumnNames": "[name, age]"},
+            {"class": "x.Project", "num-children": 1, "projectList": concat},
+            {"class": "x.Project", "num-children": 1, "projectList": parsed},
+            {"class": "x.LogicalRelation", "num-children": 0, "output": [[attribute("body", 1)]]}]
+    record = captured_operations(plan_lineage(plan), {0: path_identity("file:/data/users")},
+                                 path_identity("file:/data/out"), NO_MAPPING)
+    assert record is not None
+    operations = {op["id"]: op for op in record["operations"]}
+    assert list(operations) == ["read:1", "split:first", "concat_ws:name", "write"]
+    split = operations["split:first"]
+    assert (split["name"], split["outputs"]) == ("split", ["first", "last", "age"])  # city is not written
+    assert split["description"].startswith("get(split(body, ',', -1), 0) AS first; ")
+    assert [(item["field"], item["origin"]) for item in operations["concat_ws:name"]["inputs"]] == [
+        ("first", "split:first"), ("last", "split:first")]
+    paths = {path.field: [op.name for op in path.operations if op.type == "transform"]
+             for path in field_paths(normalize(record, "default"))}
+    assert paths == {"name": ["split", "concat_ws"], "age": ["split"]}
 
 
 def test_table_and_path_identities_follow_the_openlineage_naming_spec() -> None:

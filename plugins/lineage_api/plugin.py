@@ -1,9 +1,14 @@
 """Registers the lineage warehouse in Airflow: the REST API + pages under /lineage (and its OpenLineage
-endpoint also at /api/v1/lineage, where the stock HTTP transport posts), and nav entries."""
+endpoint also at /api/v1/lineage, where the stock HTTP transport posts), and nav entries.
+
+Airflow finds it through the package's ``airflow.plugins`` entry point (pyproject.toml), in an
+installed wheel and in the checkout's editable install alike: nothing is copied into a plugins
+folder."""
 
 from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
+
 from lineage_api.app import OPENLINEAGE_ALIAS_PREFIX, URL_PREFIX, create_app, create_openlineage_alias
 
 _APP = create_app()

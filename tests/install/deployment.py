@@ -1,0 +1,161 @@
+"""An installed deployment, as a platform team makes one (README, "Install into an existing
+Airflow"): the wheel built from the checkout, a fresh venv with it and its ``[airflow,spark]``
+extras, an Airflow home of its own, and no checkout anywhere on its paths."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from harness.api_server import ApiServer
+
+ROOT = Path(__file__).resolve().parents[2]
+CONSTRAINTS = ROOT / "requirements" / "constraints.txt"
+DBT = ROOT / ".venv-dbt" / "bin" / "dbt"  # a dbt venv of its own, as the README says (LINEAGE_DBT_BIN)
+# What the checkout's own environment sets and a deployment must not see.
+_CHECKOUT_ENV = ("AIRFLOW", "LINEAGE_", "PYTHON", "VIRTUAL_ENV", "DBT_", "GX_", "SPARK_", "PYSPARK_", "OPENLINEAGE")
+
+
+def run(command: list[str], env: dict[str, str], cwd: Path, timeout: float = 600) -> str:
+    """Run ``command``; its output, or a failure that shows the output's end."""
+    completed = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                               check=False)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0, f"{' '.join(command)} exited {completed.returncode}:\n{output[-4000:]}"
+    return output
+
+
+def build_dist(out: Path) -> Path:
+    """``python -m build`` of the checkout: the sdist, then the wheel built from that sdist (so the
+    sdist is proven complete); returns the wheel."""
+    run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], clean_env(), cwd=out.parent)
+    (wheel,) = out.glob("lineage_warehouse-*.whl")
+    return wheel
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The process environment less the checkout's settings and venv (PYTHONPATH unset), plus ``extra``."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith(_CHECKOUT_ENV)}
+    env["PATH"] = os.pathsep.join(part for part in env.get("PATH", "").split(os.pathsep)
+                                  if part and not Path(part).resolve().is_relative_to(ROOT))
+    env.update(extra)
+    return env
+
+
+def install(wheel: Path, venv: Path) -> Path:
+    """A fresh venv holding ``wheel[airflow,spark]``, constrained like the checkout's; its bin folder.
+    ``--no-compile``: byte-compiling every module of Airflow, GX and PySpark at install time cost
+    more CPU than the rest of the install here; Python compiles what is imported on first use."""
+    run([sys.executable, "-m", "venv", str(venv)], clean_env(), cwd=venv.parent)
+    run([str(venv / "bin" / "pip"), "install", "-q", "--no-compile", "-c", str(CONSTRAINTS),
+         f"{wheel}[airflow,spark]"], clean_env(), cwd=venv.parent, timeout=900)
+    return venv / "bin"
+
+
+def deployment_env(home: Path, bin_dir: Path, warehouse: str, airflow_db: str, port: int) -> dict[str, str]:
+    """The settings the README lists: Airflow home and metadata DB, the warehouse connection, the
+    DAG bundle of the installed DAGs beside the platform's own DAGs folder, the log root, dbt."""
+    airflow_home = home / "airflow"
+    (airflow_home / "dags").mkdir(parents=True)
+    (airflow_home / "passwords.json").write_text('{"admin": "admin"}')
+    dags_folder = run([str(bin_dir / "lineage"), "dags-folder"], clean_env(), cwd=home).strip()
+    bundles = [
+        {"name": "dags-folder", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle", "kwargs": {}},
+        {"name": "lineage_warehouse", "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle",
+         "kwargs": {"path": dags_folder}},
+    ]
+    return clean_env(
+        PATH=f"{bin_dir}{os.pathsep}{clean_env()['PATH']}",
+        AIRFLOW_HOME=str(airflow_home),
+        AIRFLOW__CORE__LOAD_EXAMPLES="False",
+        AIRFLOW__CORE__PARALLELISM="4",
+        AIRFLOW__CORE__EXECUTOR="LocalExecutor",
+        AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=airflow_db,
+        AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST=json.dumps(bundles),
+        AIRFLOW__API__BASE_URL=f"http://127.0.0.1:{port}",
+        AIRFLOW__API_AUTH__JWT_SECRET="install-test-jwt-secret",
+        AIRFLOW__API__SECRET_KEY="install-test-secret-key",
+        AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin",
+        AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE=str(airflow_home / "passwords.json"),
+        AIRFLOW_CONN_LINEAGE_WAREHOUSE=warehouse.replace("postgresql+psycopg://", "postgresql://", 1),
+        LINEAGE_DATABASE_URL=warehouse,
+        LINEAGE_HOME=str(home / "lineage"),
+        LINEAGE_LOG_ROOT=str(home / "raw-events"),
+        LINEAGE_DBT_BIN=str(DBT),
+        DBT_SEND_ANONYMOUS_USAGE_STATS="False",
+        GX_ANALYTICS_ENABLED="false",
+    )
+
+
+@dataclass
+class Airflow:
+    """A running scheduler, dag-processor and api-server of the deployment."""
+
+    base: str
+    logs: dict[str, Path] = field(default_factory=dict)
+
+    def tails(self) -> str:
+        return "\n".join(f"--- {name}\n{path.read_text(errors='replace')[-3000:]}"
+                         for name, path in self.logs.items() if path.exists())
+
+
+@contextmanager
+def running_airflow(env: dict[str, str], bin_dir: Path, cwd: Path, port: int) -> Iterator[Airflow]:
+    """``airflow scheduler`` and ``airflow dag-processor`` (each in a process group of its own,
+    stopped at the end) and a healthy ``airflow api-server`` on ``port``."""
+    airflow = Airflow(base=f"http://127.0.0.1:{port}")
+    with ExitStack() as stack:
+        for component in ("scheduler", "dag-processor"):
+            log = cwd / f"{component}.log"
+            airflow.logs[component] = log
+            process = subprocess.Popen([str(bin_dir / "airflow"), component], env=env, cwd=cwd,
+                                       stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
+            stack.callback(_stop, process)
+        server = ApiServer(env, port=port, airflow=str(bin_dir / "airflow"))
+        airflow.logs["api-server"] = Path(server.log.name)
+        stack.callback(server.close)
+        server.start()
+        yield airflow
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the process group (the scheduler's task processes and their Spark JVMs with it),
+    SIGKILL if it lingers."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+
+
+def poll(what: str, check: object, timeout: float, airflow: Airflow, every: float = 2) -> object:
+    """Call ``check`` until it returns something truthy (its value), failing after ``timeout``
+    seconds with the components' log tails."""
+    assert callable(check)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(every)
+    raise AssertionError(f"{what}: not within {timeout:.0f} s\n{airflow.tails()}")
+
+
+def login(base: str) -> httpx.Client:
+    """An HTTP client with the admin's bearer token (``POST /auth/token``)."""
+    token = httpx.post(f"{base}/auth/token", json={"username": "admin", "password": "admin"}, timeout=30)
+    assert token.status_code in (200, 201), token.text
+    return httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token.json()['access_token']}"},
+                        timeout=30)

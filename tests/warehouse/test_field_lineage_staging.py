@@ -1,0 +1,88 @@
+"""How the field lineage job's executors share a chunk of pending records, and how its staging
+tables merge (``warehouse.field_lineage_store``), on real PostgreSQL without Spark."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import psycopg
+import pytest
+
+from lineage.field_flows import source_field_flows
+from lineage.field_paths import field_paths, normalize
+from warehouse.db import connect
+from warehouse.field_lineage_store import (
+    STAGING_SCHEMA,
+    chunk_ranges,
+    create_staging,
+    read_pending,
+    staging_columns,
+    store_results,
+)
+
+RECORD = {"destination": {"name": "orders"}, "operations": [
+    {"name": "read", "inputs": [{"source": {"name": "raw"}}], "outputs": ["amount"]},
+    {"type": "write", "name": "write", "inputs": [{"field": "amount"}]}]}
+
+
+@pytest.fixture
+def conn(warehouse_db: str) -> Iterator[psycopg.Connection]:
+    with connect(warehouse_db) as connection:
+        yield connection
+
+
+def _add_pending(conn: psycopg.Connection, count: int, same_time: bool = False) -> None:
+    for number in range(count):
+        minute = 0 if same_time else number
+        conn.execute("""insert into lineage.pending_events (namespace, event_id, kind, event_time, application,
+                                                            program_type, program, run_id, payload, batch_id)
+                        values ('default', %s, 'field_operations', %s, 'app', 'spark', 'load', %s, %s, 'b1')""",
+                     (f"event-{number:03d}", f"2026-11-21T05:{minute:02d}:00.123456Z", f"run-{number}",
+                      orjson.dumps(RECORD).decode()))
+    conn.commit()
+
+
+def _read_all(conn: psycopg.Connection, limit: int, parts: int) -> list[list[str]]:
+    return [[row[1] for rows in read_pending(conn, part, 3) for row in rows]
+            for part in chunk_ranges(conn, limit, parts)]
+
+
+@pytest.mark.parametrize("same_time", [False, True])
+def test_chunk_ranges_split_the_next_records_into_disjoint_ranges(conn: psycopg.Connection, same_time: bool) -> None:
+    _add_pending(conn, 10, same_time)
+    ranges = _read_all(conn, 7, 3)
+    assert [len(ids) for ids in ranges] == [3, 2, 2]
+    assert [event_id for ids in ranges for event_id in ids] == [f"event-{n:03d}" for n in range(7)]
+    conn.execute("update lineage.pending_events set processed_at = now() where event_id < 'event-007'")
+    assert _read_all(conn, 7, 3) == [["event-007"], ["event-008"], ["event-009"]]
+    conn.execute("update lineage.pending_events set processed_at = now()")
+    assert chunk_ranges(conn, 7, 3) == []
+
+
+def _staged_rows(event_ids: list[str]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    record = normalize(RECORD, "default")
+    records = [("default", event_id, record.fingerprint, "default", "dataset", "orders",
+                orjson.dumps(record.descriptions()).decode(), None) for event_id in event_ids]
+    paths = orjson.dumps([path.to_dict() for path in field_paths(record)]).decode()
+    flows = orjson.dumps([flow.to_dict() for flow in source_field_flows(record)]).decode()
+    operations = orjson.dumps([op.identity() for op in record.operations]).decode()
+    return records, [(record.fingerprint, operations, paths, flows, "[]")]
+
+
+def test_store_results_merges_rows_a_retried_task_staged_twice(conn: psycopg.Connection) -> None:
+    _add_pending(conn, 2)
+    staging = create_staging(conn)
+    records, sets = _staged_rows(["event-000", "event-001"])
+    for table, rows, kind in ((staging.records, records, "records"), (staging.sets, sets, "sets")):
+        with conn.cursor().copy(f"copy {table} ({', '.join(staging_columns(kind))}) from stdin") as copy:
+            for row in [*rows, *rows]:  # the second attempt of a task whose first one committed
+                copy.write_row(row)
+    counts = store_results(conn, staging)
+    conn.commit()
+
+    assert counts["sets_added"] == 1
+    assert conn.execute("select count(*), min(field) from lineage.field_paths").fetchone() == (1, "amount")
+    assert conn.execute("select count(*) from lineage.pending_events where processed_at is null").fetchone() == (0,)
+    assert conn.execute("select count(*) from pg_tables where schemaname = %s", (STAGING_SCHEMA,)).fetchone() == (0,)
