@@ -16,9 +16,8 @@ says which), 2 a usage error.
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Annotated, Any
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -27,6 +26,9 @@ from rich.table import Table
 
 from lineage.errors import LineageError
 from lineage.settings import Settings
+
+if TYPE_CHECKING:
+    import psycopg
 
 app = typer.Typer(help="Operate the lineage warehouse: migrations, compaction, namespaces, grants, the "
                        "quarantine, the quality gate, status.", no_args_is_help=True, add_completion=False,
@@ -285,7 +287,7 @@ def status() -> None:
         batches = conn.execute(
             "select batch_id, started_at, interval_end, files, events_compacted, quarantined, late_files, quality "
             "from lineage.compaction_batches order by started_at desc limit 5").fetchall()
-        compacted = {row[0] for row in conn.execute("select file_path from lineage.compacted_files").fetchall()}
+        waiting = _waiting_files(conn, settings.log_root)
     out.print(_table(["batch", "started", "interval end", "files", "events", "quarantined", "late", "quality"],
                      [list(row) for row in batches]))
     if batches:
@@ -293,7 +295,6 @@ def status() -> None:
         out.print(f"last compaction started {int(lag.total_seconds() // 60)} minutes ago", highlight=False)
     else:
         out.print("no compaction yet", highlight=False)
-    waiting = _waiting_files(settings.log_root, compacted)
     out.print(f"files waiting in {settings.log_root}: " + ("not counted (a remote log root; see the DAG's "
                                                            "listing)" if waiting is None else str(waiting)),
               highlight=False)
@@ -304,14 +305,19 @@ def status() -> None:
         raise typer.Exit(1)
 
 
-def _waiting_files(log_root: str, compacted: set[str]) -> int | None:
-    """Log files not yet compacted, for a local log root (None for a remote one)."""
-    if "://" in log_root and not log_root.startswith("file:"):
+def _waiting_files(conn: psycopg.Connection, log_root: str) -> int | None:
+    """Log files not yet compacted, for a local log root (None for a remote one), found as the
+    compaction finds them: the files of hour folders changed since they were last found fully
+    compacted, asked of the manifest (its cost does not grow with the files already compacted)."""
+    from spark_jobs.compaction.listing import changed, list_files, list_partitions, local_root
+    from warehouse.compaction_store import compacted_paths, settled_partitions
+
+    if local_root(log_root) is None:
         return None
-    root = Path(log_root.removeprefix("file:"))
-    found = [path for pattern in ("dt=*/hour=*/*.jsonl", "dt=*/hour=*/*.jsonl.gz") for path in root.glob(pattern)
-             if not path.name.startswith((".", "_"))]
-    return sum(1 for path in found if f"file:{path}" not in compacted and str(path) not in compacted)
+    partitions = list_partitions(None, log_root, datetime.now(UTC) + timedelta(days=1), None)
+    files = list_files(None, changed(partitions, settled_partitions(conn, [item.path for item in partitions])))
+    done = compacted_paths(conn, [item.path for item in files])
+    return sum(item.path not in done for item in files)
 
 
 def main() -> None:

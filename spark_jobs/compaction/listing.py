@@ -24,10 +24,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pyspark.sql import SparkSession
+if TYPE_CHECKING:  # a local log root is listed without Spark (the ``lineage status`` command)
+    from pyspark.sql import SparkSession
 
 from lineage.log_writer import LOG_SUFFIX, partition_start
 
@@ -112,7 +113,7 @@ def local_root(log_root: str) -> str | None:
     return None
 
 
-def list_partitions(spark: SparkSession, log_root: str, interval_end: datetime,
+def list_partitions(spark: SparkSession | None, log_root: str, interval_end: datetime,
                     earliest: datetime | None) -> list[Partition]:
     """The hour folders from ``earliest`` up to ``interval_end`` (all of them when ``earliest``
     is None: ``--all``), sorted."""
@@ -123,7 +124,7 @@ def list_partitions(spark: SparkSession, log_root: str, interval_end: datetime,
                   key=lambda item: item.path)
 
 
-def list_files(spark: SparkSession, partitions: Sequence[Partition]) -> list[LogFile]:
+def list_files(spark: SparkSession | None, partitions: Sequence[Partition]) -> list[LogFile]:
     """The completed log files of ``partitions``, sorted by path."""
     found: list[LogFile] = []
     hadoop = [item for item in partitions if not item.path.startswith("file:")]
@@ -161,7 +162,9 @@ def _subfolders(folder: str, prefix: str) -> list[os.DirEntry[str]]:
         return []
 
 
-def _hadoop_filesystem(spark: SparkSession, uri: str) -> tuple[Any, Any]:
+def _hadoop_filesystem(spark: SparkSession | None, uri: str) -> tuple[Any, Any]:
+    if spark is None:
+        raise ValueError(f"listing {uri} needs a Spark session (only local log roots are listed without one)")
     """A Hadoop ``Path`` for ``uri`` and its ``FileSystem`` (py4j objects)."""
     jvm = spark.sparkContext._jvm
     assert jvm is not None
@@ -169,7 +172,7 @@ def _hadoop_filesystem(spark: SparkSession, uri: str) -> tuple[Any, Any]:
     return path, path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
 
 
-def _hadoop_partitions(spark: SparkSession, log_root: str, days: set[str] | None) -> list[Partition]:
+def _hadoop_partitions(spark: SparkSession | None, log_root: str, days: set[str] | None) -> list[Partition]:
     pattern = "*" if days is None else "{" + ",".join(sorted(days)) + "}"
     path, filesystem = _hadoop_filesystem(spark, f"{log_root.rstrip('/')}/dt={pattern}/hour=*")
     trusted = urlsplit(filesystem.getUri().toString()).scheme in DIRECTORY_TIME_SCHEMES
@@ -180,7 +183,7 @@ def _hadoop_partitions(spark: SparkSession, log_root: str, days: set[str] | None
     return found
 
 
-def _hadoop_files(spark: SparkSession, partitions: Sequence[Partition]) -> list[LogFile]:
+def _hadoop_files(spark: SparkSession | None, partitions: Sequence[Partition]) -> list[LogFile]:
     found = []
     for item in partitions:
         path, filesystem = _hadoop_filesystem(spark, item.path)

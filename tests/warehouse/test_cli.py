@@ -63,8 +63,14 @@ def test_quarantined_events_are_replayed_once_after_their_namespace_is_created(
                                                              "where replayed_at is not null")[0][0]))
     assert "replayed_to:" in shown and '"namespace": "shop"' in shown
 
-    status = cli("status")
-    assert "last compaction started" in status and "files waiting" in status
+    def waiting() -> str:
+        status = cli("status")
+        assert "last compaction started" in status
+        return status.split(f"files waiting in {log_root}: ")[1].split()[0]
+
+    assert waiting() == "0"
+    write_log(log_root, [event("run_start", namespace="shop", run={**shop, "run_id": "s-2"})])
+    assert waiting() == "1"
 
 
 def test_bad_input_gets_a_message_and_a_code_scripts_can_trust(cli) -> None:  # type: ignore[no-untyped-def]
