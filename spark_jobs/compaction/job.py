@@ -247,8 +247,11 @@ def _log_files(spark: SparkSession, files: Sequence[LogFile], read_local: bool) 
     read them (local files, ``read_local``); else Spark's text source, each file whole."""
     if read_local:
         return spark.createDataFrame([(f.path,) for f in files], "file_path string")
+    # Spark names a file by its URI (a space as %20, % as %25); the listing and the manifest by
+    # its Hadoop path: decoded here, a '+' kept as it is (url_decode reads it as a space)
+    uri = F.regexp_replace(F.col("_metadata.file_path"), r"\+", "%2B")
     return spark.read.text([f.path for f in files], wholetext=True).select(
-        F.col("_metadata.file_path").alias("file_path"), "value")
+        F.url_decode(uri).alias("file_path"), "value")
 
 
 def _merge_logged(merge: BatchMerge, table: str, index: int, total: int) -> None:

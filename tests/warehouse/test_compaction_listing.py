@@ -92,14 +92,13 @@ def test_the_python_workers_read_local_files_as_sparks_text_source_does(spark, t
     """Local files are read by the Python workers; other URIs by Spark's text source (the same
     contents and names, gzip decompressed, bad UTF-8 bytes kept for the parser to refuse)."""
     import gzip
-    from urllib.parse import unquote
 
     import pyarrow as pa
 
     from spark_jobs.compaction.job import _log_files
     from spark_jobs.compaction.load import read_local_files
 
-    root = tmp_path / "raw events"
+    root = tmp_path / "raw events+100%"
     plain = write_log(root, [access("x"), access("y")])
     zipped = plain.with_name("shipped.jsonl.gz")
     zipped.write_bytes(gzip.compress(b'{"z": 1}\n'))
@@ -108,9 +107,9 @@ def test_the_python_workers_read_local_files_as_sparks_text_source_does(spark, t
     files = listing.list_files(spark, listing._local_partitions(str(root), None))
     assert len(files) == 3
 
-    # Spark names a file by its URI (a space as %20); the listing, the manifest and the Python
-    # workers by its Hadoop path: the names a line's source_file and the manifest share
-    by_spark = {unquote(row["file_path"]): row["value"].encode("utf-8", errors="surrogateescape")
+    # Spark names a file by its URI (a space as %20, % as %25), which is decoded: the listing, the
+    # manifest and the Python workers name it by its Hadoop path, as a line's source_file does
+    by_spark = {row["file_path"]: row["value"].encode("utf-8", errors="surrogateescape")
                 for row in _log_files(spark, files, read_local=False).collect()}
     read = read_local_files([pa.RecordBatch.from_pydict({"file_path": [f.path for f in files]})])
     by_python = {path: value for batch in read
