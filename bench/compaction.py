@@ -25,7 +25,7 @@ import psutil
 import psycopg
 from psycopg import sql
 
-from bench.generate import generate_events, write_logs
+from bench.generate import generate_events, mark_compacted, write_logs
 from lineage.log_writer import partition_of
 from lineage.settings import Settings, libpq_url
 from spark_jobs.compaction.job import run_compaction
@@ -87,14 +87,8 @@ def fake_history(url: str, log_root: Path, files: int, end: datetime, hours: int
     old = (end - timedelta(hours=2)).timestamp()
     for folder in folders:
         os.utime(folder, (old, old))
-    with psycopg.connect(libpq_url(url), autocommit=True) as conn, conn.transaction():
-        conn.execute("""insert into lineage.compaction_batches (batch_id, started_at, files, events_read,
-                        events_compacted, duplicates, quarantined, runs_touched, accesses_added)
-                        values (%s, now(), %s, 0, 0, 0, 0, 0, 0)""", (batch, len(paths)))
-        with conn.cursor().copy("copy lineage.compacted_files (file_path, batch_id, size_bytes, lines) from stdin"
-                                ) as copy:
-            for uri in paths:
-                copy.write_row((uri, batch, 3, 1))
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        mark_compacted(conn, batch, paths)
 
 
 def run_noop(settings: Settings, url: str, files: int, end: datetime, runs: int) -> dict[str, float]:

@@ -86,6 +86,19 @@ def write_logs(root: Path, events: Iterator[dict[str, Any]], events_per_file: in
     return files, total
 
 
+def mark_compacted(conn: Any, batch: str, paths: list[str]) -> None:
+    """Record ``paths`` in the manifest as one batch had compacted them (a history for no-op runs
+    to list past); ``conn`` is an autocommit psycopg connection to the warehouse."""
+    with conn.transaction():
+        conn.execute("""insert into lineage.compaction_batches (batch_id, started_at, files, events_read,
+                        events_compacted, duplicates, quarantined, runs_touched, accesses_added)
+                        values (%s, now(), %s, 0, 0, 0, 0, 0, 0)""", (batch, len(paths)))
+        with conn.cursor().copy("copy lineage.compacted_files (file_path, batch_id, size_bytes, lines) from stdin"
+                                ) as copy:
+            for uri in paths:
+                copy.write_row((uri, batch, 3, 1))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Generate synthetic raw lineage logs.")
     parser.add_argument("--pipelines", type=int, default=1000)

@@ -41,6 +41,7 @@ import orjson
 import psutil
 
 from bench.compaction import scratch_database
+from bench.generate import mark_compacted
 from bench.lineage_walk import percentiles
 from harness.api_server import ApiServer, token
 from lineage.log_writer import EventLogWriter, partition_of
@@ -277,14 +278,8 @@ def fake_history(url: str, log_root: Path, hours: int, files_per_hour: int, end:
         # the folder last changed when its hour ended (or a few minutes ago, for the last hour)
         old = min(end - timedelta(hours=hour - 1), datetime.now(UTC) - timedelta(minutes=2)).timestamp()
         os.utime(folder, (old, old))
-    with connect(url, autocommit=True) as conn, conn.transaction():
-        conn.execute("""insert into lineage.compaction_batches (batch_id, started_at, files, events_read,
-                        events_compacted, duplicates, quarantined, runs_touched, accesses_added)
-                        values (%s, now(), %s, 0, 0, 0, 0, 0, 0)""", (batch, len(paths)))
-        with conn.cursor().copy("copy lineage.compacted_files (file_path, batch_id, size_bytes, lines) from stdin"
-                                ) as copy:
-            for uri in paths:
-                copy.write_row((uri, batch, 3, 1))
+    with connect(url, autocommit=True) as conn:
+        mark_compacted(conn, batch, paths)
 
 
 def noop_seconds(spark: Any, settings: Settings, end: datetime, repeats: int = 3) -> float:
