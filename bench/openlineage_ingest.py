@@ -292,6 +292,18 @@ def noop_seconds(spark: Any, settings: Settings, end: datetime, repeats: int = 3
     return min(samples)
 
 
+def bench_warehouse(database: str) -> tuple[str, Path]:
+    """A migrated scratch warehouse with the benchmark's namespace, and an emptied raw log root."""
+    base_settings = Settings.from_env()
+    url = scratch_database(base_settings.database_url, database)
+    apply_migrations(url)
+    with connect(url, autocommit=True) as conn:
+        namespace_store.create_namespace(conn, NAMESPACE, "OpenLineage benchmark")
+    log_root = base_settings.home / "bench" / "openlineage-raw"
+    shutil.rmtree(log_root, ignore_errors=True)
+    return url, log_root
+
+
 def compaction_only(args: argparse.Namespace, argv: list[str]) -> int:
     """The compaction of the hour's events, written as the endpoint writes them; with
     ``--against``, the same first with another checkout's code (both rates printed)."""
@@ -301,13 +313,7 @@ def compaction_only(args: argparse.Namespace, argv: list[str]) -> int:
 
         index = argv.index("--against")
         before = run_against(args.against, argv[:index] + argv[index + 2:], Path(__file__), database=args.database)
-    base_settings = Settings.from_env()
-    url = scratch_database(base_settings.database_url, args.database)
-    apply_migrations(url)
-    with connect(url, autocommit=True) as conn:
-        namespace_store.create_namespace(conn, NAMESPACE, "OpenLineage benchmark")
-    log_root = base_settings.home / "bench" / "openlineage-raw"
-    shutil.rmtree(log_root, ignore_errors=True)
+    url, log_root = bench_warehouse(args.database)
     env = {**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url,
            "LINEAGE_NAMESPACE_MAP": f"airflow={NAMESPACE},postgres://warehouse={NAMESPACE}"}
     settings = Settings.from_env(env)
@@ -367,13 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.compaction_only:
         return compaction_only(args, list(argv if argv is not None else sys.argv[1:]))
 
-    base_settings = Settings.from_env()
-    url = scratch_database(base_settings.database_url, args.database)
-    apply_migrations(url)
-    with connect(url, autocommit=True) as conn:
-        namespace_store.create_namespace(conn, NAMESPACE, "OpenLineage benchmark")
-    roots = base_settings.home / "bench" / "openlineage-raw"
-    shutil.rmtree(roots, ignore_errors=True)
+    url, roots = bench_warehouse(args.database)
     env = {**os.environ, "AIRFLOW_CONN_LINEAGE_WAREHOUSE": libpq_url(url),
            "LINEAGE_NAMESPACE_MAP": f"airflow={NAMESPACE},postgres://warehouse={NAMESPACE}"}
     if args.quiet_access_log:
