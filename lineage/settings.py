@@ -71,6 +71,11 @@ class Settings:
     max_clock_skew_hours: int = 24  # an event time further ahead of the compaction's clock is quarantined
     event_id_retention_days: int = 7
     compaction_chunk_mb: int = 32
+    # A compaction started without a Spark session parses new local log files of at most this
+    # many MB in its own process (no JVM start); larger batches and remote log roots use Spark.
+    in_process_mb: int = 16
+    # The ``lineage_refresh`` DAG (compaction + marts on every new raw log file, ``dags/``).
+    refresh_on_new_files: bool = False
     embedded_postgres: bool = True
     dbt_bin: str = "dbt"
     dbt_project_dir: Path = DBT_PROJECT
@@ -121,6 +126,8 @@ class Settings:
             max_clock_skew_hours=_int(env, "MAX_CLOCK_SKEW_HOURS", 24, minimum=1, maximum=24 * 366),
             event_id_retention_days=_int(env, "EVENT_ID_RETENTION_DAYS", 7, minimum=1, maximum=3650),
             compaction_chunk_mb=_int(env, "COMPACTION_CHUNK_MB", 32, minimum=1, maximum=65536),
+            in_process_mb=_int(env, "COMPACTION_IN_PROCESS_MB", 16, minimum=0, maximum=4096),
+            refresh_on_new_files=_bool(env, "REFRESH_ON_NEW_FILES", False),
             embedded_postgres=not env.get(PREFIX + "DATABASE_URL"),
             dbt_bin=env.get(PREFIX + "DBT_BIN") or _default_dbt_bin(),
             dbt_project_dir=Path(env.get(PREFIX + "DBT_PROJECT_DIR") or DBT_PROJECT),

@@ -95,16 +95,10 @@ def compact(interval_end: Annotated[str | None, typer.Option(help="RFC 3339 time
 
     from lineage.events import parse_time
     from spark_jobs.compaction.job import run_compaction
-    from spark_jobs.session import build_session
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     end = parse_time(interval_end) if interval_end else datetime.now(UTC)
-    spark = build_session("lineage-compaction")
-    spark.sparkContext.setLogLevel("ERROR")
-    try:
-        summary = run_compaction(spark, interval_end=end, everything=everything)
-    finally:
-        spark.stop()
+    summary = run_compaction(None, interval_end=end, everything=everything)  # Spark starts only when needed
     out.print(summary.render(), highlight=False)
 
 

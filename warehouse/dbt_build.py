@@ -20,7 +20,11 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import lineage
 from lineage.errors import DbtBuildError
 from lineage.settings import Settings
+from warehouse.db import connect
 
+# The advisory lock every marts build holds in an open transaction while dbt runs, so the
+# scheduled DAG and the refresh DAG never build the same tables at once (one waits).
+_MARTS_LOCK = 7_265_403
 _EMITTED_LINE = re.compile(r"Emitted (\d+) OpenLineage events")
 _FAILED_EMIT = "OpenLineage client failed to emit event"
 TRANSPORT = "lineage.openlineage_transport.RawLogTransport"
@@ -169,14 +173,16 @@ def build_marts(
     env = dbt_env(database_url, settings)
     if settings.dbt_openlineage:
         env = openlineage_env(settings, env, openlineage_parent)
-    completed = subprocess.run(
-        [*dbt_command(settings), command, "--project-dir", str(settings.dbt_project_dir), "--no-use-colors",
-         *selection],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    with connect(database_url) as lock:  # a transaction held open (also under transaction pooling)
+        lock.execute("select pg_advisory_xact_lock(%s)", (_MARTS_LOCK,))
+        completed = subprocess.run(
+            [*dbt_command(settings), command, "--project-dir", str(settings.dbt_project_dir), "--no-use-colors",
+             *selection],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     output = completed.stdout + completed.stderr
     if completed.returncode != 0:
         tail = "\n".join(output.strip().splitlines()[-30:])

@@ -36,9 +36,10 @@ from spark_jobs.compaction.listing import (
     list_files,
     list_partitions,
     listing_start,
+    local_root,
     now_ms,
 )
-from spark_jobs.compaction.load import stage_parsed_lines
+from spark_jobs.compaction.load import stage_local_files, stage_parsed_lines
 from spark_jobs.session import build_session
 from warehouse.compaction_store import (
     BatchMerge,
@@ -109,7 +110,7 @@ def _read_conf(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
 
 
 def run_compaction(
-    spark: SparkSession,
+    spark: SparkSession | None,
     *,
     interval_end: datetime,
     database_url: str | None = None,
@@ -128,8 +129,13 @@ def run_compaction(
     stages one chunk, the previous one is merged inside the batch's single open transaction,
     so Spark and PostgreSQL work at the same time and the batch still commits (or rolls back)
     as one.
+
+    Without a ``spark`` session, new local files of at most ``LINEAGE_COMPACTION_IN_PROCESS_MB``
+    in all are parsed and staged in this process, and no JVM starts (a no-op run starts none
+    either); a larger batch, or a remote log root, starts the session then.
     """
     settings = settings or Settings.from_env()
+    sessions = _Sessions(spark, settings)
     url = database_url or settings.database_url
     started_at = datetime.now(UTC)
     batch_id = new_batch_id(interval_end)
@@ -140,9 +146,10 @@ def run_compaction(
                 earliest = None if everything else listing_start(interval_end, settings.lookback_hours,
                                                                  listed_until(conn))
                 listed_at = now_ms()
-                partitions = list_partitions(spark, settings.log_root, interval_end, earliest)
+                lister = None if local_root(settings.log_root) else sessions.get()
+                partitions = list_partitions(lister, settings.log_root, interval_end, earliest)
                 to_list = changed(partitions, settled_partitions(conn, [p.path for p in partitions]))
-                candidates = list_files(spark, to_list)
+                candidates = list_files(lister, to_list)
                 done = compacted_paths(conn, [f.path for f in candidates])
                 new_files = [f for f in candidates if f.path not in done]
                 late = sum(is_late(f.path, interval_end, settings.lookback_hours) for f in new_files)
@@ -157,8 +164,14 @@ def run_compaction(
                 return CompactionSummary(batch_id, 0, 0, 0, 0, 0, 0, 0, 0)
             prepare_staging(conn)
             chunks = chunk_files(new_files, settings.compaction_chunk_mb * 1_048_576)
-            with _read_conf(spark, SMALL_FILE_CONF):
-                events_read = _stage_and_merge(spark, conn, merge, chunks, settings, url)
+            if sessions.in_process(new_files):
+                log.info("compaction: %d new files, %.1f MB: parsed in this process (no Spark)", len(new_files),
+                         sum(f.size_bytes for f in new_files) / 1_048_576)
+                events_read = _stage_and_merge(None, conn, merge, chunks, settings, url)
+            else:
+                session = sessions.get()
+                with _read_conf(session, SMALL_FILE_CONF):
+                    events_read = _stage_and_merge(session, conn, merge, chunks, settings, url)
             with _phase("recording the batch and committing"):
                 return merge.finish(
                     [(f.path, f.size_bytes) for f in new_files], dag_run_id=dag_run_id,
@@ -169,6 +182,30 @@ def run_compaction(
         except BaseException as error:
             merge.abort(error)
             raise
+
+
+class _Sessions:
+    """The compaction's Spark session: the one it was given, else one built when first needed."""
+
+    def __init__(self, spark: SparkSession | None, settings: Settings) -> None:
+        self.given = spark
+        self.settings = settings
+        self.built: SparkSession | None = None
+
+    def in_process(self, files: Sequence[LogFile]) -> bool:
+        """Whether ``files`` are staged without Spark: no session was given, they are local,
+        and together at most ``in_process_mb``."""
+        limit = self.settings.in_process_mb * 1_048_576
+        return (self.given is None and all(f.path.startswith("file:") for f in files)
+                and sum(f.size_bytes for f in files) <= limit)
+
+    def get(self) -> SparkSession:
+        if self.given is not None:
+            return self.given
+        if self.built is None:
+            with _phase("starting Spark"):
+                self.built = build_session("lineage-compaction", self.settings)
+        return self.built
 
 
 def _settling(listed: Sequence[Partition], files: Sequence[LogFile], listed_at: int) -> list[tuple[str, int, int]]:
@@ -186,18 +223,19 @@ def _first_line(error: BaseException) -> str:
 
 
 def compact_interval(database_url: str, interval_end: datetime, dag_run_id: str | None = None) -> CompactionSummary:
-    """The DAG's ``compact`` stage: one compaction up to ``interval_end`` into ``database_url``."""
-    spark = build_session("lineage-compaction")
-    summary = run_compaction(spark, interval_end=interval_end, database_url=database_url, dag_run_id=dag_run_id)
+    """The DAG's ``compact`` stage: one compaction up to ``interval_end`` into ``database_url``
+    (Spark starts only for a batch too large to parse in the task's process)."""
+    summary = run_compaction(None, interval_end=interval_end, database_url=database_url, dag_run_id=dag_run_id)
     log.info("%s", summary.render())
     return summary
 
 
 def _stage_and_merge(
-    spark: SparkSession, conn: psycopg.Connection, merge: BatchMerge, chunks: list[list[LogFile]],
+    spark: SparkSession | None, conn: psycopg.Connection, merge: BatchMerge, chunks: list[list[LogFile]],
     settings: Settings, url: str,
 ) -> int:
-    """Stage chunk i+1 with Spark while chunk i merges; returns the lines read.
+    """Stage chunk i+1 with Spark (in this process without ``spark``) while chunk i merges;
+    returns the lines read.
 
     A chunk Spark cannot read (a corrupt or truncated gzip file, a file too large to read whole)
     is staged again file by file; a file that still cannot be read is quarantined whole, with
@@ -216,9 +254,13 @@ def _stage_and_merge(
             try:
                 with _phase(f"staging {len(piece)} files ({len(pending)} pieces left)"):
                     latest = datetime.now(UTC) + timedelta(hours=settings.max_clock_skew_hours)
-                    events_read += stage_parsed_lines(_log_files(spark, piece, read_local), settings.max_event_bytes,
-                                                      url, table, settings.namespace_map, latest,
-                                                      read_local=read_local)
+                    if spark is None:
+                        events_read += stage_local_files([f.path for f in piece], settings.max_event_bytes, url,
+                                                         table, settings.namespace_map, latest)
+                    else:
+                        events_read += stage_parsed_lines(_log_files(spark, piece, read_local),
+                                                          settings.max_event_bytes, url, table,
+                                                          settings.namespace_map, latest, read_local=read_local)
             except Exception as error:  # Spark could not read some file of the piece
                 drop_lines_table(conn, table)
                 if len(piece) > 1:
@@ -270,8 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     interval_end = parse_time(args.interval_end) if args.interval_end else datetime.now(UTC)
-    spark = build_session("lineage-compaction")
-    summary = run_compaction(spark, interval_end=interval_end, everything=args.everything)
+    summary = run_compaction(None, interval_end=interval_end, everything=args.everything)
     print(summary.render())
     return 0
 

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:  # a local log root is listed without Spark (the ``lineage status`` command)
     from pyspark.sql import SparkSession
 
-from lineage.log_writer import LOG_SUFFIX, partition_start
+from lineage.log_writer import LOG_SUFFIX, partition_of, partition_start
 
 # Schemes whose folders carry a modification time that moves when a file is added.
 DIRECTORY_TIME_SCHEMES = frozenset({"file", "hdfs"})
@@ -142,6 +142,20 @@ def list_log_files(spark: SparkSession, log_root: str, interval_end: datetime,
                    earliest: datetime | None) -> list[LogFile]:
     """Every completed log file in hour partitions from ``earliest`` up to ``interval_end``."""
     return list_files(spark, list_partitions(spark, log_root, interval_end, earliest))
+
+
+def recent_log_files(root: str, now: datetime, hours: int = 2) -> set[str]:
+    """The completed log files (paths under the local folder ``root``) of the last ``hours`` hour
+    partitions up to ``now``: where producers write a new file (the new-file watcher's view)."""
+    found: set[str] = set()
+    for back in range(hours):
+        folder = os.path.join(root, partition_of(now - timedelta(hours=back)))
+        try:
+            with os.scandir(folder) as entries:
+                found.update(entry.path for entry in entries if is_log_file(entry.name))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return found
 
 
 def _local_partitions(root: str, days: set[str] | None) -> list[Partition]:

@@ -70,6 +70,17 @@ def stage_parsed_lines(log_files: DataFrame, max_event_bytes: int, database_url:
     return _total(log_files.select(*columns).mapInArrow(parse_and_copy, _COPIED))
 
 
+def stage_local_files(paths: Sequence[str], max_event_bytes: int, database_url: str, table: str,
+                      namespaces: NamespaceMap = NO_MAPPING, latest: datetime | None = None) -> int:
+    """What ``stage_parsed_lines`` does with ``read_local``, in this process (no Spark): read,
+    parse and COPY the local files ``paths`` (``file:/...``) into ``table``; returns lines staged.
+    For small batches, where starting a JVM and its Python workers costs more than the work."""
+    names = pa.RecordBatch.from_pydict({"file_path": list(paths)}, schema=_PATHS_ARROW)
+    parsed = parse_arrow_batches(read_local_files([names]), max_event_bytes, namespaces, latest)
+    return copy_arrow_batches(parsed, libpq_url(database_url), table, list(PARSED_COLUMNS))
+
+
+_PATHS_ARROW = pa.schema([("file_path", pa.string())])
 _FILES_PER_BATCH = 256
 
 
