@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh
 
-.PHONY: help demo test test-fast up down setup venv pg migrate compact examples marts dist client bench bench-lineage bench-fields bench-search bench-pages bench-openlineage bench-capture bench-managed-pg lint clean
+.PHONY: help demo test test-fast up down setup venv pg migrate compact examples marts dist client bench bench-lineage bench-fields bench-search bench-pages bench-openlineage bench-capture bench-managed-pg bench-freshness lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -70,6 +70,9 @@ bench-openlineage: setup  ## benchmark: OpenLineage over HTTP, a platform's hour
 
 bench-capture: venv  ## benchmark: automatic capture from PySpark, cost per write (10/50/200 operators) and a 20-write job with/without
 	@$(ENV) && .venv/bin/python -m bench.spark_capture
+
+bench-freshness: setup  ## benchmark: write-to-visible under a real Airflow, 20 writes (BENCH_ARGS="--mode cron": one-minute schedule)
+	@$(ENV) && .venv/bin/python -m bench.freshness $${BENCH_ARGS:-}
 
 bench-managed-pg: venv  ## benchmark: plain vs TLS + password vs PgBouncer (transaction mode): connect, queries, compaction (EVENTS=100000)
 	@scripts/pgbouncer.sh && $(ENV) && .venv/bin/python -m bench.managed_postgres --events $${EVENTS:-100000}

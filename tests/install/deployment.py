@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
-from harness.api_server import ApiServer
+from harness.airflow_services import Airflow
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "requirements" / "constraints.txt"
@@ -95,49 +91,6 @@ def deployment_env(home: Path, bin_dir: Path, warehouse: str, airflow_db: str, p
         DBT_SEND_ANONYMOUS_USAGE_STATS="False",
         GX_ANALYTICS_ENABLED="false",
     )
-
-
-@dataclass
-class Airflow:
-    """A running scheduler, dag-processor and api-server of the deployment."""
-
-    base: str
-    logs: dict[str, Path] = field(default_factory=dict)
-
-    def tails(self) -> str:
-        return "\n".join(f"--- {name}\n{path.read_text(errors='replace')[-3000:]}"
-                         for name, path in self.logs.items() if path.exists())
-
-
-@contextmanager
-def running_airflow(env: dict[str, str], bin_dir: Path, cwd: Path, port: int) -> Iterator[Airflow]:
-    """``airflow scheduler`` and ``airflow dag-processor`` (each in a process group of its own,
-    stopped at the end) and a healthy ``airflow api-server`` on ``port``."""
-    airflow = Airflow(base=f"http://127.0.0.1:{port}")
-    with ExitStack() as stack:
-        for component in ("scheduler", "dag-processor"):
-            log = cwd / f"{component}.log"
-            airflow.logs[component] = log
-            process = subprocess.Popen([str(bin_dir / "airflow"), component], env=env, cwd=cwd,
-                                       stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
-            stack.callback(_stop, process)
-        server = ApiServer(env, port=port, airflow=str(bin_dir / "airflow"))
-        airflow.logs["api-server"] = Path(server.log.name)
-        stack.callback(server.close)
-        server.start()
-        yield airflow
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the process group (the scheduler's task processes and their Spark JVMs with it),
-    SIGKILL if it lingers."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
 
 
 def poll(what: str, check: object, timeout: float, airflow: Airflow, every: float = 2) -> object:

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
+from harness.airflow_services import running_airflow
 from harness.ports import free_port
-from tests.install.deployment import build_dist, deployment_env, install, login, poll, run, running_airflow
+from tests.install.deployment import build_dist, deployment_env, install, login, poll, run
 from tests.services import create_scratch_db, drop_scratch_db
 
 WRITE_RUN = """
