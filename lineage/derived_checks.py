@@ -144,6 +144,15 @@ def _object(spec: Mapping[str, Any]) -> Check:
     name = _compiled({"type": "string", **spec["propertyNames"]}) if "propertyNames" in spec else None
     one_of = _one_of_keys(spec.get("oneOf"))
 
+    def closed(value: Any) -> bool:  # the common shape, checked in one pass
+        if not isinstance(value, dict) or not value.keys() >= required:
+            return False
+        for key, item in value.items():
+            member = members.get(key)
+            if member is None or not member(item):
+                return False
+        return True
+
     def check(value: Any) -> bool:
         if not isinstance(value, dict) or len(value) > most or not value.keys() >= required:
             return False
@@ -155,6 +164,8 @@ def _object(spec: Mapping[str, Any]) -> Check:
                 return False
         return True
 
+    if extra is None and not one_of and name is None and most == sys.maxsize:
+        return closed
     return check
 
 

@@ -236,9 +236,10 @@ def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     """Parse and validate one log line: the event, or a Rejection naming the reason. An event
     time after ``latest`` (the reader's clock plus the allowed skew) is refused: it would win
     "later event wins" for its key for ever."""
-    size = len(line.encode("utf-8", errors="surrogatepass"))
-    if size > max_bytes:
-        return Rejection(f"event is {size} bytes, over the {max_bytes}-byte limit")
+    if len(line) * 4 > max_bytes:  # a character is at most 4 bytes: only a line this long can be over
+        size = len(line.encode("utf-8", errors="surrogatepass"))
+        if size > max_bytes:
+            return Rejection(f"event is {size} bytes, over the {max_bytes}-byte limit")
     try:
         event = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
