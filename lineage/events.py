@@ -11,24 +11,24 @@ mistake when it records, not hours later in the quarantine.
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import fastjsonschema
 import orjson
 
+from lineage.derived_checks import plainly_valid
 from lineage.errors import InvalidEventError, InvalidFieldOperationsError, InvalidMetadataChangeError
 from lineage.field_paths import normalize
 from lineage.openlineage_event import check_openlineage
 from lineage.program_metadata import parse_change
+from lineage.schemas import SCHEMA_VERSION as SCHEMA_VERSION
+from lineage.schemas import schema
 
-SCHEMA_VERSION = 2  # the latest format (outside identities, openlineage events)
 SCHEMA_VERSIONS = (1, 2)  # what readers accept
 HAND_VERSION = 1  # what the hand-written client writes: v1's strict names catch typos in names people type
 DEFAULT_MAX_EVENT_BYTES = 1_048_576
@@ -45,14 +45,6 @@ STAGED_COLUMNS: dict[str, str] = {
 }
 # A parsed log line: a valid event's staged columns, or a rejected line's reason and raw text.
 PARSED_COLUMNS: dict[str, str] = {**STAGED_COLUMNS, "reason": "text", "raw_text": "text"}
-
-
-@cache
-def schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
-    """The raw event JSON Schema of format ``version`` as a dict."""
-    text = resources.files("lineage.schemas").joinpath(f"raw_event_v{version}.json").read_text("utf-8")
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
 
 
 def kinds() -> list[str]:
@@ -134,15 +126,52 @@ def new_event(
     event_id: str | None = None,
     producer: str | None = None,
     schema_version: int = SCHEMA_VERSION,
-    remember_payload: bool = False,
 ) -> dict[str, Any]:
     """Build one event of format ``schema_version`` and validate it; raises InvalidEventError
-    with the schema's reason (``remember_payload``: see ``validate_event``)."""
+    with the schema's reason."""
+    event = _assembled(kind, namespace, run, payload, event_time=event_time or datetime.now(UTC),
+                       event_id=event_id or str(uuid.uuid4()), producer=producer, schema_version=schema_version)
+    _check_whole(event)
+    return event
+
+
+def derived_event(
+    kind: str,
+    namespace: str,
+    run: Mapping[str, str],
+    payload: Mapping[str, Any],
+    *,
+    event_time: datetime,
+    event_id: str,
+    producer: str | None = None,
+) -> dict[str, Any]:
+    """``new_event`` for an event the core derives from one it has validated (the OpenLineage
+    expansion derives runs, accesses, field operations and schemas from an envelope that
+    ``parse_line`` or ``new_event`` accepted): the trusted construction.
+
+    Its builder made its structure, so only what varies with the source's content is checked:
+    each text and list against the schema's rule for its place, and a schema change's field
+    names (``lineage.derived_checks``). When all of that holds, the event is valid without the
+    JSON Schema walk. When anything does not (or is of a shape the rules do not cover), the
+    event is checked as ``new_event`` checks it, so it is refused with the schema's own reason.
+    Not checked again: that its strings are storable (its source's were; derivation copies or
+    cuts them) and a field-operations record's resolution (``field_paths.normalize``: ids,
+    origins), which the expansion's construction guarantees and its tests check.
+    """
+    event = _assembled(kind, namespace, run, payload, event_time=event_time, event_id=event_id, producer=producer,
+                       schema_version=SCHEMA_VERSION)
+    if not plainly_valid(event):
+        _check_whole(event)
+    return event
+
+
+def _assembled(kind: str, namespace: str, run: Mapping[str, str], payload: Mapping[str, Any], *,
+               event_time: datetime, event_id: str, producer: str | None, schema_version: int) -> dict[str, Any]:
     event: dict[str, Any] = {
         "schema_version": schema_version,
-        "event_id": event_id or str(uuid.uuid4()),
+        "event_id": event_id,
         "kind": kind,
-        "event_time": format_time(event_time or datetime.now(UTC)),
+        "event_time": format_time(event_time),
         "namespace": namespace,
         "payload": dict(payload),
     }
@@ -150,7 +179,13 @@ def new_event(
         event["run"] = dict(run)
     if producer:
         event["producer"] = producer
-    validate_event(event, remember_payload=remember_payload)
+    return event
+
+
+def _check_whole(event: dict[str, Any]) -> None:
+    """Every check of an event built in this process: the schema and the semantics
+    (``validate_event``), then that it can be written as a log line and stored."""
+    validate_event(event)
     try:
         rendered = orjson.dumps(event)
     except TypeError as exc:  # a lone surrogate (e.g. '\ud800' from a bad decode) has no UTF-8 form
@@ -158,24 +193,10 @@ def new_event(
     # JSON writes NUL as \u0000: only then walk the event (the text "\u0000" also renders so)
     if b"\\u0000" in rendered and _contains_nul(event):
         raise InvalidEventError("strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
-    return event
 
 
-# Payloads found valid, by (version, kind, namespace, canonical JSON): what ``new_event(...,
-# remember_payload=True)`` checks once. The OpenLineage expansion derives the same payload again
-# and again (a task's START, RUNNING and COMPLETE repeat its inputs, outputs and column lineage;
-# hourly jobs repeat them every hour), and checking a 20-column field-operations record costs
-# more than deriving it. The checks are pure functions of this key, so a hit is the same answer.
-_VALID_PAYLOADS: dict[tuple[int, str, str, bytes], None] = {}
-_VALID_PAYLOADS_KEPT = 4096
-
-
-def validate_event(event: Any, *, remember_payload: bool = False) -> None:
-    """Raise InvalidEventError unless ``event`` is a valid event of a known format version.
-
-    ``remember_payload``: a payload this process already found valid (same version, kind,
-    namespace and content) is not checked again (for producers that derive the same payloads
-    many times: the OpenLineage expansion)."""
+def validate_event(event: Any) -> None:
+    """Raise InvalidEventError unless ``event`` is a valid event of a known format version."""
     version = event.get("schema_version", SCHEMA_VERSION) if isinstance(event, dict) else SCHEMA_VERSION
     if version not in SCHEMA_VERSIONS or isinstance(version, bool):
         raise InvalidEventError(
@@ -188,23 +209,7 @@ def validate_event(event: Any, *, remember_payload: bool = False) -> None:
         raise InvalidEventError(f"schema violation: {exc.message}") from exc
     if event["kind"] == "openlineage":  # first, for the reasons HTTP and the transport give too
         check_openlineage(event["payload"])
-    key = _payload_key(version, event) if remember_payload else None
-    if key is not None:
-        if key in _VALID_PAYLOADS:
-            parse_time(event["event_time"])
-            return
     _validate_payload(event, payloads)
-    if key is not None:
-        if len(_VALID_PAYLOADS) >= _VALID_PAYLOADS_KEPT:
-            _VALID_PAYLOADS.clear()  # bounded; cleared whole, which is safe from any thread
-        _VALID_PAYLOADS[key] = None
-
-
-def _payload_key(version: int, event: dict[str, Any]) -> tuple[int, str, str, bytes] | None:
-    try:
-        return version, event["kind"], event["namespace"], orjson.dumps(event["payload"], option=orjson.OPT_SORT_KEYS)
-    except TypeError:  # not JSON (the checks below say why)
-        return None
 
 
 def _validate_payload(event: dict[str, Any], payloads: dict[str, Callable[[Any], Any]]) -> None:
@@ -231,9 +236,10 @@ def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     """Parse and validate one log line: the event, or a Rejection naming the reason. An event
     time after ``latest`` (the reader's clock plus the allowed skew) is refused: it would win
     "later event wins" for its key for ever."""
-    size = len(line.encode("utf-8", errors="surrogatepass"))
-    if size > max_bytes:
-        return Rejection(f"event is {size} bytes, over the {max_bytes}-byte limit")
+    if len(line) * 4 > max_bytes:  # a character is at most 4 bytes: only a line this long can be over
+        size = len(line.encode("utf-8", errors="surrogatepass"))
+        if size > max_bytes:
+            return Rejection(f"event is {size} bytes, over the {max_bytes}-byte limit")
     try:
         event = orjson.loads(line)
     except orjson.JSONDecodeError as exc:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from lineage.errors import InvalidEntityError
 
@@ -47,13 +48,35 @@ class DatasetIdentity:
 
     def render(self) -> str:
         """The warehouse dataset name: ``{namespace}/{name}`` (the namespace escaped)."""
-        scheme = _scheme(self.namespace)
-        rest = self.namespace[len(scheme):].replace("%", "%25").replace("/", "%2F")
-        return f"{scheme}{rest}/{self.name}"
+        return _rendered(self.namespace, self.name)
+
+
+# An event names the same few datasets many times (an OpenLineage event its inputs and outputs in
+# accesses, column lineage, schemas and facets; a task's START, RUNNING and COMPLETE again): checked
+# and rendered identities are kept, by their texts (pure functions of them).
+_IDENTITIES_KEPT = 4096
+
+
+@lru_cache(maxsize=_IDENTITIES_KEPT)
+def _rendered(namespace: str, name: str) -> str:
+    scheme = _scheme(namespace)
+    rest = namespace[len(scheme):].replace("%", "%25").replace("/", "%2F")
+    return f"{scheme}{rest}/{name}"
 
 
 def dataset_identity(namespace: object, name: object) -> DatasetIdentity:
     """A checked identity; InvalidEntityError names what is wrong."""
+    if isinstance(namespace, str) and isinstance(name, str):
+        return _text_identity(namespace, name)
+    return _checked_identity(namespace, name)
+
+
+@lru_cache(maxsize=_IDENTITIES_KEPT)
+def _text_identity(namespace: str, name: str) -> DatasetIdentity:
+    return _checked_identity(namespace, name)
+
+
+def _checked_identity(namespace: object, name: object) -> DatasetIdentity:
     for label, value in (("namespace", namespace), ("name", name)):
         if not isinstance(value, str) or not value:
             raise InvalidEntityError(f"a dataset {label} must be non-empty text, got {value!r}")

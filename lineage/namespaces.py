@@ -8,7 +8,7 @@ import re
 from functools import cache
 
 from lineage.errors import InvalidEntityError
-from lineage.events import schema
+from lineage.schemas import schema
 
 MAX_DESCRIPTION_LENGTH = 1024
 DEFAULT_NAMESPACE = "default"  # exists from the start (migration 0001) and cannot be deleted

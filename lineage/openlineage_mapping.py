@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from lineage.errors import InvalidEntityError, InvalidEventError
-from lineage.events import SCHEMA_VERSION, format_time, new_event
+from lineage.events import SCHEMA_VERSION, derived_event, format_time, new_event
 from lineage.identity import DEFAULT_NAMESPACE, DatasetIdentity, NamespaceMap, dataset_identity, job_program
 from lineage.openlineage_event import check_openlineage, content_id, event_shape, event_time, time_warnings
 from lineage.openlineage_facets import MAPPED_DATASET_FACETS, MAPPED_RUN_FACETS, aliases, kept_facets, parent_links
@@ -113,8 +113,8 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
         change = schema_change(dataset, namespaces)
         if change is not None:
             derived.append(("metadata_change", namespace, run, change))
-    events = [new_event(kind, namespace, run, payload, event_time=moment, event_id=f"{base_id}.{index}",
-                        producer=envelope.get("producer"), remember_payload=True)
+    events = [derived_event(kind, namespace, run, payload, event_time=moment, event_id=f"{base_id}.{index}",
+                            producer=envelope.get("producer"))
               for index, (kind, namespace, run, payload) in enumerate(derived)]
     return events + _kept_events(event, envelope, run, namespaces, first_index=len(events))
 
@@ -150,9 +150,9 @@ def _kept_events(event: dict[str, Any], envelope: Mapping[str, Any], run: dict[s
     def build(kind: str, payload: dict[str, Any]) -> dict[str, Any] | str:
         """The next kept event, or why the raw format refuses it."""
         try:
-            return new_event(kind, envelope["namespace"], run, payload, event_time=event_time(event),
-                             event_id=f"{envelope['event_id']}.{first_index + len(kept_events)}",
-                             producer=envelope.get("producer"))
+            return derived_event(kind, envelope["namespace"], run, payload, event_time=event_time(event),
+                                 event_id=f"{envelope['event_id']}.{first_index + len(kept_events)}",
+                                 producer=envelope.get("producer"))
         except InvalidEventError as exc:
             return str(exc)[:200]
 

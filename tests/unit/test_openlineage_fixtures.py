@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from lineage.derived_checks import plainly_valid
 from lineage.events import validate_event
 from lineage.field_paths import field_paths, normalize
 from lineage.identity import NO_MAPPING
@@ -27,6 +28,7 @@ def test_every_recorded_event_maps_to_valid_native_events(name: str) -> None:
     for event in events_of(name):
         for native in expand(wrap(event, NO_MAPPING), NO_MAPPING):
             validate_event(native)
+            assert plainly_valid(native)  # the trusted construction's check agrees (see derived_event)
             if native["kind"] == "field_operations":
                 assert field_paths(normalize(native["payload"], native["namespace"]))
 

@@ -4,10 +4,12 @@ written out by hand from the OpenLineage spec's meaning, not taken from the code
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
 
+from lineage.derived_checks import plainly_valid
 from lineage.errors import InvalidEventError
 from lineage.events import validate_event
 from lineage.field_paths import field_paths, normalize
@@ -183,13 +185,43 @@ def test_a_payload_derived_again_is_checked_once_and_comes_out_the_same() -> Non
         validate_event(copy.deepcopy(event))
 
 
-def test_a_remembered_payload_still_needs_a_valid_envelope_and_time() -> None:
-    event = expanded(run_event())[1]
-    validate_event(event, remember_payload=True)
-    validate_event(event, remember_payload=True)
-    with pytest.raises(InvalidEventError, match="schema violation"):
-        validate_event({**event, "event_id": "not an id!"}, remember_payload=True)
-    bad = {**event, "payload": {**event["payload"], "access": "sideways"}}
-    for _ in range(2):  # a payload found invalid is not remembered
-        with pytest.raises(InvalidEventError, match="access must be one of"):
-            validate_event(bad, remember_payload=True)
+@pytest.mark.parametrize(("mutate", "reason"), [
+    (lambda e: e["run"].update(runId="run 1"), "data.run.run_id must match pattern"),
+    (lambda e: e["job"].update(name="x" * 1025), "job name 'xxx"),
+    (lambda e: e["outputs"][0]["facets"]["columnLineage"]["fields"].update({"c" * 250: {"inputFields": [
+        {"namespace": "s3://lake", "name": "x", "field": "a"}]}}), "data.payload.operations[3].id must be shorter"),
+    (lambda e: e["outputs"][0]["facets"]["columnLineage"]["fields"]["order_id"]["inputFields"][0].update(
+        field="f" * 1025), "data.payload.operations[0].outputs[1] must be shorter"),
+    (lambda e: e["inputs"][0]["facets"]["schema"]["fields"].append({"name": "id", "type": "text"}),
+     "metadata change: set_schema: schema field 'id' appears twice"),
+    (lambda e: e["inputs"][0]["facets"]["schema"]["fields"].append({"name": " ", "type": "text"}),
+     "metadata change: set_schema: schema field name ' ' must be 1-1024"),
+])
+def test_derived_events_breaking_a_rule_refuse_the_event_with_the_schemas_reason(mutate: Any, reason: str) -> None:
+    """Derived events skip the JSON Schema walk (``derived_event``), not its rules: what came from
+    the producer is still checked, and a refusal names the schema's reason."""
+    event = run_event()
+    mutate(event)
+    with pytest.raises(InvalidEventError, match=re.escape(reason)):
+        expanded(event)
+
+
+def test_derived_events_are_plainly_valid_exactly_when_they_are_valid() -> None:
+    """``plainly_valid`` (the trusted construction's check) never passes an event the schema
+    refuses, and passes the events the expansion derives from a valid event."""
+    for native in expanded(run_event()):
+        assert plainly_valid(native)
+    refused = {"run_id": "a b", "application": "", "program": "x\n", "program_type": "Open"}
+    for key, value in refused.items():
+        native = {**expanded(run_event())[0]}
+        native["run"] = {**native["run"], key: value}
+        assert not plainly_valid(native)
+        with pytest.raises(InvalidEventError):
+            validate_event(native)
+    access = expanded(run_event())[1]
+    for payload in ({**access["payload"], "access": "sideways"}, {**access["payload"], "extra": 1},
+                    {"dataset": {"name": "d" * 1025}, "access": "read"}, {"dataset": {"name": "d", "type": 1},
+                                                                          "access": "read"}):
+        assert not plainly_valid({**access, "payload": payload})
+        with pytest.raises(InvalidEventError):
+            validate_event({**access, "payload": payload})
