@@ -171,26 +171,27 @@ def report(api: httpx.Client, dag_id: str, last_task: str, samples: list[Sample]
     print(f"\n{mode}: write-to-visible over {len(samples)} writes: p50 {p50:.1f} s, p95 {p95:.1f} s, "
           f"max {max(latencies):.1f} s (target p95 <= 60 s)")
     runs = dag_runs(api, dag_id)
-    print("per write: write -> run queued | queued -> task running | task (stages) | task end -> seen")
+    print(f"per write: write -> run queued | queued -> {last_task} running | {last_task} (stages) | "
+          f"seen - {last_task} end")
     parts: dict[str, list[float]] = {}
     for sample in samples:
         made = _run_that_made_it_visible(api, dag_id, last_task, runs, sample)
         if made is None:
-            print(f"  probe {sample.index:2d}: no finished run found before it was seen")
+            print(f"  probe {sample.index:2d}: no run of {last_task} started before it was seen")
             continue
         run, instance, stages = made
         queued, task_start = _time(run["queued_at"]), _time(instance["start_date"])
         task_end = _time(instance["end_date"])
         assert queued is not None and task_start is not None and task_end is not None
         row = {"to queued": queued - sample.written, "to running": task_start - queued,
-               "task": task_end - task_start, "to seen": sample.visible - task_end}
+               "task": task_end - task_start, "seen after end": sample.visible - task_end}
         for name, value in row.items():
             parts.setdefault(name, []).append(value)
         for name, value in stages.items():
             parts.setdefault(f"  {name}", []).append(value)
         stage_text = ", ".join(f"{name} {value:.1f}" for name, value in stages.items())
         print(f"  probe {sample.index:2d}: {row['to queued']:5.1f} | {row['to running']:4.1f} | {row['task']:4.1f} "
-              f"({stage_text}) | {row['to seen']:4.1f}")
+              f"({stage_text}) | {row['seen after end']:4.1f}")
     print("medians: " + ", ".join(f"{name.strip()} {nearest_rank(values, 50):.1f} s"
                                   for name, values in parts.items()))
     print(f"RESULT p50 {p50:.2f} p95 {p95:.2f}", flush=True)
@@ -210,14 +211,15 @@ def dag_runs(api: httpx.Client, dag_id: str) -> list[dict[str, Any]]:
 
 def _run_that_made_it_visible(api: httpx.Client, dag_id: str, last_task: str, runs: list[dict[str, Any]],
                               sample: Sample) -> tuple[dict[str, Any], dict[str, Any], dict[str, float]] | None:
-    """The DAG run whose marts task ended last before the write was seen, that task, and its stages."""
+    """The DAG run whose marts task started last before the write was seen (an earlier one had
+    listed the files before the write, a later one started after), that task, and its stages."""
     best = None
     for run in runs:
         instance = api.get(f"/api/v2/dags/{dag_id}/dagRuns/{run['dag_run_id']}/taskInstances/{last_task}").json()
-        end = _time(instance.get("end_date"))
-        if instance.get("state") == "success" and end is not None and end <= sample.visible + 0.5 \
-                and end >= sample.written and (best is None or end < best[2]):
-            best = (run, instance, end)
+        start = _time(instance.get("start_date"))
+        if instance.get("end_date") and start is not None and start <= sample.visible \
+                and (best is None or start > best[2]):
+            best = (run, instance, start)
     if best is None:
         return None
     run, instance, _ = best

@@ -46,3 +46,26 @@ def test_the_openlineage_example_runs_sql_only_when_asked() -> None:
         ("seed_shop", "SQLExecuteQueryOperator", "lineage_warehouse"),
         ("build_customer_totals", "SQLExecuteQueryOperator", "lineage_warehouse"),
         ("load_big_spenders", "SQLExecuteQueryOperator", "lineage_warehouse")]
+
+
+def test_the_refresh_dag_exists_only_when_asked_and_watches_the_log_root(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert "lineage_refresh" not in DagBag(dag_folder=str(ROOT / "dags")).dag_ids  # off by default
+    monkeypatch.setenv("LINEAGE_REFRESH_ON_NEW_FILES", "true")
+    monkeypatch.setenv("LINEAGE_LOG_ROOT", str(tmp_path / "raw"))
+    bag = DagBag(dag_folder=str(ROOT / "dags"))
+    assert bag.import_errors == {}
+    dag = bag.dags["lineage_refresh"]
+    (asset,) = dag.timetable.asset_condition.objects  # type: ignore[attr-defined]
+    assert (asset.name, asset.uri) == ("lineage_raw_log", f"file://{tmp_path / 'raw'}")
+    (watcher,) = asset.watchers
+    assert watcher.trigger.serialize() == ("spark_jobs.compaction.new_files_trigger.NewLogFilesTrigger",
+                                           {"log_root": str(tmp_path / "raw"), "poke_interval": 1.0})
+    assert dag.max_active_runs == 1 and dag.catchup is False
+    assert [task.task_id for task in dag.topological_sort()] == ["refresh", "notify"]
+    assert {outlet.name for outlet in dag.get_task("refresh").outlets} == {
+        "lineage_runs", "lineage_dataset_accesses", "lineage_pending_events", "lineage_marts"}
+    assert dag.params["_openlineage_emission_policy"] == {"emit": False}  # its own runs are no new files
+
+    monkeypatch.setenv("LINEAGE_LOG_ROOT", "s3a://bucket/raw")  # nothing to watch: a clear error
+    (error,) = DagBag(dag_folder=str(ROOT / "dags")).import_errors.values()
+    assert "LINEAGE_REFRESH_ON_NEW_FILES needs a local or mounted LINEAGE_LOG_ROOT" in error

@@ -26,6 +26,7 @@ with RunContext("default", "PurchaseHistory", "mapreduce", "PurchaseHistoryBuild
     run.write("history")
 print(run.run["run_id"])
 """
+WRITE_LATER_RUN = WRITE_RUN.replace('"purchases"', '"orders"').replace('"history"', '"totals"')
 
 
 # About 2.5 min of CPU; on this shared machine at load 20 it took 13.5 min of wall time, past the
@@ -56,7 +57,7 @@ def test_installed_wheel_runs_the_scheduled_compaction_and_serves_lineage(tmp_pa
     home = tmp_path / "deployment"
     home.mkdir()
     port = free_port()
-    env = deployment_env(home, bin_dir, warehouse, airflow_db, port)
+    env = deployment_env(home, bin_dir, warehouse, airflow_db, port) | {"LINEAGE_REFRESH_ON_NEW_FILES": "true"}
     try:
         with ThreadPoolExecutor(max_workers=1) as background:  # the plugin list while the databases migrate
             listed = background.submit(run, [str(bin_dir / "airflow"), "plugins", "-o", "json"], env, home)
@@ -68,8 +69,9 @@ def test_installed_wheel_runs_the_scheduled_compaction_and_serves_lineage(tmp_pa
         assert len(ours) == 1 and "lineage-warehouse==0.1.0: EntryPoint" in ours[0]["source"], plugins
         lap("lineage migrate, airflow db migrate, airflow plugins, write a run")
 
-        with running_airflow(env, bin_dir, home, port) as airflow, login(airflow.base) as api:
-            lap("start scheduler, dag-processor, api-server")
+        with running_airflow(env, bin_dir, home, port, components=("scheduler", "dag-processor", "triggerer")) \
+                as airflow, login(airflow.base) as api:
+            lap("start scheduler, dag-processor, triggerer, api-server")
 
             def parsed() -> Any:
                 response = api.get("/api/v2/dags/lineage_compaction/details")
@@ -102,6 +104,30 @@ def test_installed_wheel_runs_the_scheduled_compaction_and_serves_lineage(tmp_pa
             page = api.get("/lineage/static/vendor/cytoscape.min.js")
             assert page.status_code == 200 and len(page.content) > 100_000
             lap("read lineage through the plugin")
+
+            # lineage_refresh: a file written now is compacted by the run its watcher starts (the
+            # trigger imported by the triggerer from the installed package), not by the schedule
+            assert api.patch("/api/v2/dags/lineage_refresh", json={"is_paused": False}).status_code == 200
+            later_run = run([str(bin_dir / "python"), "-c", WRITE_LATER_RUN], env, home).strip()
+
+            def refreshed() -> Any:
+                found = api.get("/lineage/v3/namespaces/default/datasets/totals/lineage", params={"start": "now-1d"})
+                return found.status_code == 200 and found.json()["relations"]
+
+            relations = poll("the later run visible through lineage_refresh", refreshed, 300, airflow, every=1)
+            assert {(r["data"], r["runs"][0]) for r in relations} == {("dataset.default.totals", later_run),
+                                                                      ("dataset.default.orders", later_run)}
+
+            def refresh_done() -> Any:
+                runs = api.get("/api/v2/dags/lineage_refresh/dagRuns").json()["dag_runs"]
+                return [r for r in runs if r["state"] in ("success", "failed")]
+
+            done = poll("a finished run of lineage_refresh", refresh_done, 120, airflow)
+            assert all(r["run_type"] == "asset_triggered" and r["state"] == "success" for r in done), (
+                done, airflow.tails())
+            assert all(r["run_type"] == "scheduled"
+                       for r in api.get("/api/v2/dags/lineage_compaction/dagRuns").json()["dag_runs"])
+            lap("a later run visible through lineage_refresh")
     finally:
         print("install test timings (s):", timings)
         drop_scratch_db(warehouse)

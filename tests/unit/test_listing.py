@@ -74,3 +74,22 @@ def test_local_roots_are_recognised_and_others_left_to_hadoop() -> None:
     assert local_root("file:///data/raw/") == "/data/raw"
     assert local_root("s3a://bucket/raw") is None
     assert local_root("hdfs://nn:8020/raw") is None
+
+
+def test_recent_log_files_are_the_completed_files_of_this_and_the_previous_hour(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from spark_jobs.compaction.listing import recent_log_files
+
+    now = datetime(2026, 11, 21, 6, 30, tzinfo=UTC)
+    for hour, name in [("06", "a.jsonl"), ("06", "b.jsonl.gz"), ("06", ".writing.jsonl"), ("06", "_spool.jsonl"),
+                       ("06", "notes.txt"), ("05", "c.jsonl"), ("04", "old.jsonl")]:
+        folder = tmp_path / f"dt=2026-11-21/hour={hour}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("{}\n")
+    found = recent_log_files(str(tmp_path), now)
+    assert sorted(path.removeprefix(str(tmp_path)) for path in found) == [
+        "/dt=2026-11-21/hour=05/c.jsonl", "/dt=2026-11-21/hour=06/a.jsonl", "/dt=2026-11-21/hour=06/b.jsonl.gz"]
+    assert recent_log_files(str(tmp_path / "missing"), now) == set()
+    midnight = datetime(2026, 11, 22, 0, 10, tzinfo=UTC)  # the previous hour is yesterday's last
+    (tmp_path / "dt=2026-11-21/hour=23").mkdir()
+    (tmp_path / "dt=2026-11-21/hour=23/late.jsonl").write_text("{}\n")
+    assert [p.rsplit("/", 1)[1] for p in recent_log_files(str(tmp_path), midnight)] == ["late.jsonl"]

@@ -25,13 +25,20 @@ def snapshot(url: str) -> dict[str, list[tuple]]:  # type: ignore[type-arg]
                               key=repr) for table in TABLES}
 
 
+@pytest.fixture(params=["spark", "in process"])
+def session(request, spark):  # type: ignore[no-untyped-def]
+    """The shared Spark session, or None: the compaction then parses the (small, local) batch in
+    its own process; both must give the same rows."""
+    return spark if request.param == "spark" else None
+
+
 def rows(url: str, query: str) -> list[tuple]:  # type: ignore[type-arg]
     with connect(url) as conn:
         return [tuple(row) for row in conn.execute(query).fetchall()]  # type: ignore[arg-type]
 
 
 def test_bad_lines_are_quarantined_while_good_ones_of_the_same_file_are_compacted(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    session, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     duplicate = access("purchases", event_id="dup-1")
     path = write_log(log_root, [
@@ -46,7 +53,7 @@ def test_bad_lines_are_quarantined_while_good_ones_of_the_same_file_are_compacte
         duplicate,
         event("run_end", {"status": "completed"}, event_id="e-1", event_time="2026-11-21T05:10:00Z"),
     ])
-    summary = run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db))
+    summary = run_compaction(session, interval_end=END, settings=settings_for(warehouse_db))
 
     assert (summary.files, summary.events_read, summary.events_compacted, summary.duplicates, summary.quarantined) == (
         1, 10, 3, 1, 6)
@@ -86,7 +93,7 @@ def test_an_event_time_far_ahead_of_the_compactions_clock_is_quarantined_not_kep
 
 
 def test_gzip_files_are_read_and_a_poison_file_is_quarantined_whole_while_the_rest_compacts(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    session, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     folder = log_root / "dt=2026-11-21/hour=05"
     write_log(log_root, [access("plain")])
@@ -97,7 +104,7 @@ def test_gzip_files_are_read_and_a_poison_file_is_quarantined_whole_while_the_re
                                                 + (json.dumps(access("beside")) + "\n").encode())
     settings = settings_for(warehouse_db)
 
-    summary = run_compaction(spark, interval_end=END, settings=settings)
+    summary = run_compaction(session, interval_end=END, settings=settings)
 
     assert summary.files == 5
     assert sorted(rows(warehouse_db, "select dataset from lineage.access_details")) == [
@@ -110,7 +117,7 @@ def test_gzip_files_are_read_and_a_poison_file_is_quarantined_whole_while_the_re
     assert quarantined["binary.jsonl"] == "the line is not valid UTF-8"
     assert rows(warehouse_db, "select raw_text from lineage.quarantine where line_number = 1") == [
         ("\\xff\\xfe binary \x01\x02 junk, not UTF-8",)]
-    again = run_compaction(spark, interval_end=END, settings=settings)  # never retried for ever
+    again = run_compaction(session, interval_end=END, settings=settings)  # never retried for ever
     assert (again.files, again.quarantined) == (0, 0)
 
 
