@@ -319,7 +319,7 @@ def _transformations(raw: Any, default: dict[str, Any] | None) -> list[dict[str,
         if not isinstance(item, Mapping) or item.get("type") not in ("DIRECT", "INDIRECT"):
             continue
         transformation: dict[str, Any] = {"type": item["type"]}
-        if item.get("subtype") in _SUBTYPES:
+        if isinstance(item.get("subtype"), str) and item["subtype"] in _SUBTYPES:  # a list or object: dropped
             transformation["subtype"] = item["subtype"]
         if isinstance(item.get("description"), str) and item["description"]:
             transformation["description"] = item["description"][:4096]

@@ -155,6 +155,19 @@ def test_lenient_where_the_spec_is_loose() -> None:
     assert "metadata_change" not in {e["kind"] for e in expand(wrapped, NamespaceMap())}
 
 
+def test_transformations_of_the_wrong_shape_are_dropped_not_a_crash() -> None:
+    """Before, a list or object as a transformation's subtype raised TypeError (unhashable) out of
+    the parse: the Spark task failed and the whole file was quarantined as unreadable."""
+    event = run_event()
+    event["outputs"][0]["facets"]["columnLineage"]["fields"]["order_id"]["inputFields"][0]["transformations"] = [
+        {"type": "DIRECT", "subtype": ["IDENTITY"], "description": 7, "masking": "yes"},
+        {"type": {"DIRECT": 1}, "subtype": {"a": 1}}, ["INDIRECT"], None]
+    record = next(e for e in expanded(event) if e["kind"] == "field_operations")["payload"]
+    order_id = next(op for op in record["operations"] if op["type"] == "transform" and op["outputs"] == ["order_id"])
+    assert [item["transformation"] for item in order_id["inputs"]] == [
+        {"type": "DIRECT"}, {"type": "INDIRECT", "subtype": "FILTER"}]  # the second: the facet's dataset-level input
+
+
 def test_namespaces_map_jobs_and_datasets() -> None:
     mapping = NamespaceMap.of([("postgres://db:5432", "shop"), ("default", "etl")])
     events = expanded(run_event(), mapping)
