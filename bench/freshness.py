@@ -45,6 +45,7 @@ from warehouse.migrate import apply_migrations
 
 DAGS = {"watcher": ("lineage_refresh", "refresh"), "cron": ("lineage_compaction", "build_marts")}
 COMPONENTS = ("scheduler", "dag-processor", "triggerer")
+STAGES = ("compact", "field_lineage", "apply_metadata", "check", "build_marts")  # spark_jobs.refresh, in order
 
 
 @dataclass
@@ -151,6 +152,8 @@ def measure(args: argparse.Namespace) -> int:
             samples.append(Sample(index, written, time.time()))
             print(f"  probe {index:2d}: visible {samples[-1].visible - written:5.1f} s after the write "
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
+        wait_for(f"{dag_id}'s runs finished", lambda: all(
+            run["state"] not in ("queued", "running") for run in dag_runs(api, dag_id)), 300, airflow)
         report(api, dag_id, last_task, samples, args.mode)
     return 0
 
@@ -230,7 +233,9 @@ def _run_that_made_it_visible(api: httpx.Client, dag_id: str, last_task: str, ru
         value = xcom.json().get("value")
         value = json.loads(value) if isinstance(value, str) else value
         if isinstance(value, dict) and isinstance(value.get("seconds"), dict):
-            stages = {name: float(seconds) for name, seconds in value["seconds"].items()}
+            order = {name: index for index, name in enumerate(STAGES)}
+            stages = {name: float(value["seconds"][name])
+                      for name in sorted(value["seconds"], key=lambda stage: order.get(stage, len(order)))}
     return run, instance, stages
 
 
