@@ -153,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", type=Path, default=None,
                         help="a checkout of the code to compare with (e.g. a git worktree of main): the same "
                              "benchmark runs first with its code, then with this checkout's; both are printed")
+    parser.add_argument("--in-process", action="store_true",
+                        help="compact with no Spark session: the batch is parsed in this process "
+                             "(LINEAGE_COMPACTION_IN_PROCESS_MB raised to hold it)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--database", default="lineage_bench", help="the scratch database (dropped and made anew)")
     parser.add_argument("--logs-ready", action="store_true", help=argparse.SUPPRESS)
@@ -172,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     log_root = base.home / "bench" / "raw-events"
     settings = Settings.from_env({  # the synthetic pipelines write into ns0..ns9, created on first use
         **os.environ, "LINEAGE_AUTO_CREATE_NAMESPACES": "true", "LINEAGE_LOG_ROOT": str(log_root),
-        "LINEAGE_DATABASE_URL": url})
+        "LINEAGE_DATABASE_URL": url, **({"LINEAGE_COMPACTION_IN_PROCESS_MB": "4096"} if args.in_process else {})})
     end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
 
     if args.noop_files:
@@ -193,9 +196,10 @@ def main(argv: list[str] | None = None) -> int:
               f"in {time.perf_counter() - started:.1f}s")
 
     started = time.perf_counter()
-    spark = build_session("lineage-bench", settings)
-    spark.sparkContext.setLogLevel("ERROR")
-    print(f"spark session started in {time.perf_counter() - started:.1f}s (not counted below)")
+    spark = None if args.in_process else build_session("lineage-bench", settings)
+    if spark is not None:
+        spark.sparkContext.setLogLevel("ERROR")
+        print(f"spark session started in {time.perf_counter() - started:.1f}s (not counted below)")
 
     with PeakMemory() as memory:
         started = time.perf_counter()
@@ -205,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     rate = summary.events_read / elapsed
     print(f"compaction: {summary.events_read:,} events in {elapsed:.1f}s = {rate:,.0f} events/s "
           "end to end (list, parse + validate, dedup, COPY, merge)")
-    print(f"peak memory (driver + JVM + Python workers): {memory.peak / 2**20:,.0f} MiB")
+    print(f"peak memory ({'this process' if spark is None else 'driver + JVM + Python workers'}): "
+          f"{memory.peak / 2**20:,.0f} MiB")
     print(f"RESULT rate {rate:.1f}")
     print(f"RESULT memory {memory.peak / 2**20:.0f}")
     if before:
@@ -222,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
             "join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'lineage' and c.relkind = 'r' "
             "order by pg_total_relation_size(c.oid) desc limit 5").fetchall()
     print("largest tables: " + ", ".join(f"{name} {size}" for name, size in sizes))
-    spark.stop()
+    if spark is not None:
+        spark.stop()
     return 0
 
 

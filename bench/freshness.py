@@ -19,6 +19,7 @@ started by new files. ``--mode cron``: today's way, the ``lineage_compaction`` D
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -35,8 +36,7 @@ from typing import Any
 import httpx
 
 from bench.compaction import scratch_database
-from harness.airflow_services import Airflow, running_airflow
-from harness.api_server import token
+from harness.airflow_services import login, running_airflow
 from harness.ports import free_port
 from lineage.client import RunContext
 from lineage.settings import Settings
@@ -80,23 +80,6 @@ def airflow_env(home: Path, warehouse: str, airflow_db: str, log_root: Path, por
     }
 
 
-def login(base: str) -> httpx.Client:
-    response = token(base, "admin", "admin")
-    response.raise_for_status()
-    return httpx.Client(base_url=base, headers={"Authorization": f"Bearer {response.json()['access_token']}"},
-                        timeout=30)
-
-
-def wait_for(what: str, check: Any, timeout: float, airflow: Airflow, every: float = 1.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(every)
-    raise RuntimeError(f"{what}: not within {timeout:.0f} s\n{airflow.tails()}")
-
-
 def write_run(log_root: Path, index: int) -> str:
     with RunContext("default", "Freshness", "spark", "Probe", run_id=f"probe-{index}", log_root=str(log_root)) as run:
         run.read(f"fresh_in_{index}")
@@ -137,23 +120,23 @@ def measure(args: argparse.Namespace) -> int:
     print(f"airflow metadata database migrated in {time.perf_counter() - began:.0f} s", flush=True)
     dag_id, last_task = DAGS[args.mode]
     with running_airflow(env, bin_dir, home, port, components=COMPONENTS) as airflow, login(airflow.base) as api:
-        wait_for(f"{dag_id} parsed", lambda: api.get(f"/api/v2/dags/{dag_id}").status_code == 200, 300, airflow)
+        airflow.wait_for(f"{dag_id} parsed", lambda: api.get(f"/api/v2/dags/{dag_id}").status_code == 200, 300)
         api.patch(f"/api/v2/dags/{dag_id}", json={"is_paused": False}).raise_for_status()
         print(f"{dag_id} parsed and unpaused; warming up (first run, not counted)", flush=True)
         write_run(log_root, 0)
-        wait_for("the warm-up run visible", lambda: visible(api, warehouse, 0), 600, airflow, every=0.5)
+        airflow.wait_for("the warm-up run visible", lambda: visible(api, warehouse, 0), 600, every=0.5)
         samples = []
         for index in range(1, args.samples + 1):
             time.sleep(random.uniform(args.min_gap, args.max_gap))
             write_run(log_root, index)
             written = time.time()
-            wait_for(f"probe {index} visible", lambda i=index: visible(api, warehouse, i), args.timeout, airflow,
-                     every=0.25)
+            airflow.wait_for(f"probe {index} visible", functools.partial(visible, api, warehouse, index),
+                             args.timeout, every=0.25)
             samples.append(Sample(index, written, time.time()))
             print(f"  probe {index:2d}: visible {samples[-1].visible - written:5.1f} s after the write "
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
-        wait_for(f"{dag_id}'s runs finished", lambda: all(
-            run["state"] not in ("queued", "running") for run in dag_runs(api, dag_id)), 300, airflow)
+        airflow.wait_for(f"{dag_id}'s runs finished", lambda: all(
+            run["state"] not in ("queued", "running") for run in dag_runs(api, dag_id)), 300)
         report(api, dag_id, last_task, samples, args.mode)
     return 0
 

@@ -7,12 +7,16 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from harness.api_server import ApiServer
+import httpx
+
+from harness.api_server import ApiServer, token
 
 
 @dataclass
@@ -25,6 +29,25 @@ class Airflow:
     def tails(self) -> str:
         return "\n".join(f"--- {name}\n{path.read_text(errors='replace')[-3000:]}"
                          for name, path in self.logs.items() if path.exists())
+
+    def wait_for(self, what: str, check: Callable[[], Any], timeout: float, every: float = 2) -> Any:
+        """Call ``check`` until it returns something truthy (its value); after ``timeout`` seconds,
+        fail with the components' log tails."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = check()
+            if found:
+                return found
+            time.sleep(every)
+        raise AssertionError(f"{what}: not within {timeout:.0f} s\n{self.tails()}")
+
+
+def login(base: str, username: str = "admin", password: str = "admin") -> httpx.Client:
+    """An HTTP client with a bearer token of ``username`` (``POST /auth/token``)."""
+    response = token(base, username, password)
+    assert response.status_code in (200, 201), response.text
+    return httpx.Client(base_url=base, headers={"Authorization": f"Bearer {response.json()['access_token']}"},
+                        timeout=30)
 
 
 @contextmanager

@@ -8,12 +8,7 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
-
-import httpx
-
-from harness.airflow_services import Airflow
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "requirements" / "constraints.txt"
@@ -91,24 +86,3 @@ def deployment_env(home: Path, bin_dir: Path, warehouse: str, airflow_db: str, p
         DBT_SEND_ANONYMOUS_USAGE_STATS="False",
         GX_ANALYTICS_ENABLED="false",
     )
-
-
-def poll(what: str, check: object, timeout: float, airflow: Airflow, every: float = 2) -> object:
-    """Call ``check`` until it returns something truthy (its value), failing after ``timeout``
-    seconds with the components' log tails."""
-    assert callable(check)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(every)
-    raise AssertionError(f"{what}: not within {timeout:.0f} s\n{airflow.tails()}")
-
-
-def login(base: str) -> httpx.Client:
-    """An HTTP client with the admin's bearer token (``POST /auth/token``)."""
-    token = httpx.post(f"{base}/auth/token", json={"username": "admin", "password": "admin"}, timeout=30)
-    assert token.status_code in (200, 201), token.text
-    return httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token.json()['access_token']}"},
-                        timeout=30)

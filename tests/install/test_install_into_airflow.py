@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from harness.airflow_services import running_airflow
+from harness.airflow_services import login, running_airflow
 from harness.ports import free_port
-from tests.install.deployment import build_dist, deployment_env, install, login, poll, run
+from tests.install.deployment import build_dist, deployment_env, install, run
 from tests.services import create_scratch_db, drop_scratch_db
 
 WRITE_RUN = """
@@ -77,7 +77,7 @@ def test_installed_wheel_runs_the_scheduled_compaction_and_serves_lineage(tmp_pa
                 response = api.get("/api/v2/dags/lineage_compaction/details")
                 return response.json() if response.status_code == 200 else None
 
-            details: Any = poll("the DAG parsed from the installed bundle", parsed, 180, airflow)
+            details: Any = airflow.wait_for("the DAG parsed from the installed bundle", parsed, 180)
             assert details["bundle_name"] == "lineage_warehouse"
             assert Path(details["fileloc"]).is_relative_to(tmp_path / "venv"), details["fileloc"]
             unpaused = api.patch("/api/v2/dags/lineage_compaction", json={"is_paused": False})
@@ -87,7 +87,7 @@ def test_installed_wheel_runs_the_scheduled_compaction_and_serves_lineage(tmp_pa
                 runs = api.get("/api/v2/dags/lineage_compaction/dagRuns").json()["dag_runs"]
                 return next((r for r in runs if r["state"] in ("success", "failed")), None)
 
-            dag_run: Any = poll("a scheduled run of lineage_compaction", finished, 600, airflow, every=3)
+            dag_run: Any = airflow.wait_for("a scheduled run of lineage_compaction", finished, 600, every=3)
             lap("scheduled run of lineage_compaction")
             tasks = api.get(f"/api/v2/dags/lineage_compaction/dagRuns/{dag_run['dag_run_id']}/taskInstances").json()
             states = {task["task_id"]: task["state"] for task in tasks["task_instances"]}
@@ -114,7 +114,7 @@ def test_installed_wheel_runs_the_scheduled_compaction_and_serves_lineage(tmp_pa
                 found = api.get("/lineage/v3/namespaces/default/datasets/totals/lineage", params={"start": "now-1d"})
                 return found.status_code == 200 and found.json()["relations"]
 
-            relations = poll("the later run visible through lineage_refresh", refreshed, 300, airflow, every=1)
+            relations = airflow.wait_for("the later run visible through lineage_refresh", refreshed, 300, every=1)
             assert {(r["data"], r["runs"][0]) for r in relations} == {("dataset.default.totals", later_run),
                                                                       ("dataset.default.orders", later_run)}
 
@@ -122,7 +122,7 @@ def test_installed_wheel_runs_the_scheduled_compaction_and_serves_lineage(tmp_pa
                 runs = api.get("/api/v2/dags/lineage_refresh/dagRuns").json()["dag_runs"]
                 return [r for r in runs if r["state"] in ("success", "failed")]
 
-            done = poll("a finished run of lineage_refresh", refresh_done, 120, airflow)
+            done = airflow.wait_for("a finished run of lineage_refresh", refresh_done, 120)
             assert all(r["run_type"] == "asset_triggered" and r["state"] == "success" for r in done), (
                 done, airflow.tails())
             assert all(r["run_type"] == "scheduled"
