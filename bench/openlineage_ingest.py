@@ -323,8 +323,9 @@ def compaction_only(args: argparse.Namespace, argv: list[str]) -> int:
     writer = EventLogWriter(str(log_root))
     for start in range(0, len(events), 2000):
         writer.write(events[start:start + 2000], prefix="openlineage", now=hour)
-    spark = build_session("bench-openlineage", settings)
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = None if args.in_process else build_session("bench-openlineage", settings)
+    if spark is not None:
+        spark.sparkContext.setLogLevel("ERROR")
     began = time.perf_counter()
     summary = run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(minutes=5), settings=settings)
     elapsed = time.perf_counter() - began
@@ -336,7 +337,8 @@ def compaction_only(args: argparse.Namespace, argv: list[str]) -> int:
     if "rate" in before:
         print(f"before / after: {before['rate']:,.0f} / {rate:,.0f} OpenLineage events/s "
               f"(after / before = {rate / before['rate']:.2f}x)")
-    spark.stop()
+    if spark is not None:
+        spark.stop()
     return 0
 
 
@@ -361,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the servers log no line per request "
                              "(AIRFLOW__LOGGING__NAMESPACE_LEVELS=http.access=WARNING)")
     parser.add_argument("--ingest-only", action="store_true", help="skip the compaction and the no-op listing")
+    parser.add_argument("--in-process", action="store_true",
+                        help="with --compaction-only: no Spark session, the hour is parsed in this process")
     parser.add_argument("--compaction-only", action="store_true",
                         help="no api-server: write the hour's events as the endpoint seals them (files of 2,000 "
                              "events) and time their compaction only")

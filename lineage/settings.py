@@ -73,7 +73,9 @@ class Settings:
     compaction_chunk_mb: int = 32
     # A compaction started without a Spark session parses new local log files of at most this
     # many MB in its own process (no JVM start); larger batches and remote log roots use Spark.
-    in_process_mb: int = 16
+    # Default: 1024 when Spark would run on this machine anyway (no LINEAGE_SPARK_MASTER, not
+    # under spark-submit), where it only adds a JVM; 16 when a cluster is there to use.
+    in_process_mb: int = 1024
     # The ``lineage_refresh`` DAG (compaction + marts on every new raw log file, ``dags/``).
     refresh_on_new_files: bool = False
     embedded_postgres: bool = True
@@ -126,7 +128,8 @@ class Settings:
             max_clock_skew_hours=_int(env, "MAX_CLOCK_SKEW_HOURS", 24, minimum=1, maximum=24 * 366),
             event_id_retention_days=_int(env, "EVENT_ID_RETENTION_DAYS", 7, minimum=1, maximum=3650),
             compaction_chunk_mb=_int(env, "COMPACTION_CHUNK_MB", 32, minimum=1, maximum=65536),
-            in_process_mb=_int(env, "COMPACTION_IN_PROCESS_MB", 16, minimum=0, maximum=4096),
+            in_process_mb=_int(env, "COMPACTION_IN_PROCESS_MB", IN_PROCESS_MB_CLUSTER if _spark_cluster(env)
+                               else IN_PROCESS_MB_LOCAL, minimum=0, maximum=65536),
             refresh_on_new_files=_bool(env, "REFRESH_ON_NEW_FILES", False),
             embedded_postgres=not env.get(PREFIX + "DATABASE_URL"),
             dbt_bin=env.get(PREFIX + "DBT_BIN") or _default_dbt_bin(),
@@ -252,6 +255,15 @@ def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     if raw in ("false", "0", "no", "off"):
         return False
     raise SettingsError(f"{PREFIX}{name} must be true or false, got {raw!r}")
+
+
+IN_PROCESS_MB_LOCAL, IN_PROCESS_MB_CLUSTER = 1024, 16
+
+
+def _spark_cluster(env: Mapping[str, str]) -> bool:
+    """Whether Spark jobs go to a cluster: ``LINEAGE_SPARK_MASTER`` is set, or ``spark-submit``
+    launched this process (it leaves its JVM's gateway port in the environment)."""
+    return bool(env.get(PREFIX + "SPARK_MASTER")) or "PYSPARK_GATEWAY_PORT" in env
 
 
 def _spark_conf(raw: str) -> dict[str, str]:

@@ -97,3 +97,13 @@ def test_namespace_map_is_read_from_pairs_or_json_and_bad_targets_fail() -> None
         "kafka://broker:9092") == "streams"
     with pytest.raises(SettingsError, match="LINEAGE_NAMESPACE_MAP"):
         Settings.from_env({"LINEAGE_NAMESPACE_MAP": "s3://=not-a-namespace"})
+
+
+def test_compactions_parse_in_process_up_to_a_gigabyte_on_one_machine_and_16_mb_beside_a_cluster() -> None:
+    from lineage.settings import Settings
+
+    assert Settings.from_env({}).in_process_mb == 1024  # local Spark would share these cores
+    assert Settings.from_env({"LINEAGE_SPARK_MASTER": "spark://spark:7077"}).in_process_mb == 16
+    assert Settings.from_env({"PYSPARK_GATEWAY_PORT": "40123"}).in_process_mb == 16  # under spark-submit
+    always_spark = {"LINEAGE_SPARK_MASTER": "yarn", "LINEAGE_COMPACTION_IN_PROCESS_MB": "0"}
+    assert Settings.from_env(always_spark).in_process_mb == 0
