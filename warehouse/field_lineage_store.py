@@ -70,6 +70,15 @@ def has_pending(conn: psycopg.Connection) -> bool:
     return conn.execute(f"select 1 from lineage.pending_events where {_PENDING} limit 1").fetchone() is not None
 
 
+_FIELD_LINEAGE_LOCK = 7_265_404  # arbitrary, constant: one field lineage job at a time per warehouse
+
+
+def lock_chunk(conn: psycopg.Connection) -> None:
+    """Wait for the field lineage lock in ``conn``'s transaction: two jobs (the scheduled DAG's and
+    the refresh's) take the pending records one chunk after the other, never the same chunk."""
+    conn.execute("select pg_advisory_xact_lock(%s)", (_FIELD_LINEAGE_LOCK,))
+
+
 def chunk_ranges(conn: psycopg.Connection, limit: int, parts: int) -> list[PendingRange]:
     """The next ``limit`` pending records, cut into at most ``parts`` consecutive ranges of about
     equal size (one per Spark task, which reads its range itself); [] when none is pending."""
@@ -131,7 +140,9 @@ def staging_columns(table: str) -> tuple[str, ...]:
 
 def create_staging(conn: psycopg.Connection) -> FieldStaging:
     """Create (and commit) a job run's staging tables, which executors COPY into over their own
-    connections; drop the ones crashed runs left a day ago or more."""
+    connections; drop the ones crashed runs left a day ago or more. Under the field lineage
+    lock: two jobs starting at once would race on ``create schema if not exists``."""
+    lock_chunk(conn)
     conn.execute(sql.SQL("create schema if not exists {}").format(sql.Identifier(STAGING_SCHEMA)))
     now = int(time.time())
     for (name,) in conn.execute("select tablename from pg_tables where schemaname = %s",

@@ -27,7 +27,14 @@ from spark_jobs.field_lineage.load import copy_into, new_set_records, pending_re
 from spark_jobs.field_lineage.transforms import fingerprint_records, set_paths
 from spark_jobs.session import build_session
 from warehouse.db import connect
-from warehouse.field_lineage_store import chunk_ranges, create_staging, drop_staging, has_pending, store_results
+from warehouse.field_lineage_store import (
+    chunk_ranges,
+    create_staging,
+    drop_staging,
+    has_pending,
+    lock_chunk,
+    store_results,
+)
 
 log = logging.getLogger(__name__)
 CHUNK_RECORDS = 20_000
@@ -58,8 +65,13 @@ def run_field_lineage(spark: SparkSession, settings: Settings | None = None,
     began = time.perf_counter()
     totals = dict.fromkeys(("records", "sets_added", "paths_added", "runs_recorded", "quarantined"), 0)
     with connect(url) as conn:
-        while parts := chunk_ranges(conn, chunk_records, tasks):
-            staging = create_staging(conn)
+        while True:
+            staging = create_staging(conn)  # committed: Spark's tasks COPY into it over their own connections
+            lock_chunk(conn)  # another job (the scheduled DAG's, the refresh's) finishes its chunk first
+            if not (parts := chunk_ranges(conn, chunk_records, tasks)):
+                drop_staging(conn, staging)
+                conn.commit()
+                break
             try:
                 records = copy_into(fingerprint_records(pending_records(spark, url, parts)).drop("payload"),
                                     url, staging.records)

@@ -167,3 +167,30 @@ def test_column_lineage_transformations_reach_field_lineage_answers_and_the_dire
                                                         (field, None, None)], key=str)
         (kept,) = answer(field, transformations="direct")
         assert [s["field"] for s in kept["sources"]] == [field]
+
+
+def test_two_field_lineage_jobs_at_once_process_each_record_once(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    """The scheduled DAG's field lineage and the refresh's may run together: one waits for the
+    other's chunk (a lock per chunk transaction) and finds those records processed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    settings = settings_for(warehouse_db)
+    client = client_for(log_root)
+    for minute in range(6):  # six COMPLETE events of distinct runs: six records, one operation set
+        event = run_event(RunState.COMPLETE, START + timedelta(minutes=minute), with_io=True)
+        event.run = Run(runId=f"0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a{minute:02d}")
+        client.emit(event)
+    run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
+    (pending,) = rows(warehouse_db, "select count(*) from lineage.pending_events where kind = 'field_operations'")
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        jobs = [pool.submit(run_field_lineage, spark, settings, 2) for _ in range(2)]  # chunks of 2 records
+        summaries = [job.result() for job in jobs]
+
+    assert sum(summary.records for summary in summaries) == pending[0] == 6
+    assert sum(summary.sets_added for summary in summaries) == 1
+    assert rows(warehouse_db, "select count(*) from lineage.field_lineage_runs") == [(6,)]
+    assert rows(warehouse_db, "select count(*) from lineage.pending_events where kind = 'field_operations' "
+                              "and processed_at is null") == [(0,)]
