@@ -42,6 +42,9 @@ class ProgramMetadataSummary:
                 f"{self.quarantined} quarantined, in {self.seconds:.1f}s")
 
 
+_APPLY_LOCK = 7_265_405  # arbitrary, constant: one application of program metadata at a time
+
+
 def apply_pending(database_url: str, *, auto_create_namespaces: bool) -> ProgramMetadataSummary:
     """The DAG's ``apply_metadata`` stage: apply the pending metadata changes in ``database_url``."""
     with connect(database_url) as conn:
@@ -58,10 +61,17 @@ def apply_program_metadata(conn: psycopg.Connection, chunk: int = 1000, *,
     began = time.perf_counter()
     events = quarantined = 0
     change_ids: list[int] = []
-    while pending := conn.execute(
+    while True:
+        # one job at a time (the scheduled DAG's and the refresh's): the other waits, then finds
+        # these events processed
+        conn.execute("select pg_advisory_xact_lock(%s)", (_APPLY_LOCK,))
+        pending = conn.execute(
             """select namespace, event_id, event_time, application, program_type, program, run_id, payload
                from lineage.pending_events where kind = 'metadata_change' and processed_at is null
-               order by event_time, event_id limit %s""", (chunk,)).fetchall():
+               order by event_time, event_id limit %s""", (chunk,)).fetchall()
+        if not pending:
+            conn.commit()
+            break
         for namespace, event_id, event_time, application, program_type, program, run_id, payload in pending:
             with conn.transaction():
                 updater = program_run_entity(namespace, application, program_type, program, run_id)

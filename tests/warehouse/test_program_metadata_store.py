@@ -134,3 +134,23 @@ def test_an_incompatible_reported_schema_is_quarantined_with_the_reasons_and_a_c
     assert orjson.loads(quarantined[0][1])["operation"] == "set_schema"
     assert [f["name"] for f in orjson.loads(system(warehouse_db)["properties"]["schema"])["fields"]] == [
         "id", "amount", "note"]
+
+
+def test_two_applications_at_once_apply_each_change_once(
+    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    """The scheduled DAG's metadata stage and the refresh's may run together: the second waits for
+    the first's chunk and finds its events applied (one change record each, not two)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from warehouse.program_metadata_store import apply_pending
+
+    write_log(log_root, [change("add_tags", f"{minute:02d}:00", tags=[f"t{minute}"]) for minute in range(30)])
+    run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        jobs = [pool.submit(apply_pending, warehouse_db, auto_create_namespaces=False) for _ in range(2)]
+        summaries = [job.result() for job in jobs]
+
+    assert sorted(summary.events for summary in summaries) == [0, 30]
+    assert sum(len(summary.change_ids) for summary in summaries) == 30
+    assert sorted(system(warehouse_db)["tags"]) == sorted(f"t{minute}" for minute in range(30))
