@@ -195,6 +195,7 @@ def test_compaction_and_field_lineage_run_on_the_cluster_executors(  # type: ign
     event_logs.mkdir()
     env = {**_cluster_env(), "LINEAGE_SPARK_MASTER": cluster.master_url, "LINEAGE_DATABASE_URL": cluster_db,
            "LINEAGE_LOG_ROOT": str(log_root),
+           "LINEAGE_COMPACTION_IN_PROCESS_MB": "0",  # these few files would be parsed in the driver's process
            "LINEAGE_SPARK_CONF": f"spark.eventLog.enabled=true,spark.eventLog.dir={event_logs.as_uri()},"
                                  "spark.eventLog.compress=false,spark.executor.memory=768m"}
 
