@@ -61,7 +61,7 @@ class CompactionSummary:
         )
 
 
-def _take_lock(conn: psycopg.Connection) -> None:
+def take_lock(conn: psycopg.Connection) -> None:
     """Take the compaction lock for ``conn``'s open transaction or raise CompactionBusyError."""
     got = conn.execute("select pg_try_advisory_xact_lock(%s)", (_COMPACTION_LOCK,)).fetchone()
     if not got or not got[0]:
@@ -387,7 +387,7 @@ class BatchMerge:
         self._transaction = conn.transaction()
         self._transaction.__enter__()
         try:
-            _take_lock(conn)
+            take_lock(conn)
         except BaseException as error:
             self.abort(error)
             raise

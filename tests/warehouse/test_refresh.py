@@ -19,7 +19,7 @@ from lineage.log_writer import EventLogWriter, partition_of
 from spark_jobs.compaction.new_files_trigger import NewLogFilesTrigger
 from spark_jobs.refresh import refresh
 from tests.factories import access, event, write_log
-from warehouse.compaction_store import _take_lock as take_compaction_lock
+from warehouse.compaction_store import take_lock as take_compaction_lock
 from warehouse.db import connect
 
 
