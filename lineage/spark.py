@@ -22,14 +22,17 @@ plan access: ``track`` says so at once.
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import logging
 import os
 import queue
+import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from types import TracebackType
 from typing import Any
@@ -106,6 +109,8 @@ class Tracker:
             self._listener.active = False
             self._queue.put(None)
             self._worker.join(timeout=DRAIN_MS / 1000)
+            if not self._worker.is_alive():
+                self._json.close()
             try:
                 self.spark._jsparkSession.listenerManager().unregister(self._listener)
             except Exception as error:  # the session may be gone already
@@ -135,16 +140,25 @@ class Tracker:
         try:
             if func_name == NESTED_WRITE:
                 return
-            # the analyzed plan: the steps as the code wrote them (the optimizer merges selects into
-            # one, and a cached frame's plan shows what it read only there)
-            plan = execution.analyzed()
-            if str(plan.nodeName()) not in WRITE_COMMANDS:
-                self._record_reads(plan)
-                return
-            self._record_write(plan, json.loads(self._json.of(plan)))
-            self.capture_seconds.append(time.perf_counter() - began)
+            with _no_collection():
+                self._capture(func_name, execution, began)
         except Exception as error:
             self.note(f"lineage: capture of a {func_name!r} action failed: {type(error).__name__}: {error}")
+
+    def _capture(self, func_name: str, execution: Any, began: float) -> None:
+        # the analyzed plan: the steps as the code wrote them (the optimizer merges selects into
+        # one, and a cached frame's plan shows what it read only there)
+        plan = execution.analyzed()
+        if func_name in _WRITE_ACTIONS:  # most likely a write: its JSON names the command
+            nodes = json.loads(self._json.of(plan))
+            command = str(nodes[0].get("class", "")).rsplit(".", 1)[-1] if nodes else ""
+        else:
+            nodes, command = None, str(plan.nodeName())
+        if command not in WRITE_COMMANDS:
+            self._record_reads(plan)
+            return
+        self._record_write(plan, json.loads(self._json.of(plan)) if nodes is None else nodes)
+        self.capture_seconds.append(time.perf_counter() - began)
 
     def note(self, message: str) -> None:
         """A warning about the capture: logged, listed in ``warnings``, and kept with the run in the
@@ -172,12 +186,13 @@ class Tracker:
     def _record_write(self, plan: Any, nodes: list[dict[str, Any]]) -> None:
         lineage = plan_lineage(nodes)
         program = self.run.run["program"]
-        needs_jvm = any(leaf.kind in _NAMED_BY_THE_JVM and not leaf.table for leaf in lineage.leaves.values())
-        jvm_leaves = _leaves(_query_of(plan)) if needs_jvm else []
-        leaves = {position: leaf_identity(jvm_leaves[position] if position < len(jvm_leaves) else None, leaf.kind,
-                                          position, program, leaf.table)
+        named_by_the_jvm = [position for position, leaf in lineage.leaves.items()
+                            if leaf.kind in _NAMED_BY_THE_JVM and not leaf.table]
+        jvm_leaves = _leaves_at(_query_of(plan), named_by_the_jvm) if named_by_the_jvm else {}
+        leaves = {position: leaf_identity(jvm_leaves.get(position), leaf.kind, position, program, leaf.table,
+                                          leaf.tableless)
                   for position, leaf in lineage.leaves.items()}
-        target = target_identity(plan, lineage.command, lineage.target_table)
+        target = target_identity(plan, lineage.command, lineage.target_table, lineage.target_tableless)
         if target is None:
             raise ValueError(f"no dataset identity for the target of {lineage.command}")
         read = {leaves[position] for position in lineage.leaves if position in leaves}
@@ -197,6 +212,23 @@ class Tracker:
             **self.namespaces.dataset_ref(identity), "type": "dataset"}, "access": access}, once=True)
 
 
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a write is captured. A capture makes some
+    ten thousand short-lived objects (the plan's JSON, its trees) that reference counting frees
+    at its end; a collection in the middle would move them to older generations until a full
+    collection walks the whole driver's heap: 60 ms, measured, on a bare PySpark driver, every
+    twenty writes or so. Left as it was when the job itself paused it."""
+    enabled = gc.isenabled()
+    if enabled:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class PlanJson:
     """A plan's JSON (what Spark's ``toJSON`` gives), passed through a file.
 
@@ -204,13 +236,17 @@ class PlanJson:
     for 8,000 characters, 44 ms for 8,200 or 200,000): the JVM writes it in 8 KiB buffers and
     TCP's delayed acknowledgement holds the rest, and an analyzed plan's JSON is often 100 KB. So
     the JVM writes the JSON (Spark's own ``jsonValue`` through json4s' Jackson mapper: the same
-    text) into a temporary file that Python reads: the driver's JVM and Python share a machine.
-    Where that is not possible (another Spark's internals), ``toJSON`` in one answer.
+    text) into a file of a private temporary folder that Python reads: the driver's JVM and Python
+    share a machine. The file and its JVM handle are made once (each py4j call is a round trip,
+    slower still while the job keeps the driver busy); ``close`` removes them. Where that is not
+    possible (another Spark's internals), ``toJSON`` in one answer.
     """
 
     def __init__(self, jvm: Any) -> None:
         self.jvm = jvm
         self._mapper: Any | None = None
+        self._folder: str | None = None
+        self._target: Any | None = None  # the JVM's java.io.File of the folder's one file
         self._file = True
 
     def of(self, plan: Any) -> str:
@@ -222,17 +258,21 @@ class PlanJson:
                 self._file = False
         return str(plan.toJSON())
 
+    def close(self) -> None:
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = self._target = None
+
     def _through_file(self, plan: Any) -> str:
-        if self._mapper is None:
+        if self._target is None or self._folder is None or not os.path.isdir(self._folder):
+            self.close()
             self._mapper = getattr(getattr(self.jvm.org.json4s.jackson, "JsonMethods$"), "MODULE$").mapper()
-        handle, path = tempfile.mkstemp(prefix="lineage-plan-", suffix=".json")
-        os.close(handle)
-        try:
-            self._mapper.writeValue(self.jvm.java.io.File(path), plan.jsonValue())
-            with open(path, encoding="utf-8") as written:
-                return written.read()
-        finally:
-            os.unlink(path)
+            self._folder = tempfile.mkdtemp(prefix="lineage-plan-")
+            self._target = self.jvm.java.io.File(os.path.join(self._folder, "plan.json"))
+        assert self._mapper is not None
+        self._mapper.writeValue(self._target, plan.jsonValue())
+        with open(os.path.join(self._folder, "plan.json"), encoding="utf-8") as written:
+            return written.read()
 
 
 class _Listener:
@@ -351,6 +391,18 @@ def _leaves(plan: Any) -> list[Any]:
     return found
 
 
+def _leaves_at(plan: Any, positions: list[int]) -> dict[int, Any]:
+    """The leaves at ``positions`` in ``_leaves``' order, asking the JVM for no more than needed
+    (each py4j call is a round trip, slow while the job keeps the driver busy)."""
+    found = plan.collectLeaves()
+    size = found.size()
+    leaves = {position: found.apply(position) for position in positions if position < size}
+    if any(position >= size for position in positions):
+        deeper = _leaves(plan)
+        leaves.update({position: deeper[position] for position in positions if size <= position < len(deeper)})
+    return leaves
+
+
 def _query_of(plan: Any) -> Any:
     """The query a write command writes (its ``query``, else its child)."""
     try:
@@ -363,19 +415,24 @@ def _table(identifier: Any) -> DatasetIdentity:
     return table_identity(_option(identifier.catalog()), _option(identifier.database()), identifier.table())
 
 
+# the actions a write reports (DataFrameWriter, DataFrameWriterV2, SQL commands): their plan's JSON
+# is read first and names the command; other actions are asked for their command's name
+_WRITE_ACTIONS = {"save", "insertInto", "saveAsTable", "command", "append", "overwrite", "overwritePartitions",
+                  "create", "replace", "createOrReplace"}
 _NAMED_BY_THE_JVM = {"LogicalRelation", "HiveTableRelation", "DataSourceV2Relation", "DataSourceV2ScanRelation"}
 
 
 def leaf_identity(leaf: Any, kind: str, position: int, program: str,
-                  json_table: tuple[str, ...] | None = None) -> DatasetIdentity:
+                  json_table: tuple[str, ...] | None = None, tableless: bool = False) -> DatasetIdentity:
     """The dataset a plan leaf of class ``kind`` reads: a catalog table (from the plan's JSON
     when it names one), a path, a JDBC table, else in-memory data. Every py4j call is a round
-    trip to the driver's JVM: this makes as few as it can (four for a path)."""
+    trip to the driver's JVM: this makes as few as it can (four for a path the JSON shows has no
+    table: ``tableless``)."""
     if json_table:
         return _json_table(json_table)
     try:
         if kind == "LogicalRelation":
-            table = _option(leaf.catalogTable())
+            table = None if tableless else _option(leaf.catalogTable())
             if table is not None:
                 return _table(table.identifier())
             relation = leaf.relation()
@@ -403,10 +460,14 @@ def _json_table(parts: tuple[str, ...]) -> DatasetIdentity:
     return table_identity(catalog, database, table)
 
 
-def target_identity(plan: Any, kind: str, json_table: tuple[str, ...] | None) -> DatasetIdentity | None:
-    """The dataset a write command of class ``kind`` writes."""
+def target_identity(plan: Any, kind: str, json_table: tuple[str, ...] | None,
+                    tableless: bool = False) -> DatasetIdentity | None:
+    """The dataset a write command of class ``kind`` writes (``tableless``: the JSON shows it
+    writes no catalog table)."""
     if kind == "InsertIntoHadoopFsRelationCommand":
-        table = _option(plan.catalogTable())
+        if json_table:
+            return _json_table(json_table)
+        table = None if tableless else _option(plan.catalogTable())
         return _table(table.identifier()) if table is not None else path_identity(str(plan.outputPath().toString()))
     if kind in ("AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic"):
         relation = plan.table()

@@ -143,6 +143,9 @@ class Leaf:
     kind: str  # LogicalRelation, HiveTableRelation, LocalRelation, ...
     columns: tuple[str, ...]
     table: tuple[str, ...] | None = None  # (catalog, database, table) when the JSON names it
+    # the JSON shows the relation has no catalog table (an absent Option is left out), so the JVM
+    # need not be asked for one
+    tableless: bool = False
 
 
 @dataclass
@@ -157,6 +160,7 @@ class PlanLineage:
     indirect: list[Edge]
     leaves: dict[int, Leaf]  # by position among the query's leaves (see SourceColumn)
     target_table: tuple[str, ...] | None = None
+    target_tableless: bool = False  # as ``Leaf.tableless``, for the write command
     unsupported: list[str] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     written: list[ColumnLineage] = field(default_factory=list)  # inputs: source columns or steps' outputs
@@ -317,7 +321,8 @@ class _Analysis:
             if attribute.expr_id is not None:
                 self.attributes[attribute.expr_id] = {SourceColumn(index, name): _IDENTITY}
             outputs.append((name, attribute.expr_id))
-        self.leaves[index] = Leaf(node.kind, tuple(name for name, _ in outputs), _table_of(node.fields))
+        self.leaves[index] = Leaf(node.kind, tuple(name for name, _ in outputs), _table_of(node.fields),
+                                  _tableless(node))
         return outputs
 
     def _union(self, node: Node) -> list[tuple[str, int | None]]:
@@ -521,11 +526,10 @@ def _node_subqueries(node: Node) -> Iterator[Node]:
 
 
 def _expression_subqueries(expression: Node) -> Iterator[Node]:
-    found = _subquery_plan(expression)
-    if found is not None:
-        yield found
-    for child in expression.children:
-        yield from _expression_subqueries(child)
+    for node in _walk_plan(expression):
+        found = _subquery_plan(node)
+        if found is not None:
+            yield found
 
 
 def _struct_path(expression: Node) -> tuple[Node | None, tuple[str, ...]]:
@@ -569,6 +573,15 @@ def _table_of(fields: Mapping[str, Any]) -> tuple[str, ...] | None:
                 return tuple(part for part in (ident.get("catalog"), ident.get("database"), ident["table"])
                              if isinstance(part, str) and part)
     return None
+
+
+_WITH_CATALOG_TABLE = {"LogicalRelation", "InsertIntoHadoopFsRelationCommand"}  # an Option[CatalogTable] field
+
+
+def _tableless(node: Node) -> bool:
+    """Whether the JSON shows that ``node`` has no catalog table: Spark leaves an Option that is
+    None out of the JSON, and writes Some(table) as the table."""
+    return node.kind in _WITH_CATALOG_TABLE and "catalogTable" not in node.fields
 
 
 # -- describing expressions like code --------------------------------------------------------
@@ -704,7 +717,7 @@ def plan_lineage(nodes: list[dict[str, Any]]) -> PlanLineage:
             flat.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=inner.masking))
     indirect = [Edge(source, how) for (source, subtype), how
                 in sorted(flat.items(), key=lambda item: (item[0][0].leaf, item[0][0].column, item[0][1]))]
-    return PlanLineage(root.kind, columns, indirect, analysis.leaves, _table_of(root.fields),
+    return PlanLineage(root.kind, columns, indirect, analysis.leaves, _table_of(root.fields), _tableless(root),
                        sorted(set(analysis.unsupported)), analysis.steps, written)
 
 
@@ -743,6 +756,10 @@ def _named_expressions(plan: Node) -> dict[int, Node]:
 
 
 def _walk_plan(node: Node) -> Iterator[Node]:
-    yield node
-    for child in node.children:
-        yield from _walk_plan(child)
+    """``node`` and its descendants in pre-order (a stack: nested generators would cost the
+    plan's depth for every node)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))

@@ -206,7 +206,8 @@ def test_a_plan_node_it_does_not_know_gives_lineage_and_a_note_kept_with_the_run
 
 def test_a_plan_s_json_through_a_file_is_spark_s_own(spark: SparkSession) -> None:
     """Past 8 KiB a py4j answer stalls 44 ms: the JVM writes the plan's JSON into a temporary file
-    instead; the text is the same as toJSON's, for a plan well over 8 KiB, and no file is left."""
+    instead; the text is the same as toJSON's, for a plan well over 8 KiB, again through the same
+    file, and ``close`` leaves no file."""
     import tempfile
 
     from lineage.spark import PlanJson
@@ -219,6 +220,10 @@ def test_a_plan_s_json_through_a_file_is_spark_s_own(spark: SparkSession) -> Non
     before = set(Path(tempfile.gettempdir()).glob("lineage-plan-*"))
     reader = PlanJson(spark.sparkContext._jvm)
     assert json.loads(reader.of(plan)) == json.loads(whole) and reader._file
+    smaller = spark.range(2).selectExpr("id * 2 as doubled")._jdf.queryExecution().analyzed()
+    assert json.loads(reader.of(smaller)) == json.loads(smaller.toJSON())  # the file rewritten, not appended to
+    assert len(set(Path(tempfile.gettempdir()).glob("lineage-plan-*")) - before) == 1
+    reader.close()
     assert set(Path(tempfile.gettempdir()).glob("lineage-plan-*")) == before
 
     class OtherSpark:  # a plan without jsonValue (another Spark's internals): toJSON, the slower way

@@ -60,6 +60,18 @@ def test_aggregates_group_by_and_a_masking_count() -> None:
     assert [(c.operation, c.description) for c in lineage.columns if c.column == "total"] == [("sum", "sum(age)")]
 
 
+def test_the_json_says_which_relations_and_writes_have_no_catalog_table() -> None:
+    """A table read and written are named from the JSON; a path's relation and write are
+    ``tableless`` (Spark leaves an absent Option out), so the JVM is not asked for a table."""
+    table = lineage_of("table_insert")
+    assert table.target_table == ("spark_catalog", "default", "totals_t") and not table.target_tableless
+    assert table.leaves[0].table == ("spark_catalog", "default", "people_t") and not table.leaves[0].tableless
+    assert deps(table, "total") == {(0, "age", "DIRECT", "AGGREGATION")}
+    files = lineage_of("union")
+    assert files.target_table is None and files.target_tableless
+    assert [(leaf.table, leaf.tableless) for leaf in files.leaves.values()] == [(None, True), (None, True)]
+
+
 def test_union_is_positional_over_both_branches() -> None:
     lineage = lineage_of("union")
     assert sorted(lineage.leaves) == [0, 1]
