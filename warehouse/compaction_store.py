@@ -395,6 +395,10 @@ class BatchMerge:
         # but multi-column join estimates can be off by 10^4 and tempt the planner into nested
         # loops (measured 13.8 s vs 4.4 s for 534k accesses). Local to this transaction.
         conn.execute("set local enable_nestloop = off")
+        # With nested loops off, a lateral function scan (jsonb_each, unnest) costs as a disabled
+        # node, 10^10, so every statement holding one passed the JIT thresholds and spent 150-360
+        # ms compiling itself for a few thousand rows (auto_explain: 363 of run parents' 402 ms).
+        conn.execute("set local jit = off")
         conn.execute("set local work_mem = '256MB'")
         conn.execute("create temp table file_lines (source_file text, lines bigint) on commit drop")
 
