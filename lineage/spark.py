@@ -149,11 +149,13 @@ class Tracker:
         # the analyzed plan: the steps as the code wrote them (the optimizer merges selects into
         # one, and a cached frame's plan shows what it read only there)
         plan = execution.analyzed()
+        nodes: list[dict[str, Any]] | None = None
         if func_name in _WRITE_ACTIONS:  # most likely a write: its JSON names the command
-            nodes = json.loads(self._json.of(plan))
-            command = str(nodes[0].get("class", "")).rsplit(".", 1)[-1] if nodes else ""
-        else:
-            nodes, command = None, str(plan.nodeName())
+            try:
+                nodes = json.loads(self._json.of(plan))
+            except Exception as error:  # a command that is no write may not serialize: ask its name
+                log.debug("lineage: the JSON of a %r action: %s", func_name, error)
+        command = str(nodes[0].get("class", "")).rsplit(".", 1)[-1] if nodes else str(plan.nodeName())
         if command not in WRITE_COMMANDS:
             self._record_reads(plan)
             return
