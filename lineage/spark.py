@@ -156,6 +156,8 @@ class Tracker:
             except Exception as error:  # a command that is no write may not serialize: ask its name
                 log.debug("lineage: the JSON of a %r action: %s", func_name, error)
         command = str(nodes[0].get("class", "")).rsplit(".", 1)[-1] if nodes else str(plan.nodeName())
+        if command in WRITE_COMMANDS and func_name not in _WRITE_ACTIONS:
+            return  # ``spark.sql("INSERT ...").collect()``: the command's result, its write already captured
         if command not in WRITE_COMMANDS:
             self._record_reads(plan)
             return
