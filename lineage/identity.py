@@ -198,6 +198,38 @@ def path_identity(uri: str) -> DatasetIdentity:
     return dataset_identity(f"{scheme}://{authority}", "/" + path)
 
 
+_JDBC_SCHEMES = {"postgresql": "postgres", "mariadb": "mysql"}
+_DATABASE_PROPERTIES = ("databasename", "database")
+
+
+def jdbc_identity(url: str, table: str) -> DatasetIdentity:
+    """A JDBC table's identity by the OpenLineage naming spec: namespace ``{scheme}://{host:port}``,
+    name ``{database}.{table}`` (``jdbc:postgresql://db:5432/shop`` + ``public.orders`` ->
+    ``postgres://db:5432``, ``shop.public.orders``). What a URL carries beside the place is left
+    out, so that one table keeps one identity and no secret becomes a dataset's name: a
+    ``user:password@``, ``?``/``&`` parameters and ``;`` properties (SQL Server's
+    ``;databaseName=`` names the database). A URL with no ``//`` (``jdbc:derby:memory:db``,
+    ``jdbc:h2:mem:x``, ``jdbc:sqlite:/data/x.db``) keeps its place as written:
+    ``derby:memory:db``."""
+    rest = url.strip().removeprefix("jdbc:")
+    properties = {key.strip().lower(): value for key, _, value in
+                  (part.partition("=") for part in re.split(r"[;?&]", rest)[1:])}
+    place = re.split(r"[;?&]", rest, maxsplit=1)[0]
+    slashes = place.find("//")
+    if slashes < 0:  # an embedded or file database, or Oracle's user/password@host:port:SID
+        head, at, tail = place.rpartition("@")
+        place = f"{head[:head.rfind(':') + 1]}@{tail}" if at else place
+        database = next((properties[key] for key in _DATABASE_PROPERTIES if properties.get(key)), "")
+        return dataset_identity(place.rstrip(":") or "jdbc", ".".join(part for part in (database, table) if part))
+    scheme = place[:slashes].split(":", 1)[0].lower() or "jdbc"  # oracle:thin:@//host -> oracle
+    authority, _, database = place[slashes + 2:].partition("/")
+    authority = authority.rsplit("@", 1)[-1]  # no user:password@
+    database = database.strip("/") or next((properties[key] for key in _DATABASE_PROPERTIES if properties.get(key)),
+                                           "")
+    return dataset_identity(f"{_JDBC_SCHEMES.get(scheme, scheme)}://{authority}",
+                            ".".join(part for part in (database, table) if part))
+
+
 def table_identity(catalog: str | None, database: str | None, table: str) -> DatasetIdentity:
     """A catalog table's identity: namespace the catalog (``spark_catalog``), name
     ``database.table``."""

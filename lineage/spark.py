@@ -39,7 +39,14 @@ from typing import Any
 
 from lineage.client import RunContext
 from lineage.errors import InvalidEntityError
-from lineage.identity import DatasetIdentity, NamespaceMap, job_program, path_identity, table_identity
+from lineage.identity import (
+    DatasetIdentity,
+    NamespaceMap,
+    jdbc_identity,
+    job_program,
+    path_identity,
+    table_identity,
+)
 from lineage.settings import Settings
 from lineage.spark_operations import captured_operations
 from lineage.spark_plan import WRITE_COMMANDS, plan_lineage
@@ -484,15 +491,3 @@ def target_identity(plan: Any, kind: str, json_table: tuple[str, ...] | None,
         if path:
             return path_identity(str(path))
     return _json_table(json_table) if json_table else None
-
-
-def jdbc_identity(url: str, table: str) -> DatasetIdentity:
-    """``jdbc:postgresql://db:5432/shop`` + ``public.orders`` -> (``postgres://db:5432``,
-    ``shop.public.orders``), as the OpenLineage naming spec names JDBC tables."""
-    rest = url.removeprefix("jdbc:")
-    scheme, _, location = rest.partition("://")
-    authority, _, database = location.partition("/")
-    database = database.split("?", 1)[0].split(";", 1)[0]
-    scheme = {"postgresql": "postgres"}.get(scheme, scheme)
-    return DatasetIdentity(f"{scheme}://{authority}", ".".join(part for part in (database, table) if part))
-

@@ -317,3 +317,28 @@ def test_rollup_grouping_sets_keep_each_column_s_sources(spark: SparkSession, la
     kinds = {source for source in sources(rolled, "kinds") if source[2] == "DIRECT"}
     assert kinds == direct(("orders", "tags", "AGGREGATION"))
 
+
+
+def test_jdbc_reads_and_writes_are_named_by_the_table_not_the_url_s_secrets(spark: SparkSession, lake: Path,
+                                                                           log_root: Path, run_job: Any) -> None:
+    """A JDBC table read and written (Derby, which PySpark bundles, in memory): each is named
+    by the OpenLineage spec's place and table, without the URL's properties or password, and
+    the written column's sources cross from one table to the other."""
+    url = "jdbc:derby:memory:lineage_cases;create=true;user=etl;password=s3cret"
+    spark.sparkContext._jvm.System.setProperty("derby.stream.error.file", str(lake / "derby.log"))  # not the cwd
+    spark.read.parquet(str(lake / "people")).select("id", "first", "age").write.jdbc(url, "PEOPLE", mode="overwrite")
+
+    def job() -> None:
+        people = spark.read.jdbc(url, "PEOPLE")
+        people.select("id", F.upper("first").alias("shouted"), "age").filter(F.col("age") > 35).drop("age") \
+            .write.jdbc(url, "SHOUTED", mode="overwrite")
+    tracker = run_job(job)
+    assert tracker.writes == 1
+    events = captured(log_root)
+    named = {e["payload"]["dataset"]["name"] for e in events if e["kind"] == "dataset_access"}
+    assert named == {"derby:memory:lineage_cases/PEOPLE", "derby:memory:lineage_cases/SHOUTED"}
+    assert not [line for line in (json.dumps(e) for e in events) if "s3cret" in line or "create=true" in line]
+    record = records(log_root)["SHOUTED"]
+    filtered = {("PEOPLE", "age", "INDIRECT", "FILTER")}
+    assert sources(record, "shouted") == direct(("PEOPLE", "first", "TRANSFORMATION")) | filtered
+    assert sources(record, "id") == direct(("PEOPLE", "id", "IDENTITY")) | filtered

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lineage.field_paths import Transformation, field_paths, normalize
-from lineage.identity import NO_MAPPING, DatasetIdentity, path_identity, table_identity
+from lineage.identity import NO_MAPPING, DatasetIdentity, jdbc_identity, path_identity, table_identity
 from lineage.spark_operations import captured_operations
 from lineage.spark_plan import (
     PlanLineage,
@@ -195,6 +195,27 @@ def test_steps_of_one_select_over_one_call_are_one_operation() -> None:
     paths = {path.field: [op.name for op in path.operations if op.type == "transform"]
              for path in field_paths(normalize(record, "default"))}
     assert paths == {"name": ["split", "concat_ws"], "age": ["split"]}
+
+
+@pytest.mark.parametrize(("url", "table", "expected"), [
+    ("jdbc:postgresql://db:5432/shop", "public.orders", ("postgres://db:5432", "shop.public.orders")),
+    ("jdbc:postgresql://db:5432/shop?user=etl&password=s3cret&ssl=true", "orders",
+     ("postgres://db:5432", "shop.orders")),
+    ("jdbc:postgresql://etl:s3cret@db/shop", "orders", ("postgres://db", "shop.orders")),
+    ("jdbc:mysql://db:3306/shop;user=etl", "orders", ("mysql://db:3306", "shop.orders")),
+    ("jdbc:sqlserver://db:1433;databaseName=shop;user=sa;password=s3cret", "dbo.orders",
+     ("sqlserver://db:1433", "shop.dbo.orders")),
+    ("jdbc:oracle:thin:scott/s3cret@//db:1521/sales", "hr.people", ("oracle://db:1521", "sales.hr.people")),
+    ("jdbc:oracle:thin:scott/s3cret@db:1521:ORCL", "people", ("oracle:thin:@db:1521:ORCL", "people")),
+    ("jdbc:derby:memory:lineage;create=true", "PEOPLE", ("derby:memory:lineage", "PEOPLE")),
+    ("jdbc:h2:mem:test", "T", ("h2:mem:test", "T")),
+    ("jdbc:sqlite:/data/x.db", "t", ("sqlite:/data/x.db", "t")),
+])
+def test_a_jdbc_table_is_named_by_its_place_never_its_credentials(url: str, table: str,
+                                                                  expected: tuple[str, str]) -> None:
+    identity = jdbc_identity(url, table)
+    assert (identity.namespace, identity.name) == expected
+    assert "s3cret" not in identity.render() and "create=true" not in identity.render()
 
 
 def test_table_and_path_identities_follow_the_openlineage_naming_spec() -> None:
