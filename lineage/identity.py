@@ -184,7 +184,8 @@ _OBJECT_STORES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gs", "wasb": "was
 def path_identity(uri: str) -> DatasetIdentity:
     """A file or folder's identity by the OpenLineage naming spec: ``/tmp/a`` or ``file:/tmp/a``
     -> (``file``, ``/tmp/a``); ``s3a://lake/sales/2026`` -> (``s3://lake``, ``sales/2026``);
-    ``hdfs://nn:8020/x`` -> (``hdfs://nn:8020``, ``/x``). A trailing ``/`` is dropped."""
+    ``hdfs://nn:8020/x`` -> (``hdfs://nn:8020``, ``/x``). A trailing ``/`` is dropped, and so is
+    a ``user:secret@`` before the host."""
     text = uri.rstrip("/") or "/"
     scheme, sep, rest = text.partition(":")
     if not sep or len(scheme) < 2:  # a bare path (a Windows drive letter counts as one)
@@ -192,6 +193,7 @@ def path_identity(uri: str) -> DatasetIdentity:
     if scheme == "file":
         return dataset_identity("file", "/" + rest.lstrip("/"))
     authority, _, path = rest.removeprefix("//").partition("/")
+    authority = authority.rsplit("@", 1)[-1]  # no user:secret@ (old s3 URLs carried access keys there)
     store = _OBJECT_STORES.get(scheme.lower())
     if store is not None:
         return dataset_identity(f"{store}://{authority}", path or "/")

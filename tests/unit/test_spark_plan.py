@@ -222,3 +222,5 @@ def test_table_and_path_identities_follow_the_openlineage_naming_spec() -> None:
     assert table_identity(None, "default", "t") == DatasetIdentity("spark_catalog", "default.t")
     assert path_identity("s3a://lake/sales/2026/").render() == "s3://lake/sales/2026"
     assert path_identity("hdfs://nn:8020/x").render() == "hdfs://nn:8020//x"
+    assert path_identity("s3a://AKIA:s3cret@lake/sales").render() == "s3://lake/sales"
+    assert path_identity("hdfs://etl@nn:8020/x") == DatasetIdentity("hdfs://nn:8020", "/x")
