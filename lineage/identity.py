@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 
 from lineage.errors import InvalidEntityError
@@ -198,6 +199,63 @@ def path_identity(uri: str) -> DatasetIdentity:
     if store is not None:
         return dataset_identity(f"{store}://{authority}", path or "/")
     return dataset_identity(f"{scheme}://{authority}", "/" + path)
+
+
+def path_dataset_identity(uri: str) -> DatasetIdentity:
+    """The dataset a path belongs to: ``path_identity`` with its partition folders trimmed, as
+    the OpenLineage Spark integration's default trimmers do, so a job reading or writing one
+    day's folder names the same dataset every day: ``s3a://lake/events/dt=2026-11-24/hour=08``
+    -> (``s3://lake``, ``events``); ``/lake/sales/2026/11/24`` -> (``file``, ``/lake/sales``)."""
+    identity = path_identity(uri)
+    trimmed = partition_root(identity.name)
+    return identity if trimmed == identity.name else dataset_identity(identity.namespace, trimmed)
+
+
+_DATES = ((re.compile(r"\d{4}-\d{2}-\d{2}"), "%Y-%m-%d"), (re.compile(r"\d{2}\.\d{2}\.\d{4}"), "%d.%m.%Y"),
+          (re.compile(r"\d{8}"), "%Y%m%d"))
+_YEAR_MONTHS = ((re.compile(r"\d{6}\Z"), "%Y%m"), (re.compile(r"\d{4}-\d{2}\Z"), "%Y-%m"))
+
+
+def partition_root(name: str) -> str:
+    """``name`` without its trailing partition folders (while at least one folder is left): a
+    ``key=value`` folder, a date (``2026-11-24``, ``24.11.2026``, ``20261124``, with a time of
+    day after it), a year and month (``202611``, ``2026-11``), or ``yyyy/MM[/dd]`` folders."""
+    leading = "/" if name.startswith("/") else ""
+    folders = [part for part in name.split("/") if part]
+    while len(folders) > 1:
+        for width in (3, 2):  # yyyy/MM/dd, then yyyy/MM
+            if len(folders) > width and _is_date("".join(folders[-width:]), "%Y%m%d" if width == 3 else "%Y%m"):
+                del folders[-width:]
+                break
+        else:
+            if not _is_partition(folders[-1]):
+                break
+            folders.pop()
+    return leading + "/".join(folders)
+
+
+def _is_partition(folder: str) -> bool:
+    if folder.count("=") == 1:
+        return True
+    if any(pattern.match(folder) and _is_date(folder, layout) for pattern, layout in _YEAR_MONTHS):
+        return True
+    for pattern, layout in _DATES:
+        for found in pattern.finditer(folder):
+            if _is_date(found.group(), layout):
+                rest = folder.replace(found.group(), "", 1).replace("T", "", 1).replace("Z", "", 1)
+                return not re.sub(r"[\s:.\-\d]", "", rest)
+    return False
+
+
+def _is_date(text: str, layout: str) -> bool:
+    digits = sum(char.isdigit() for char in text)
+    if digits != {"%Y%m%d": 8, "%Y-%m-%d": 8, "%d.%m.%Y": 8, "%Y%m": 6, "%Y-%m": 6}[layout]:
+        return False
+    try:
+        datetime.strptime(text, layout)
+    except ValueError:
+        return False
+    return True
 
 
 _JDBC_SCHEMES = {"postgresql": "postgres", "mariadb": "mysql"}

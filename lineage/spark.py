@@ -44,7 +44,7 @@ from lineage.identity import (
     NamespaceMap,
     jdbc_identity,
     job_program,
-    path_identity,
+    path_dataset_identity,
     table_identity,
 )
 from lineage.settings import Settings
@@ -190,9 +190,9 @@ class Tracker:
         for leaf in _leaves(plan):
             kind = str(leaf.getClass().getSimpleName())
             if kind in _NAMED_BY_THE_JVM:
-                identity = leaf_identity(leaf, kind, 0, self.run.run["program"])
-                if identity.namespace != "memory":
-                    self._access(identity, "read")
+                for identity in leaf_identities(leaf, kind, 0, self.run.run["program"]):
+                    if identity.namespace != "memory":
+                        self._access(identity, "read")
 
     def _record_write(self, plan: Any, nodes: list[dict[str, Any]]) -> None:
         lineage = plan_lineage(nodes)
@@ -200,15 +200,21 @@ class Tracker:
         named_by_the_jvm = [position for position, leaf in lineage.leaves.items()
                             if leaf.kind in _NAMED_BY_THE_JVM and not leaf.table]
         jvm_leaves = _leaves_at(_query_of(plan), named_by_the_jvm) if named_by_the_jvm else {}
-        leaves = {position: leaf_identity(jvm_leaves.get(position), leaf.kind, position, program, leaf.table,
-                                          leaf.tableless)
-                  for position, leaf in lineage.leaves.items()}
+        named = {position: leaf_identities(jvm_leaves.get(position), leaf.kind, position, program, leaf.table,
+                                           leaf.tableless)
+                 for position, leaf in lineage.leaves.items()}
+        leaves = {position: found[0] for position, found in named.items()}
         target = target_identity(plan, lineage.command, lineage.target_table, lineage.target_tableless)
         if target is None:
             raise ValueError(f"no dataset identity for the target of {lineage.command}")
-        read = {leaves[position] for position in lineage.leaves if position in leaves}
+        read = {identity for found in named.values() for identity in found}
         for identity in sorted(read, key=lambda item: item.render()):
             self._access(identity, "read")
+        for found in named.values():
+            if len(found) > 1:
+                self.note(f"lineage: one read of several datasets ({', '.join(i.render() for i in found[:5])}): "
+                          f"all are reads of the run; the columns written to {target.render()} are traced to "
+                          f"the first")
         self._access(target, "write")
         record = captured_operations(lineage, leaves, target, self.namespaces)
         if lineage.unsupported:
@@ -435,34 +441,42 @@ _NAMED_BY_THE_JVM = {"LogicalRelation", "HiveTableRelation", "DataSourceV2Relati
 
 def leaf_identity(leaf: Any, kind: str, position: int, program: str,
                   json_table: tuple[str, ...] | None = None, tableless: bool = False) -> DatasetIdentity:
-    """The dataset a plan leaf of class ``kind`` reads: a catalog table (from the plan's JSON
-    when it names one), a path, a JDBC table, else in-memory data. Every py4j call is a round
-    trip to the driver's JVM: this makes as few as it can (four for a path the JSON shows has no
-    table: ``tableless``)."""
+    """The dataset a plan leaf of class ``kind`` reads (the first, when it reads several)."""
+    return leaf_identities(leaf, kind, position, program, json_table, tableless)[0]
+
+
+def leaf_identities(leaf: Any, kind: str, position: int, program: str,
+                    json_table: tuple[str, ...] | None = None, tableless: bool = False) -> list[DatasetIdentity]:
+    """The datasets a plan leaf of class ``kind`` reads: a catalog table (from the plan's JSON
+    when it names one), a JDBC table, in-memory data, or the datasets of the paths it reads (a
+    partition folder, a glob over them or a list of them read one dataset:
+    ``lineage.identity.path_dataset_identity``; folders of different datasets read each). Every
+    py4j call is a round trip to the driver's JVM: this makes as few as it can (four for a path
+    the JSON shows has no table: ``tableless``)."""
     if json_table:
-        return _json_table(json_table)
+        return [_json_table(json_table)]
     try:
         if kind == "LogicalRelation":
             table = None if tableless else _option(leaf.catalogTable())
             if table is not None:
-                return _table(table.identifier())
+                return [_table(table.identifier())]
             relation = leaf.relation()
             try:
                 paths = str(relation.location().rootPaths().mkString("\n"))
             except Exception:  # not a HadoopFsRelation
                 options = relation.jdbcOptions()
-                return jdbc_identity(options.url(), options.tableOrQuery())
+                return [jdbc_identity(options.url(), options.tableOrQuery())]
             if paths:
-                return path_identity(paths.split("\n", 1)[0])
+                return list(dict.fromkeys(path_dataset_identity(path) for path in paths.split("\n")))
         if kind == "HiveTableRelation":
-            return _table(leaf.tableMeta().identifier())
+            return [_table(leaf.tableMeta().identifier())]
         if kind in ("DataSourceV2Relation", "DataSourceV2ScanRelation"):
             relation = leaf if kind == "DataSourceV2Relation" else leaf.relation()
             catalog = _option(relation.catalog())
-            return DatasetIdentity(str(catalog.name()) if catalog is not None else "v2", str(relation.table().name()))
+            return [DatasetIdentity(str(catalog.name()) if catalog is not None else "v2", str(relation.table().name()))]
     except Exception as error:
         log.debug("lineage: naming a %s leaf: %s", kind, error)
-    return DatasetIdentity("memory", f"{program}/{kind[:1].lower()}{kind[1:]}_{position}")
+    return [DatasetIdentity("memory", f"{program}/{kind[:1].lower()}{kind[1:]}_{position}")]
 
 
 def _json_table(parts: tuple[str, ...]) -> DatasetIdentity:
@@ -479,7 +493,8 @@ def target_identity(plan: Any, kind: str, json_table: tuple[str, ...] | None,
         if json_table:
             return _json_table(json_table)
         table = None if tableless else _option(plan.catalogTable())
-        return _table(table.identifier()) if table is not None else path_identity(str(plan.outputPath().toString()))
+        return _table(table.identifier()) if table is not None else path_dataset_identity(
+            str(plan.outputPath().toString()))
     if kind in ("AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic"):
         relation = plan.table()
         return leaf_identity(relation, str(relation.nodeName()), 0, "")
@@ -489,5 +504,5 @@ def target_identity(plan: Any, kind: str, json_table: tuple[str, ...] | None,
         if url and table:
             return jdbc_identity(str(url), str(table))
         if path:
-            return path_identity(str(path))
+            return path_dataset_identity(str(path))
     return _json_table(json_table) if json_table else None

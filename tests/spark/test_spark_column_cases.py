@@ -342,3 +342,30 @@ def test_jdbc_reads_and_writes_are_named_by_the_table_not_the_url_s_secrets(spar
     filtered = {("PEOPLE", "age", "INDIRECT", "FILTER")}
     assert sources(record, "shouted") == direct(("PEOPLE", "first", "TRANSFORMATION")) | filtered
     assert sources(record, "id") == direct(("PEOPLE", "id", "IDENTITY")) | filtered
+
+
+def test_partition_folders_globs_and_lists_of_paths_name_their_datasets(spark: SparkSession, lake: Path,
+                                                                        log_root: Path) -> None:
+    """One day's folder, a glob over days and a written partition folder each name the dataset
+    above them (the OpenLineage Spark integration's trimming), so daily runs meet on one dataset;
+    one read of two datasets' folders records both reads, and a note that columns are traced to
+    the first."""
+    people = spark.read.parquet(str(lake / "people"))
+    people.withColumn("dt", F.lit("2026-11-24")).write.partitionBy("dt").parquet(str(lake / "events"))
+    people.write.parquet(str(lake / "people_archive"))
+    with track(spark, namespace="default", application="cases", program="case", log_root=str(log_root)) as tracker:
+        spark.read.parquet(str(lake / "events" / "dt=2026-11-24")).select("id", "first") \
+            .write.mode("overwrite").parquet(str(lake / "daily" / "dt=2026-11-24"))
+        spark.read.parquet(str(lake / "events" / "dt=2026-11-*")).select("id", "last") \
+            .write.mode("overwrite").parquet(str(lake / "daily_last" / "2026" / "11" / "24"))
+        spark.read.parquet(str(lake / "people"), str(lake / "people_archive")).select("id") \
+            .write.mode("overwrite").parquet(str(lake / "ids"))
+    assert tracker.writes == 3
+    found = {(e["payload"]["dataset"]["name"].rsplit("/", 1)[-1], e["payload"]["access"])
+             for e in captured(log_root) if e["kind"] == "dataset_access"}
+    assert found == {("events", "read"), ("daily", "write"), ("daily_last", "write"), ("people", "read"),
+                     ("people_archive", "read"), ("ids", "write")}
+    assert sources(records(log_root)["daily"], "first") == direct(("events", "first", "IDENTITY"))
+    assert sources(records(log_root)["daily_last"], "last") == direct(("events", "last", "IDENTITY"))
+    assert sources(records(log_root)["ids"], "id") == direct(("people", "id", "IDENTITY"))
+    assert len(tracker.warnings) == 1 and "people_archive" in tracker.warnings[0], tracker.warnings

@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from lineage.field_paths import Transformation, field_paths, normalize
-from lineage.identity import NO_MAPPING, DatasetIdentity, jdbc_identity, path_identity, table_identity
+from lineage.identity import (
+    NO_MAPPING,
+    DatasetIdentity,
+    jdbc_identity,
+    partition_root,
+    path_dataset_identity,
+    path_identity,
+    table_identity,
+)
 from lineage.spark_operations import captured_operations
 from lineage.spark_plan import (
     PlanLineage,
@@ -216,6 +224,34 @@ def test_a_jdbc_table_is_named_by_its_place_never_its_credentials(url: str, tabl
     identity = jdbc_identity(url, table)
     assert (identity.namespace, identity.name) == expected
     assert "s3cret" not in identity.render() and "create=true" not in identity.render()
+
+
+@pytest.mark.parametrize(("name", "root"), [
+    ("events/dt=2026-11-24/hour=08", "events"),
+    ("/lake/sales/2026/11/24", "/lake/sales"),
+    ("/lake/sales/2026/11", "/lake/sales"),
+    ("/lake/sales/20261124", "/lake/sales"),
+    ("/lake/sales/2026-11-24T10:00:00Z", "/lake/sales"),
+    ("/lake/sales/24.11.2026", "/lake/sales"),
+    ("/lake/sales/202611", "/lake/sales"),
+    ("/lake/sales/2026-11", "/lake/sales"),
+    # not partitions: a bare year (the issue's own example), an invalid date, a date in a name,
+    # two '=' in a folder, and never the last folder left
+    ("sales/2026", "sales/2026"),
+    ("/lake/sales/2026-13-01", "/lake/sales/2026-13-01"),
+    ("/lake/sales_2026-11-24", "/lake/sales_2026-11-24"),
+    ("/lake/a=b=c", "/lake/a=b=c"),
+    ("/dt=2026-11-24", "/dt=2026-11-24"),
+    ("/lake/2026/13/01", "/lake/2026/13/01"),
+])
+def test_partition_folders_are_trimmed_as_the_openlineage_spark_integration_does(name: str, root: str) -> None:
+    assert partition_root(name) == root
+
+
+def test_a_partition_folder_names_its_dataset() -> None:
+    assert path_dataset_identity("s3a://lake/events/dt=2026-11-24/hour=08") == DatasetIdentity("s3://lake", "events")
+    assert path_dataset_identity("file:/lake/sales/2026/11/24/") == DatasetIdentity("file", "/lake/sales")
+    assert path_dataset_identity("s3a://lake/sales/2026") == path_identity("s3a://lake/sales/2026")
 
 
 def test_table_and_path_identities_follow_the_openlineage_naming_spec() -> None:
