@@ -36,6 +36,7 @@ PROGRAM_TYPE = "openlineage"
 DEFAULT_NAMESPACE = "default"
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 _WAREHOUSE_NAMESPACE = re.compile(r"[A-Za-z0-9_]{1,64}\Z")  # the event format's namespace rule
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -189,8 +190,8 @@ def path_identity(uri: str) -> DatasetIdentity:
     a ``user:secret@`` before the host."""
     text = uri.rstrip("/") or "/"
     scheme, sep, rest = text.partition(":")
-    if not sep or len(scheme) < 2:  # a bare path (a Windows drive letter counts as one)
-        return dataset_identity("file", text)
+    if not sep or len(scheme) < 2 or not _URI_SCHEME.fullmatch(scheme):  # a bare path (a Windows drive
+        return dataset_identity("file", text)  # letter counts as one, and so does /a/08:00 before its colon)
     if scheme == "file":
         return dataset_identity("file", "/" + rest.lstrip("/"))
     authority, _, path = rest.removeprefix("//").partition("/")
@@ -211,27 +212,36 @@ def path_dataset_identity(uri: str) -> DatasetIdentity:
     return identity if trimmed == identity.name else dataset_identity(identity.namespace, trimmed)
 
 
-_DATES = ((re.compile(r"\d{4}-\d{2}-\d{2}"), "%Y-%m-%d"), (re.compile(r"\d{2}\.\d{2}\.\d{4}"), "%d.%m.%Y"),
-          (re.compile(r"\d{8}"), "%Y%m%d"))
-_YEAR_MONTHS = ((re.compile(r"\d{6}\Z"), "%Y%m"), (re.compile(r"\d{4}-\d{2}\Z"), "%Y-%m"))
+# the OpenLineage Java client's trimmers, their regular expressions in ASCII as Java's are
+_DATES = ((re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}"), "%Y-%m-%d"),
+          (re.compile(r"[0-9]{2}\.[0-9]{2}\.[0-9]{4}"), "%d.%m.%Y"),
+          (re.compile(r"[0-9]{8}"), "%Y%m%d"))
+_YEAR_MONTHS = ((re.compile(r"[0-9]{6}\Z"), "%Y%m"), (re.compile(r"[0-9]{4}-[0-9]{2}\Z"), "%Y-%m"))
+_DATE_LEFTOVERS = re.compile(r"[ \t\n\x0b\f\r:.\-0-9]")
 
 
 def partition_root(name: str) -> str:
     """``name`` without its trailing partition folders (while at least one folder is left): a
     ``key=value`` folder, a date (``2026-11-24``, ``24.11.2026``, ``20261124``, with a time of
-    day after it), a year and month (``202611``, ``2026-11``), or ``yyyy/MM[/dd]`` folders."""
-    leading = "/" if name.startswith("/") else ""
-    folders = [part for part in name.split("/") if part]
-    while len(folders) > 1:
-        for width in (3, 2):  # yyyy/MM/dd, then yyyy/MM
-            if len(folders) > width and _is_date("".join(folders[-width:]), "%Y%m%d" if width == 3 else "%Y%m"):
-                del folders[-width:]
+    day after it), a year and month (``202611``, ``2026-11``), or ``yyyy/MM[/dd]`` folders. The
+    rest of the name is kept as written."""
+    parts = name.split("/")
+    while sum(1 for part in parts if part) > 1:
+        folders = [part for part in parts if part]
+        for width, layout in ((2, "%Y%m"), (3, "%Y%m%d")):  # yyyy/MM, then yyyy/MM/dd, as the trimmer tries
+            if len(folders) > width and _is_date("".join(folders[-width:]), layout):
                 break
         else:
             if not _is_partition(folders[-1]):
                 break
-            folders.pop()
-    return leading + "/".join(folders)
+            width = 1
+        for _ in range(width):
+            while parts and not parts[-1]:
+                parts.pop()
+            parts.pop()
+        while len(parts) > 1 and not parts[-1]:
+            parts.pop()
+    return "/".join(parts)
 
 
 def _is_partition(folder: str) -> bool:
@@ -243,13 +253,15 @@ def _is_partition(folder: str) -> bool:
         for found in pattern.finditer(folder):
             if _is_date(found.group(), layout):
                 rest = folder.replace(found.group(), "", 1).replace("T", "", 1).replace("Z", "", 1)
-                return not re.sub(r"[\s:.\-\d]", "", rest)
+                return not _DATE_LEFTOVERS.sub("", rest)
     return False
 
 
 def _is_date(text: str, layout: str) -> bool:
-    digits = sum(char.isdigit() for char in text)
-    if digits != {"%Y%m%d": 8, "%Y-%m-%d": 8, "%d.%m.%Y": 8, "%Y%m": 6, "%Y-%m": 6}[layout]:
+    """A real date (or year and month) written in ``layout``'s digits exactly: 2026-02-30 is
+    not one (Java's formatter, unlike this, would clamp it to the 28th)."""
+    digits = sum("0" <= char <= "9" for char in text)
+    if digits != len(text.replace("-", "").replace(".", "")) or digits != (6 if layout in ("%Y%m", "%Y-%m") else 8):
         return False
     try:
         datetime.strptime(text, layout)
@@ -259,33 +271,49 @@ def _is_date(text: str, layout: str) -> bool:
 
 
 _JDBC_SCHEMES = {"postgresql": "postgres", "mariadb": "mysql"}
-_DATABASE_PROPERTIES = ("databasename", "database")
+_JDBC_DATABASE_KEYS = ("databasename", "database", "db", "service_name", "servicename", "sid")
+_JDBC_PROPERTY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*([^;&?,()\[\]]*)")
 
 
 def jdbc_identity(url: str, table: str) -> DatasetIdentity:
     """A JDBC table's identity by the OpenLineage naming spec: namespace ``{scheme}://{host:port}``,
     name ``{database}.{table}`` (``jdbc:postgresql://db:5432/shop`` + ``public.orders`` ->
-    ``postgres://db:5432``, ``shop.public.orders``). What a URL carries beside the place is left
-    out, so that one table keeps one identity and no secret becomes a dataset's name: a
-    ``user:password@``, ``?``/``&`` parameters and ``;`` properties (SQL Server's
-    ``;databaseName=`` names the database). A URL with no ``//`` (``jdbc:derby:memory:db``,
-    ``jdbc:h2:mem:x``, ``jdbc:sqlite:/data/x.db``) keeps its place as written:
-    ``derby:memory:db``."""
+    ``postgres://db:5432``, ``shop.public.orders``). Only the place is kept, so that one table
+    keeps one identity and no secret becomes a dataset's name: not a ``user:password@``, nor
+    ``?``/``&`` parameters, ``;``/``:``/``,`` properties (SQL Server's ``;databaseName=``,
+    Snowflake's ``?db=`` and Teradata's ``/DATABASE=`` name the database; SQL Server's
+    ``;serverName=`` the host), nor what MySQL's ``address=(host=...)(...)`` and Oracle's
+    descriptors hold beside the host and port. Oracle's ``@host:port:SID`` is named as its
+    ``@//host:port/service`` form. A URL with no host (``jdbc:derby:memory:db``,
+    ``jdbc:h2:mem:x``, ``jdbc:sqlite:/data/x.db``) keeps its place as written: ``derby:memory:db``."""
     rest = url.strip().removeprefix("jdbc:")
-    properties = {key.strip().lower(): value for key, _, value in
-                  (part.partition("=") for part in re.split(r"[;?&]", rest)[1:])}
-    place = re.split(r"[;?&]", rest, maxsplit=1)[0]
-    slashes = place.find("//")
-    if slashes < 0:  # an embedded or file database, or Oracle's user/password@host:port:SID
-        head, at, tail = place.rpartition("@")
-        place = f"{head[:head.rfind(':') + 1]}@{tail}" if at else place
-        database = next((properties[key] for key in _DATABASE_PROPERTIES if properties.get(key)), "")
-        return dataset_identity(place.rstrip(":") or "jdbc", ".".join(part for part in (database, table) if part))
-    scheme = place[:slashes].split(":", 1)[0].lower() or "jdbc"  # oracle:thin:@//host -> oracle
-    authority, _, database = place[slashes + 2:].partition("/")
-    authority = authority.rsplit("@", 1)[-1]  # no user:password@
-    database = database.strip("/") or next((properties[key] for key in _DATABASE_PROPERTIES if properties.get(key)),
-                                           "")
+    properties = {key.lower(): value.strip() for key, value in _JDBC_PROPERTY.findall(rest)}
+    scheme = rest.split(":", 1)[0].lower() or "jdbc"
+    slashes = rest.find("//")
+    if slashes >= 0:
+        authority, _, path = rest[slashes + 2:].partition("/")
+        userinfo, at, host = authority.rpartition("@")
+        if at and "=" not in userinfo:  # user:password@ (an @ inside a property's value stays)
+            authority = host
+        database = re.split(r"[;?&:,]", path, maxsplit=1)[0]
+    else:
+        place = re.split(r"[;?&]", rest, maxsplit=1)[0]
+        host_port_sid = place.rpartition("@")[2].split(":")
+        if "@" in place and len(host_port_sid) == 3 and "(" not in place:  # Oracle's @host:port:SID
+            authority, database = ":".join(host_port_sid[:2]), host_port_sid[2]
+        elif "host" not in properties:  # an embedded or file database
+            database = next((properties[key] for key in _JDBC_DATABASE_KEYS if properties.get(key)), "")
+            return dataset_identity(place.rstrip(":") or "jdbc", ".".join(part for part in (database, table) if part))
+        else:
+            authority, database = "(", ""
+    if "(" in authority or authority.startswith("["):  # host and port among properties
+        authority = properties.get("host", "") + (f":{properties['port']}" if properties.get("port") else "")
+    authority = re.split(r"[;?&]", authority, maxsplit=1)[0]
+    if not authority and properties.get("servername"):
+        port = properties.get("portnumber") or properties.get("port")
+        authority = properties["servername"] + (f":{port}" if port else "")
+    if "=" in database or not database:
+        database = next((properties[key] for key in _JDBC_DATABASE_KEYS if properties.get(key)), "")
     return dataset_identity(f"{_JDBC_SCHEMES.get(scheme, scheme)}://{authority}",
                             ".".join(part for part in (database, table) if part))
 

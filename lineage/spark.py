@@ -236,6 +236,8 @@ def _no_collection() -> Iterator[None]:
     at its end; a collection in the middle would move them to older generations until a full
     collection walks the whole driver's heap: 60 ms, measured, on a bare PySpark driver, every
     twenty writes or so. Left as it was when the job itself paused it."""
+    # The collector is the process's: a job thread that calls gc.disable() while a capture runs
+    # (tens of milliseconds) finds it enabled again after; a job that disabled it before keeps it so.
     enabled = gc.isenabled()
     if enabled:
         gc.disable()
@@ -254,9 +256,11 @@ class PlanJson:
     TCP's delayed acknowledgement holds the rest, and an analyzed plan's JSON is often 100 KB. So
     the JVM writes the JSON (Spark's own ``jsonValue`` through json4s' Jackson mapper: the same
     text) into a file of a private temporary folder that Python reads: the driver's JVM and Python
-    share a machine. The file and its JVM handle are made once (each py4j call is a round trip,
-    slower still while the job keeps the driver busy); ``close`` removes them. Where that is not
-    possible (another Spark's internals), ``toJSON`` in one answer.
+    share a machine. The folder and the JVM's handle on its file are made once (each py4j call is
+    a round trip, slower still while the job keeps the driver busy); the file is removed once
+    read, the folder by ``close``. A plan without ``jsonValue`` (another Spark's internals) gives
+    ``toJSON`` in one answer, that plan only; when the file cannot be written or read, every
+    later plan does.
     """
 
     def __init__(self, jvm: Any) -> None:
@@ -269,27 +273,42 @@ class PlanJson:
     def of(self, plan: Any) -> str:
         if self._file:
             try:
-                return self._through_file(plan)
+                self._prepare()
             except Exception as error:  # keep capturing, the slower way
                 log.debug("lineage: plan JSON through a file unavailable (%s); using toJSON", error)
                 self._file = False
-        return str(plan.toJSON())
+        if not self._file:
+            return str(plan.toJSON())
+        try:
+            value = plan.jsonValue()
+        except Exception:  # this plan only (another Spark's internals, a command that does not serialize)
+            return str(plan.toJSON())
+        path = os.path.join(self._folder or "", "plan.json")
+        try:
+            assert self._mapper is not None
+            self._mapper.writeValue(self._target, value)
+            with open(path, encoding="utf-8") as written:
+                return written.read()
+        except Exception as error:
+            log.debug("lineage: plan JSON through a file failed (%s); using toJSON", error)
+            self._file = False
+            return str(plan.toJSON())
+        finally:  # no plan stays on disk between writes
+            if os.path.exists(path):
+                os.unlink(path)
 
     def close(self) -> None:
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = self._target = None
 
-    def _through_file(self, plan: Any) -> str:
+    def _prepare(self) -> None:
+        """The mapper, the private folder and the JVM's handle on its file, made once."""
         if self._target is None or self._folder is None or not os.path.isdir(self._folder):
             self.close()
             self._mapper = getattr(getattr(self.jvm.org.json4s.jackson, "JsonMethods$"), "MODULE$").mapper()
             self._folder = tempfile.mkdtemp(prefix="lineage-plan-")
             self._target = self.jvm.java.io.File(os.path.join(self._folder, "plan.json"))
-        assert self._mapper is not None
-        self._mapper.writeValue(self._target, plan.jsonValue())
-        with open(os.path.join(self._folder, "plan.json"), encoding="utf-8") as written:
-            return written.read()
 
 
 class _Listener:

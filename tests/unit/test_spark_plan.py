@@ -214,7 +214,19 @@ def test_steps_of_one_select_over_one_call_are_one_operation() -> None:
     ("jdbc:sqlserver://db:1433;databaseName=shop;user=sa;password=s3cret", "dbo.orders",
      ("sqlserver://db:1433", "shop.dbo.orders")),
     ("jdbc:oracle:thin:scott/s3cret@//db:1521/sales", "hr.people", ("oracle://db:1521", "sales.hr.people")),
-    ("jdbc:oracle:thin:scott/s3cret@db:1521:ORCL", "people", ("oracle:thin:@db:1521:ORCL", "people")),
+    ("jdbc:oracle:thin:scott/s3cret@db:1521:ORCL", "people", ("oracle://db:1521", "ORCL.people")),
+    ("jdbc:oracle:thin:@(DESCRIPTION=(ADDRESS=(PROTOCOL=TCP)(HOST=db)(PORT=1521))(CONNECT_DATA=(SERVICE_NAME=sales)))",
+     "people", ("oracle://db:1521", "sales.people")),
+    ("jdbc:sqlserver://db:1433;databaseName=shop;password=p@s3cret", "t", ("sqlserver://db:1433", "shop.t")),
+    ("jdbc:sqlserver://;serverName=db;databaseName=shop;password=s3cret", "t", ("sqlserver://db", "shop.t")),
+    ("jdbc:teradata://db/DATABASE=shop,USER=etl,PASSWORD=s3cret", "t", ("teradata://db", "shop.t")),
+    ("jdbc:mysql://address=(host=db)(port=3306)(user=etl)(password=s3cret)/shop", "t", ("mysql://db:3306", "shop.t")),
+    ("jdbc:mysql://[(host=db,port=3306,user=etl,password=s3cret)]/shop", "t", ("mysql://db:3306", "shop.t")),
+    ("jdbc:mysql://etl:p?s3cret@db/shop", "t", ("mysql://db", "shop.t")),
+    ("jdbc:db2://db:50000/SHOP:user=etl;password=s3cret;", "t", ("db2://db:50000", "SHOP.t")),
+    ("jdbc:snowflake://acct.snowflakecomputing.com/?db=SHOP&password=s3cret", "t",
+     ("snowflake://acct.snowflakecomputing.com", "SHOP.t")),
+    ("jdbc:postgresql://db/shop?user=a@b.com&password=s3cret", "t", ("postgres://db", "shop.t")),
     ("jdbc:derby:memory:lineage;create=true", "PEOPLE", ("derby:memory:lineage", "PEOPLE")),
     ("jdbc:h2:mem:test", "T", ("h2:mem:test", "T")),
     ("jdbc:sqlite:/data/x.db", "t", ("sqlite:/data/x.db", "t")),
@@ -243,6 +255,11 @@ def test_a_jdbc_table_is_named_by_its_place_never_its_credentials(url: str, tabl
     ("/lake/a=b=c", "/lake/a=b=c"),
     ("/dt=2026-11-24", "/dt=2026-11-24"),
     ("/lake/2026/13/01", "/lake/2026/13/01"),
+    ("/lake/sales/2026-02-30", "/lake/sales/2026-02-30"),
+    ("/lake/sales/2026-11-24\xa008", "/lake/sales/2026-11-24\xa008"),  # Java's \s is ASCII: no trim
+    # kept as written (a double slash is part of an HDFS name); yyyy/MM is tried before yyyy/MM/dd
+    ("/a//b", "/a//b"),
+    ("/lake/a/20/2611/05", "/lake/a/20"),
 ])
 def test_partition_folders_are_trimmed_as_the_openlineage_spark_integration_does(name: str, root: str) -> None:
     assert partition_root(name) == root
@@ -252,6 +269,9 @@ def test_a_partition_folder_names_its_dataset() -> None:
     assert path_dataset_identity("s3a://lake/events/dt=2026-11-24/hour=08") == DatasetIdentity("s3://lake", "events")
     assert path_dataset_identity("file:/lake/sales/2026/11/24/") == DatasetIdentity("file", "/lake/sales")
     assert path_dataset_identity("s3a://lake/sales/2026") == path_identity("s3a://lake/sales/2026")
+    # a bare path with a colon in it is a path, not a URI whose scheme is its head
+    assert path_identity("/lake/a/2026-11-24T08:00:00Z") == DatasetIdentity("file", "/lake/a/2026-11-24T08:00:00Z")
+    assert path_dataset_identity("/lake/a/2026-11-24T08:00:00Z") == DatasetIdentity("file", "/lake/a")
 
 
 def test_table_and_path_identities_follow_the_openlineage_naming_spec() -> None:
