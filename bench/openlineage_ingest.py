@@ -362,6 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet-access-log", action="store_true",
                         help="the servers log no line per request "
                              "(AIRFLOW__LOGGING__NAMESPACE_LEVELS=http.access=WARNING)")
+    parser.add_argument("--seal-seconds", type=int, default=None,
+                        help="the servers' LINEAGE_INGEST_SEAL_SECONDS (default 60); with --rate, a shorter one "
+                             "stands in for a trickle over a longer time (files written per seal interval)")
     parser.add_argument("--ingest-only", action="store_true", help="skip the compaction and the no-op listing")
     parser.add_argument("--in-process", action="store_true",
                         help="with --compaction-only: no Spark session, the hour is parsed in this process")
@@ -382,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
            "LINEAGE_NAMESPACE_MAP": f"airflow={NAMESPACE},postgres://warehouse={NAMESPACE}"}
     if args.quiet_access_log:
         env["AIRFLOW__LOGGING__NAMESPACE_LEVELS"] = "http.access=WARNING"
+    if args.seal_seconds:
+        env["LINEAGE_INGEST_SEAL_SECONDS"] = str(args.seal_seconds)
     servers = [Server(label, code, workers) for workers in args.workers
                for label, code in ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]]
 

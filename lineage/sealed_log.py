@@ -1,21 +1,31 @@
-"""An appendable raw log for a long-lived process (the api-server's OpenLineage endpoint):
+"""An appendable raw log for a long-lived server (the api-server's OpenLineage endpoint):
 many small appends, few files, each acknowledged append durable.
 
-Concurrent appends of one process go to one open file in a spool folder; an append returns
-once its lines are on disk (``fdatasync``). Appends share syncs (group commit): ``submit`` hands
-the lines to the log's writer thread, which writes everything submitted meanwhile with one
-``write`` and one ``fdatasync``, then completes each submitter's future, so a busy server syncs
-once for many requests and an async caller needs no thread per request; ``append`` (blocking)
-shares a sync with the appends that wait for the same one. The file is *sealed* (synced, closed and moved into
-the hour's partition under the log root, where the compaction lists it) when it reaches
-``max_bytes`` or is ``max_age`` seconds old (a background timer seals idle files), and when the
-process stops. The compaction therefore reads few files and never a half-written one.
+All the processes of a server (its worker processes, and any other process given the same spool)
+append to **one** open file in the spool folder, so a steady trickle over an hour makes one file
+per ``max_age`` however many workers answer requests. An append returns once its lines are on
+disk (``fdatasync``). Appends share syncs (group commit): ``submit`` hands the lines to the
+process's writer thread, which writes everything submitted meanwhile with one ``write`` and one
+``fdatasync``, then completes each submitter's future, so a busy server syncs once for many
+requests and an async caller needs no thread per request; ``append`` (blocking) shares a sync
+with the appends that wait for the same one.
 
-A process that crashes leaves its open file in the spool. Each open file holds an exclusive
-``flock`` while its process lives, so the next process to start (``recover``) seals the files
-no live process holds, after dropping a partial last line (an append that never returned, so
-never acknowledged). The spool must therefore be on a local (POSIX-locking) filesystem; the
-log root may be anywhere ``EventLogWriter`` writes.
+The spool holds the open file (``<prefix>-<opened ms>-<id>.jsonl.open``), the ``current``
+pointer to it (a symbolic link), and ``.lock``: every write, every new file and every seal
+happens under an exclusive ``flock`` of ``.lock``, so lines of different processes never
+interleave, and a process checks under it that the pointer still names the file it holds open.
+The file is *sealed* (synced, closed and moved into the hour's partition under the log root,
+where the compaction lists it) by whichever process finds it at ``max_bytes`` or ``max_age``
+seconds old (a background timer in each process seals idle files), and when a process stops.
+The compaction therefore reads few files and never a half-written one: once the pointer has
+moved on, nobody writes into the sealed file.
+
+Crashes: each live process holds a shared ``flock`` on ``.users``; the first process to start
+after all of them died (``start``) seals the open file they left, and any process seals a stray
+open file the pointer does not name. A write that died half-way (only a killed process leaves
+one: the others run under the lock) was never acknowledged; the next writer, or the recovery,
+cuts it off at the last whole line. The spool must therefore be on a local (POSIX-locking)
+filesystem; the log root may be anywhere ``EventLogWriter`` writes.
 """
 
 from __future__ import annotations
@@ -24,10 +34,12 @@ import fcntl
 import logging
 import os
 import queue
+import re
 import threading
-import time
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,17 +49,22 @@ from lineage.log_writer import LOG_SUFFIX, EventLogWriter, fsync_folder
 log = logging.getLogger(__name__)
 
 OPEN_SUFFIX = ".open"
+POINTER = "current"  # the symbolic link naming the open file all processes append to
+_LOCK = ".lock"
+_USERS = ".users"
+_OPENED_MS = re.compile(r"-(\d{13})-[0-9a-f]{32}" + re.escape(LOG_SUFFIX + OPEN_SUFFIX) + "$")
 
 
 @dataclass
 class _OpenFile:
+    """This process's handle on the shared open file."""
+
     path: Path
     fd: int
-    opened_at: float  # monotonic
-    opened_on: datetime  # wall clock: the partition the file is sealed into
-    written: int = 0
-    synced: int = 0
-    appends: int = 0
+    opened_on: datetime  # wall clock, from the file's name: its partition, and its age
+    written: int = 0  # the file's size after this process's last write (or when it looked)
+    synced: int = 0  # bytes this process knows are on disk
+    appends: int = 0  # this process's appends into the file
     syncs: int = 0
 
 
@@ -56,8 +73,8 @@ _Submitted = queue.SimpleQueue[tuple[bytes, Future[None]] | None]  # lines and t
 
 @dataclass(frozen=True)
 class Sealed:
-    """A file moved into the log: where, how many bytes, appends and syncs (fewer syncs than
-    appends: appends shared them)."""
+    """A file moved into the log: where, how many bytes, and this process's appends and syncs
+    into it (fewer syncs than appends: appends shared them; other processes' are not counted)."""
 
     path: str
     size_bytes: int
@@ -66,7 +83,8 @@ class Sealed:
 
 
 class SealedLog:
-    """One process's appendable log. Thread-safe; ``close`` seals what is open."""
+    """A server's appendable log, shared by the processes given the same ``spool``. Thread-safe;
+    ``close`` seals what is open."""
 
     def __init__(self, log_root: str, spool: Path, *, prefix: str = "ingest", max_bytes: int = 64 * 1024 * 1024,
                  max_age: float = 60.0) -> None:
@@ -77,14 +95,16 @@ class SealedLog:
         self.max_bytes = max_bytes
         self.max_age = max_age
         self._writer = EventLogWriter(log_root)
-        self._lock = threading.Lock()  # the open file and appends to it
+        self._lock = threading.Lock()  # this process's threads: the open file and appends to it
         self._sync_lock = threading.Lock()  # one sync at a time; appends waiting on it share the next
+        self._lock_fd: int | None = None  # the spool's .lock, flock'ed (under _lock) across processes
+        self._users_fd: int | None = None  # the spool's .users, held shared while started
         self._current: _OpenFile | None = None
         self._timer: threading.Thread | None = None
         self._stopping = threading.Event()
         self._committer_lock = threading.Lock()  # starting and stopping the writer thread
         self._committer: tuple[threading.Thread, _Submitted] | None = None  # the writer thread and its queue
-        self.sealed: list[Sealed] = []  # this process's sealed files, newest last (bounded)
+        self.sealed: list[Sealed] = []  # the files this process sealed, newest last (bounded)
 
     # appending
 
@@ -139,15 +159,17 @@ class SealedLog:
                     done.set_result(None)
 
     def _write(self, data: bytes, appends: int) -> tuple[_OpenFile, int]:
-        """Write ``data`` (whole lines, of ``appends`` appends) into the open file, sealing it
-        first when ``data`` would take it past ``max_bytes``; the file and where ``data`` ends."""
-        with self._lock:
-            current = self._current
-            if current is not None and (current.written + len(data) > self.max_bytes and current.written > 0):
+        """Write ``data`` (whole lines, of ``appends`` appends) at the end of the shared open
+        file, sealing it first when ``data`` would take it past ``max_bytes``; the file and where
+        ``data`` ends. (Files are sealed by age on the timer.)"""
+        with self._locked():
+            current = self._open_file(create=True)
+            assert current is not None
+            if current.written > 0 and current.written + len(data) > self.max_bytes:
                 self._seal(current)
-                current = None
-            if current is None:
-                current = self._current = self._open()
+                current = self._open_file(create=True)
+                assert current is not None
+            start = current.written
             written = 0
             try:
                 while written < len(data):  # os.write may write less than asked
@@ -155,58 +177,130 @@ class SealedLog:
             except OSError:
                 # a part of the lines may be in the file (a full disk): cut it off, or the next
                 # acknowledged append would continue a broken line
-                os.ftruncate(current.fd, current.written)
+                os.ftruncate(current.fd, start)
                 raise
-            current.written += len(data)
+            current.written = start + len(data)
             current.appends += appends
             return current, current.written
 
     def _sync(self, file: _OpenFile, end: int) -> None:
         with self._sync_lock:
             if file.synced >= end:
-                return  # another append's sync (or the seal) covered these bytes
+                return  # another append's sync (or the seal, here or in another process) covered these bytes
             target = file.written
             os.fdatasync(file.fd)  # the data and the file's size; not its times
             file.synced = max(file.synced, target)
             file.syncs += 1
 
-    # files
+    # the shared open file (every method below runs under ``_locked``)
 
-    def _open(self) -> _OpenFile:
-        self.spool.mkdir(parents=True, exist_ok=True)
-        path = self.spool / f"{self.prefix}-{os.getpid()}-{uuid.uuid4().hex}{LOG_SUFFIX}{OPEN_SUFFIX}"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_EXCL, 0o644)
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """This process's lock, then the spool's: no other thread or process writes, opens a new
+        file or seals meanwhile."""
+        with self._lock:
+            if self._lock_fd is None:
+                self.spool.mkdir(parents=True, exist_ok=True)
+                self._lock_fd = os.open(self.spool / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def _open_file(self, *, create: bool) -> _OpenFile | None:
+        """The file the pointer names, opened by this process (a new one when there is none and
+        ``create``), its size known and its end a whole line."""
+        name = self._pointed()
+        current = self._current
+        if current is not None and current.path.name != name:
+            self._let_go(current)  # another process sealed it (synced first) and maybe opened another
+            current = None
+        if current is None and name is not None:
+            try:
+                fd = os.open(self.spool / name, os.O_RDWR | os.O_APPEND)
+            except FileNotFoundError:  # a seal that died before removing the pointer
+                name = None
+            else:
+                current = self._current = _OpenFile(self.spool / name, fd, _opened_on(name, fd))
+                current.written = current.synced = -1  # looked at below
+        if current is None:
+            if not create:
+                return None
+            current = self._current = self._create()
+        size = os.fstat(current.fd).st_size
+        if size != current.written:  # another process appended, or a killed one left half a line
+            if size > 0 and os.pread(current.fd, 1, size - 1) != b"\n":
+                size = _cut_after_last_line(current.fd)
+                log.warning("cut a partial line (a write that was never acknowledged) off %s", current.path.name)
+            current.written = size
+            current.synced = max(current.synced, 0)
+        return current
+
+    def _pointed(self) -> str | None:
+        try:
+            return os.readlink(self.spool / POINTER)
+        except FileNotFoundError:
+            return None
+
+    def _create(self) -> _OpenFile:
+        now = datetime.now(UTC)
+        name = f"{self.prefix}-{int(now.timestamp() * 1000):013d}-{uuid.uuid4().hex}{LOG_SUFFIX}{OPEN_SUFFIX}"
+        fd = os.open(self.spool / name, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_EXCL, 0o644)
+        link = self.spool / f".{POINTER}-{uuid.uuid4().hex}"
+        os.symlink(name, link)
+        os.replace(link, self.spool / POINTER)
         fsync_folder(self.spool)
-        return _OpenFile(path, fd, time.monotonic(), datetime.now(UTC))
+        return _OpenFile(self.spool / name, fd, _opened_on(name, fd))
 
-    def _seal(self, file: _OpenFile) -> None:
-        """Sync, close and move ``file`` into the log (under ``_lock``)."""
+    def _let_go(self, file: _OpenFile) -> None:
+        """Close this process's handle on a file another process sealed (after syncing it)."""
         with self._sync_lock:
-            os.fsync(file.fd)
-            file.synced = file.written
+            file.synced = max(file.synced, file.written)
             os.close(file.fd)
         if self._current is file:
             self._current = None
-        name = file.path.name.removesuffix(OPEN_SUFFIX)
-        placed = self._writer.place(file.path, name, now=file.opened_on)
-        self.sealed = [*self.sealed[-999:], Sealed(placed, file.written, file.appends, file.syncs)]
-        log.info("sealed %s (%d bytes, %d appends, %d syncs)", placed, file.written, file.appends, file.syncs)
+
+    def _due(self, file: _OpenFile) -> bool:
+        return (datetime.now(UTC) - file.opened_on).total_seconds() >= self.max_age
+
+    def _seal(self, file: _OpenFile) -> None:
+        """Sync, close and move ``file`` into the log, and drop the pointer to it."""
+        with self._sync_lock:
+            os.fsync(file.fd)
+            size = os.fstat(file.fd).st_size
+            file.synced = file.written = size
+            os.close(file.fd)
+        if self._current is file:
+            self._current = None
+        placed = self._writer.place(file.path, file.path.name.removesuffix(OPEN_SUFFIX), now=file.opened_on)
+        if self._pointed() == file.path.name:
+            (self.spool / POINTER).unlink()
+        self.sealed = [*self.sealed[-999:], Sealed(placed, size, file.appends, file.syncs)]
+        log.info("sealed %s (%d bytes; %d appends, %d syncs of this process)", placed, size, file.appends,
+                 file.syncs)
 
     def seal_if_due(self) -> Sealed | None:
         """Seal the open file when it is ``max_age`` old; returns what was sealed."""
-        with self._lock:
-            current = self._current
-            if current is None or time.monotonic() - current.opened_at < self.max_age:
+        if not self.spool.is_dir():
+            return None
+        with self._locked():
+            current = self._open_file(create=False)
+            if current is None or not self._due(current):
                 return None
             self._seal(current)
             return self.sealed[-1]
 
     def seal_now(self) -> Sealed | None:
         """Seal the open file whatever its age (a test, or a shutdown)."""
-        with self._lock:
-            current = self._current
+        if not self.spool.is_dir():
+            return None
+        with self._locked():
+            current = self._open_file(create=False)
             if current is None:
+                return None
+            if current.written == 0:  # created and never written (a write that failed): nothing to seal
+                self._let_go(current)
                 return None
             self._seal(current)
             return self.sealed[-1]
@@ -214,8 +308,19 @@ class SealedLog:
     # lifetime
 
     def start(self) -> None:
-        """Seal what crashed processes left, then start the timer that seals aged files."""
-        self.recover()
+        """Join the spool's users (sealing first what processes that died left in it), then start
+        the timer that seals aged files."""
+        if self._users_fd is None:
+            self.spool.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.spool / _USERS, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                alone = True
+            except BlockingIOError:
+                alone = False
+            self.recover(left_by_the_dead=alone)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            self._users_fd = fd
         if self._timer is None:
             self._stopping.clear()
             self._timer = threading.Thread(target=self._tick, name="sealed-log-timer", daemon=True)
@@ -230,7 +335,8 @@ class SealedLog:
                 log.exception("sealing the ingest log failed; retrying in %.0f s", interval)
 
     def close(self) -> None:
-        """Stop the timer, let the writer finish what was submitted, and seal the open file. (A
+        """Stop the timer, let the writer finish what was submitted, seal the open file (the
+        server is stopping; other live processes open a new one) and leave the spool's users. (A
         later ``submit`` starts a writer again.)"""
         self._stopping.set()
         if self._timer is not None:
@@ -243,38 +349,65 @@ class SealedLog:
         if writer is not None:
             writer[0].join()
         self.seal_now()
+        if self._users_fd is not None:
+            os.close(self._users_fd)
+            self._users_fd = None
 
-    def recover(self) -> list[Sealed]:
-        """Seal the spool's files that no live process holds (left by a crash), each cut after
-        its last whole line."""
+    def recover(self, *, left_by_the_dead: bool = False) -> list[Sealed]:
+        """Seal the spool's stray open files (ones the pointer does not name, which nobody writes
+        into), and with ``left_by_the_dead`` the one it names (no live process uses the spool),
+        each cut after its last whole line."""
         recovered: list[Sealed] = []
         if not self.spool.is_dir():
             return recovered
-        for path in sorted(self.spool.glob(f"*{LOG_SUFFIX}{OPEN_SUFFIX}")):
-            with self._lock:
-                if self._current is not None and self._current.path == path:
+        with self._locked():
+            if left_by_the_dead:
+                current = self._open_file(create=False)  # cuts a partial last line
+                if current is not None and current.written > 0:
+                    self._seal(current)
+                    recovered.append(self.sealed[-1])
+                    log.warning("recovered %s (%d bytes) left by stopped processes", recovered[-1].path,
+                                recovered[-1].size_bytes)
+                elif current is not None:
+                    self._let_go(current)
+            pointed = self._pointed()
+            for path in sorted(self.spool.glob(f"*{LOG_SUFFIX}{OPEN_SUFFIX}")):
+                if path.name == pointed:
                     continue
-                try:
-                    fd = os.open(path, os.O_RDWR)
-                except FileNotFoundError:
-                    continue  # another process recovered it
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    os.close(fd)
-                    continue  # a live process writes it
-                size = _cut_after_last_line(fd)
-                os.fsync(fd)
-                name = path.name.removesuffix(OPEN_SUFFIX)
-                if size == 0:
-                    path.unlink(missing_ok=True)
-                    os.close(fd)
-                    continue
-                placed = self._writer.place(path, name, now=datetime.fromtimestamp(os.fstat(fd).st_mtime, UTC))
-                os.close(fd)
-                recovered.append(Sealed(placed, size, 0))
-                log.warning("recovered %s (%d bytes) left by a stopped process", placed, size)
+                sealed = self._recover_stray(path)
+                if sealed is not None:
+                    recovered.append(sealed)
         return recovered
+
+    def _recover_stray(self, path: Path) -> Sealed | None:
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except FileNotFoundError:
+            return None  # another process recovered it
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None  # a live process of an earlier version (one open file each, flock'ed) writes it
+        size = _cut_after_last_line(fd)
+        os.fsync(fd)
+        if size == 0:
+            path.unlink(missing_ok=True)
+            os.close(fd)
+            return None
+        placed = self._writer.place(path, path.name.removesuffix(OPEN_SUFFIX), now=_opened_on(path.name, fd))
+        os.close(fd)
+        log.warning("recovered %s (%d bytes) left by a stopped process", placed, size)
+        return Sealed(placed, size, 0)
+
+
+def _opened_on(name: str, fd: int) -> datetime:
+    """When the open file ``name`` was opened: from its name, else (an earlier version's file)
+    its last change."""
+    found = _OPENED_MS.search(name)
+    if found:
+        return datetime.fromtimestamp(int(found.group(1)) / 1000, UTC)
+    return datetime.fromtimestamp(os.fstat(fd).st_mtime, UTC)
 
 
 def _check_lines(data: bytes) -> None:
@@ -298,4 +431,3 @@ def _cut_after_last_line(fd: int) -> int:
     if keep != size:
         os.ftruncate(fd, keep)
     return keep
-

@@ -1,6 +1,7 @@
-"""The api-server's appendable raw log, on the real filesystem: concurrent appends share a few
-files, files are sealed into the hour's partition by size and age, and what a crashed process
-left is sealed by the next one without its unacknowledged partial line."""
+"""The api-server's appendable raw log, on the real filesystem: concurrent appends of all the
+server's processes share one open file, files are sealed into the hour's partition by size and
+age, and what a killed process left is sealed (or continued) without its unacknowledged partial
+line."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import textwrap
 import threading
 from pathlib import Path
 
+import orjson
 import pytest
 
-from lineage.sealed_log import OPEN_SUFFIX, SealedLog
+from lineage.sealed_log import OPEN_SUFFIX, POINTER, SealedLog
 
 
 def log_files(root: Path) -> list[Path]:
@@ -41,7 +43,7 @@ def test_concurrent_appends_go_to_one_file_sealed_whole_into_the_partition(tmp_p
     assert len(files) == 1 and files[0].name.startswith("openlineage-")
     lines = files[0].read_text().splitlines()
     assert len(lines) == 400 and len(set(lines)) == 400
-    assert list(spool.iterdir()) == []
+    assert list(spool.glob(f"*{OPEN_SUFFIX}")) == [] and not (spool / POINTER).is_symlink()
     assert sealed_log.sealed[-1].appends == 400
 
 
@@ -93,29 +95,124 @@ CRASHING_WRITER = textwrap.dedent("""
     from pathlib import Path
     from lineage.sealed_log import SealedLog
     log = SealedLog(sys.argv[1], Path(sys.argv[2]))
-    log.append(b'{"acknowledged":1}\\n')
-    log.append(b'{"acknowledged":2}\\n')
+    log.start()
+    log.append(('{"acknowledged":"%s"}\\n' % sys.argv[3]).encode())
     os.write(log._current.fd, b'{"half-writ')  # a request that never got its answer
-    os._exit(9)  # no close, no seal: a crash
+    os._exit(9)  # no close, no seal: killed
 """)
 
 
-def test_the_next_process_seals_what_a_crashed_one_left_without_its_partial_line(tmp_path: Path) -> None:
-    root, spool = tmp_path / "raw", tmp_path / "spool"
-    crashed = subprocess.run([sys.executable, "-c", CRASHING_WRITER, str(root), str(spool)],
+def crash(root: Path, spool: Path, mark: str) -> None:
+    crashed = subprocess.run([sys.executable, "-c", CRASHING_WRITER, str(root), str(spool), mark],
                              capture_output=True, text=True)
     assert crashed.returncode == 9, crashed.stderr
+
+
+def test_the_first_process_to_start_seals_what_killed_ones_left_without_their_partial_line(tmp_path: Path) -> None:
+    root, spool = tmp_path / "raw", tmp_path / "spool"
+    crash(root, spool, "1")
     assert log_files(root) == [] and len(list(spool.glob(f"*{OPEN_SUFFIX}"))) == 1
 
     live = SealedLog(str(root), spool)
-    live.append(b'{"live":1}\n')  # the live process's own open file is not "recovered"
-    recovered = live.recover()
-
-    assert len(recovered) == 1
-    assert [path.read_bytes() for path in log_files(root)] == [b'{"acknowledged":1}\n{"acknowledged":2}\n']
-    assert len(list(spool.glob(f"*{OPEN_SUFFIX}"))) == 1  # the live one
+    live.start()  # no live process uses the spool: what is in it was left by the dead
+    assert [path.read_bytes() for path in log_files(root)] == [b'{"acknowledged":"1"}\n']
+    assert list(spool.glob(f"*{OPEN_SUFFIX}")) == []
+    live.append(b'{"live":1}\n')
     live.close()
-    assert len(log_files(root)) == 2
+    assert sorted(path.read_bytes() for path in log_files(root)) == [b'{"acknowledged":"1"}\n', b'{"live":1}\n']
+
+
+def test_a_live_process_continues_the_shared_file_after_cutting_a_killed_ones_partial_line(tmp_path: Path) -> None:
+    root, spool = tmp_path / "raw", tmp_path / "spool"
+    live = SealedLog(str(root), spool)
+    live.start()
+    live.append(b'{"live":1}\n')
+    crash(root, spool, "2")  # it appended to the same file, then died in the middle of a line
+    assert log_files(root) == [] and len(list(spool.glob(f"*{OPEN_SUFFIX}"))) == 1
+
+    live.append(b'{"live":2}\n')
+    live.close()
+    assert [path.read_bytes() for path in log_files(root)] == [
+        b'{"live":1}\n{"acknowledged":"2"}\n{"live":2}\n']
+
+
+def test_recovery_seals_stray_open_files_and_leaves_a_file_another_process_holds(tmp_path: Path) -> None:
+    import fcntl
+    import os
+
+    root, spool = tmp_path / "raw", tmp_path / "spool"
+    spool.mkdir()
+    (spool / f"openlineage-1764000000000-{'a' * 32}.jsonl{OPEN_SUFFIX}").write_bytes(b'{"stray":1}\n{"par')
+    held = spool / f"openlineage-4242-{'b' * 32}.jsonl{OPEN_SUFFIX}"  # an earlier version's own file, flock'ed
+    held.write_bytes(b'{"held":1}\n')
+    holder = os.open(held, os.O_RDWR)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        live = SealedLog(str(root), spool)
+        recovered = live.recover()
+        assert [item.size_bytes for item in recovered] == [len(b'{"stray":1}\n')]
+        [path] = log_files(root)
+        assert path.read_bytes() == b'{"stray":1}\n' and path.parent.name == "hour=16"  # 2025-11-24T16:00Z
+        assert held.exists()
+    finally:
+        os.close(holder)
+
+
+SHARING_WRITER = textwrap.dedent("""
+    import sys, threading, time
+    from pathlib import Path
+    from lineage.sealed_log import SealedLog
+    root, spool, worker, go = sys.argv[1], Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
+    log = SealedLog(root, spool, max_age=600)
+    log.start()
+    def post(thread):
+        for index in range(100):
+            line = '{"worker":"%s","thread":%d,"index":%d,"pad":"%s"}\\n' % (worker, thread, index, "x" * 500)
+            if index % 2:
+                log.append(line.encode())
+            else:
+                log.submit(line.encode()).result()
+    threads = [threading.Thread(target=post, args=(thread,)) for thread in range(4)]
+    for thread in threads: thread.start()
+    for thread in threads: thread.join()
+    print("appended", flush=True)
+    while not go.exists():
+        time.sleep(0.02)
+    log.close()
+""")
+
+
+def test_the_processes_of_a_server_append_to_one_open_file(tmp_path: Path) -> None:
+    root, spool, go = tmp_path / "raw", tmp_path / "spool", tmp_path / "go"
+    workers = [subprocess.Popen([sys.executable, "-c", SHARING_WRITER, str(root), str(spool), str(worker), str(go)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for worker in range(3)]
+    try:
+        for worker in workers:
+            assert worker.stdout is not None and worker.stdout.readline().strip() == "appended", worker.stderr
+        assert log_files(root) == []
+        assert len(list(spool.glob(f"*{OPEN_SUFFIX}"))) == 1  # 1,200 appends of three processes, one file
+        go.touch()
+        for worker in workers:
+            assert worker.wait(timeout=60) == 0
+    finally:
+        for worker in workers:
+            worker.kill()
+    [path] = log_files(root)  # the first to stop sealed it; the others found nothing to seal
+    lines = [orjson.loads(line) for line in path.read_bytes().splitlines()]  # every line whole
+    assert sorted((line["worker"], line["thread"], line["index"]) for line in lines) == sorted(
+        (str(worker), thread, index) for worker in range(3) for thread in range(4) for index in range(100))
+
+
+def test_any_process_seals_the_shared_file_by_size(tmp_path: Path) -> None:
+    root, spool = tmp_path / "raw", tmp_path / "spool"
+    first, second = (SealedLog(str(root), spool, max_bytes=100) for _ in range(2))
+    line = b'{"x":"' + b"a" * 40 + b'"}\n'  # 49 bytes: two fit in 100
+    for writer in (first, second, second, first, second):
+        writer.append(line)
+    assert sorted(path.stat().st_size for path in log_files(root)) == [98, 98]
+    first.close()
+    second.close()
+    assert sorted(path.stat().st_size for path in log_files(root)) == [49, 98, 98]
 
 
 def test_a_failed_append_leaves_no_partial_line_for_the_next_one_to_continue(tmp_path: Path,
