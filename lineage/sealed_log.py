@@ -49,6 +49,7 @@ from lineage.log_writer import LOG_SUFFIX, EventLogWriter, fsync_folder
 log = logging.getLogger(__name__)
 
 OPEN_SUFFIX = ".open"
+SEALING_SUFFIX = ".sealing"  # sealed, being moved into the log (outside the spool's lock: maybe an upload)
 POINTER = "current"  # the symbolic link naming the open file all processes append to
 _LOCK = ".lock"
 _USERS = ".users"
@@ -69,6 +70,19 @@ class _OpenFile:
 
 
 _Submitted = queue.SimpleQueue[tuple[bytes, Future[None]] | None]  # lines and their answer; None: stop
+
+
+@dataclass
+class _Sealing:
+    """A file taken out of the appends (renamed ``.sealing``), not yet in the log; ``fd`` holds
+    its ``flock`` until it is, so no other process moves it too."""
+
+    path: Path
+    fd: int
+    opened_on: datetime
+    size: int
+    appends: int = 0
+    syncs: int = 0
 
 
 @dataclass(frozen=True)
@@ -162,26 +176,31 @@ class SealedLog:
         """Write ``data`` (whole lines, of ``appends`` appends) at the end of the shared open
         file, sealing it first when ``data`` would take it past ``max_bytes``; the file and where
         ``data`` ends. (Files are sealed by age on the timer.)"""
-        with self._locked():
-            current = self._open_file(create=True)
-            assert current is not None
-            if current.written > 0 and current.written + len(data) > self.max_bytes:
-                self._seal(current)
+        sealing = None
+        try:
+            with self._locked():
                 current = self._open_file(create=True)
                 assert current is not None
-            start = current.written
-            written = 0
-            try:
-                while written < len(data):  # os.write may write less than asked
-                    written += os.write(current.fd, data[written:])
-            except OSError:
-                # a part of the lines may be in the file (a full disk): cut it off, or the next
-                # acknowledged append would continue a broken line
-                os.ftruncate(current.fd, start)
-                raise
-            current.written = start + len(data)
-            current.appends += appends
-            return current, current.written
+                if current.written > 0 and current.written + len(data) > self.max_bytes:
+                    sealing = self._seal(current)
+                    current = self._open_file(create=True)
+                    assert current is not None
+                start = current.written
+                written = 0
+                try:
+                    while written < len(data):  # os.write may write less than asked
+                        written += os.write(current.fd, data[written:])
+                except OSError:
+                    # a part of the lines may be in the file (a full disk): cut it off, or the
+                    # next acknowledged append would continue a broken line
+                    os.ftruncate(current.fd, start)
+                    raise
+                current.written = start + len(data)
+                current.appends += appends
+                return current, current.written
+        finally:
+            if sealing is not None:  # outside the spool's lock: the other processes go on appending
+                self._place_or_leave(sealing)
 
     def _sync(self, file: _OpenFile, end: int) -> None:
         with self._sync_lock:
@@ -264,21 +283,46 @@ class SealedLog:
     def _due(self, file: _OpenFile) -> bool:
         return (datetime.now(UTC) - file.opened_on).total_seconds() >= self.max_age
 
-    def _seal(self, file: _OpenFile) -> None:
-        """Sync, close and move ``file`` into the log, and drop the pointer to it."""
+    def _seal(self, file: _OpenFile) -> _Sealing:
+        """Take ``file`` out of the appends: sync it, rename it ``.sealing`` (holding its
+        ``flock``) and drop the pointer to it. ``_place`` then moves it into the log, after the
+        spool's lock is released."""
         with self._sync_lock:
             os.fsync(file.fd)
             size = os.fstat(file.fd).st_size
             file.synced = file.written = size
-            os.close(file.fd)
+            fd, file.fd = file.fd, -1
         if self._current is file:
             self._current = None
-        placed = self._writer.place(file.path, file.path.name.removesuffix(OPEN_SUFFIX), now=file.opened_on)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody else holds an appended file's
+        sealing = file.path.with_name(file.path.name.removesuffix(OPEN_SUFFIX) + SEALING_SUFFIX)
+        os.replace(file.path, sealing)
         if self._pointed() == file.path.name:
             (self.spool / POINTER).unlink()
-        self.sealed = [*self.sealed[-999:], Sealed(placed, size, file.appends, file.syncs)]
-        log.info("sealed %s (%d bytes; %d appends, %d syncs of this process)", placed, size, file.appends,
-                 file.syncs)
+        fsync_folder(self.spool)
+        return _Sealing(sealing, fd, file.opened_on, size, file.appends, file.syncs)
+
+    def _place(self, sealing: _Sealing) -> Sealed:
+        """Move a sealed file into the hour's partition of the log (a rename, or an upload)."""
+        try:
+            placed = self._writer.place(sealing.path, sealing.path.name.removesuffix(SEALING_SUFFIX),
+                                        now=sealing.opened_on)
+        finally:
+            os.close(sealing.fd)
+        sealed = Sealed(placed, sealing.size, sealing.appends, sealing.syncs)
+        self.sealed = [*self.sealed[-999:], sealed]
+        log.info("sealed %s (%d bytes; %d appends, %d syncs of this process)", placed, sealing.size,
+                 sealing.appends, sealing.syncs)
+        return sealed
+
+    def _place_or_leave(self, sealing: _Sealing) -> None:
+        """``_place``, for a caller whose own work is done (an append, whose lines are in the
+        spool): a failure is logged and the file left in the spool, where the timer's recovery
+        moves it later."""
+        try:
+            self._place(sealing)
+        except OSError:
+            log.exception("moving %s into the log failed; retried by the next recovery", sealing.path.name)
 
     def seal_if_due(self) -> Sealed | None:
         """Seal the open file when it is ``max_age`` old; returns what was sealed."""
@@ -288,8 +332,8 @@ class SealedLog:
             current = self._open_file(create=False)
             if current is None or not self._due(current):
                 return None
-            self._seal(current)
-            return self.sealed[-1]
+            sealing = self._seal(current)
+        return self._place(sealing)
 
     def seal_now(self) -> Sealed | None:
         """Seal the open file whatever its age (a test, or a shutdown)."""
@@ -302,8 +346,8 @@ class SealedLog:
             if current.written == 0:  # created and never written (a write that failed): nothing to seal
                 self._let_go(current)
                 return None
-            self._seal(current)
-            return self.sealed[-1]
+            sealing = self._seal(current)
+        return self._place(sealing)
 
     # lifetime
 
@@ -331,6 +375,8 @@ class SealedLog:
         while not self._stopping.wait(interval):
             try:
                 self.seal_if_due()
+                if any(self.spool.glob(f"*{SEALING_SUFFIX}")):  # a move into the log that failed or died
+                    self.recover()
             except OSError:
                 log.exception("sealing the ingest log failed; retrying in %.0f s", interval)
 
@@ -354,32 +400,36 @@ class SealedLog:
             self._users_fd = None
 
     def recover(self, *, left_by_the_dead: bool = False) -> list[Sealed]:
-        """Seal the spool's stray open files (ones the pointer does not name, which nobody writes
-        into), and with ``left_by_the_dead`` the one it names (no live process uses the spool),
+        """Seal the spool's stray files: open files the pointer does not name (nobody writes
+        into them), sealed files whose move into the log failed or died, and with
+        ``left_by_the_dead`` the open file the pointer names (no live process uses the spool);
         each cut after its last whole line."""
-        recovered: list[Sealed] = []
         if not self.spool.is_dir():
-            return recovered
+            return []
+        taken: list[_Sealing] = []
         with self._locked():
             if left_by_the_dead:
                 current = self._open_file(create=False)  # cuts a partial last line
                 if current is not None and current.written > 0:
-                    self._seal(current)
-                    recovered.append(self.sealed[-1])
-                    log.warning("recovered %s (%d bytes) left by stopped processes", recovered[-1].path,
-                                recovered[-1].size_bytes)
+                    taken.append(self._seal(current))
                 elif current is not None:
                     self._let_go(current)
             pointed = self._pointed()
-            for path in sorted(self.spool.glob(f"*{LOG_SUFFIX}{OPEN_SUFFIX}")):
-                if path.name == pointed:
-                    continue
-                sealed = self._recover_stray(path)
-                if sealed is not None:
-                    recovered.append(sealed)
+            strays = [path for path in self.spool.glob(f"*{LOG_SUFFIX}{OPEN_SUFFIX}") if path.name != pointed]
+            for path in sorted([*strays, *self.spool.glob(f"*{LOG_SUFFIX}{SEALING_SUFFIX}")]):
+                stray = self._take_stray(path)
+                if stray is not None:
+                    taken.append(stray)
+        recovered = []
+        for sealing in taken:  # outside the spool's lock
+            recovered.append(self._place(sealing))
+            log.warning("recovered %s (%d bytes) left by a stopped process", recovered[-1].path, sealing.size)
         return recovered
 
-    def _recover_stray(self, path: Path) -> Sealed | None:
+    def _take_stray(self, path: Path) -> _Sealing | None:
+        """A stray file of the spool, cut after its last whole line and renamed ``.sealing``;
+        None when it is gone, empty, or another process holds it (a live process of an earlier
+        version, which kept one flock'ed open file each; or one moving it into the log)."""
         try:
             fd = os.open(path, os.O_RDWR)
         except FileNotFoundError:
@@ -388,17 +438,22 @@ class SealedLog:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            return None  # a live process of an earlier version (one open file each, flock'ed) writes it
+            return None
+        if not path.exists():  # placed by the process that held it, between our open and flock
+            os.close(fd)
+            return None
         size = _cut_after_last_line(fd)
         os.fsync(fd)
         if size == 0:
             path.unlink(missing_ok=True)
             os.close(fd)
             return None
-        placed = self._writer.place(path, path.name.removesuffix(OPEN_SUFFIX), now=_opened_on(path.name, fd))
-        os.close(fd)
-        log.warning("recovered %s (%d bytes) left by a stopped process", placed, size)
-        return Sealed(placed, size, 0)
+        name = path.name.removesuffix(SEALING_SUFFIX).removesuffix(OPEN_SUFFIX)
+        sealing = path.with_name(name + SEALING_SUFFIX)
+        if sealing != path:
+            os.replace(path, sealing)
+            fsync_folder(self.spool)
+        return _Sealing(sealing, fd, _opened_on(name + OPEN_SUFFIX, fd), size)
 
 
 def _opened_on(name: str, fd: int) -> datetime:

@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from lineage.sealed_log import OPEN_SUFFIX, POINTER, SealedLog
+from lineage.sealed_log import OPEN_SUFFIX, POINTER, SEALING_SUFFIX, SealedLog
 
 
 def log_files(root: Path) -> list[Path]:
@@ -296,3 +296,25 @@ def test_close_writes_what_was_submitted_before_it_and_a_later_submit_starts_aga
     assert sealed_log.submit(b'{"after":1}\n').result(timeout=10) is None
     sealed_log.close()
     assert sorted(len(path.read_text().splitlines()) for path in log_files(tmp_path / "raw")) == [1, 50]
+
+
+def test_a_file_whose_move_into_the_log_fails_waits_in_the_spool_and_the_recovery_moves_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, spool = tmp_path / "raw", tmp_path / "spool"
+    sealed_log = SealedLog(str(root), spool, max_bytes=20)
+    real_place = sealed_log._writer.place
+
+    def unreachable(*args: object, **kwargs: object) -> str:
+        raise OSError(5, "the object store did not answer")
+
+    monkeypatch.setattr(sealed_log._writer, "place", unreachable)
+    sealed_log.append(b'{"first":"a line"}\n')
+    sealed_log.append(b'{"second":"a line"}\n')  # seals the first file: its move fails, the append does not
+    assert log_files(root) == [] and len(list(spool.glob(f"*{SEALING_SUFFIX}"))) == 1
+
+    monkeypatch.setattr(sealed_log._writer, "place", real_place)
+    assert [item.size_bytes for item in sealed_log.recover()] == [19]
+    sealed_log.close()
+    assert sorted(path.read_bytes() for path in log_files(root)) == [b'{"first":"a line"}\n',
+                                                                    b'{"second":"a line"}\n']
+    assert [path.name for path in spool.iterdir() if not path.name.startswith(".")] == []
