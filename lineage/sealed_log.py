@@ -24,8 +24,9 @@ Crashes: each live process holds a shared ``flock`` on ``.users``; the first pro
 after all of them died (``start``) seals the open file they left, and any process seals a stray
 open file the pointer does not name. A write that died half-way (only a killed process leaves
 one: the others run under the lock) was never acknowledged; the next writer, or the recovery,
-cuts it off at the last whole line. The spool must therefore be on a local (POSIX-locking)
-filesystem; the log root may be anywhere ``EventLogWriter`` writes.
+cuts it off at the last whole line. A seal killed half-way, or a move into the log that failed,
+leaves a stray file that each process's timer hands to the recovery. The spool must therefore
+be on a local (POSIX-locking) filesystem; the log root may be anywhere ``EventLogWriter`` writes.
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ class SealedLog:
         self._lock = threading.Lock()  # this process's threads: the open file and appends to it
         self._sync_lock = threading.Lock()  # one sync at a time; appends waiting on it share the next
         self._lock_fd: int | None = None  # the spool's .lock, flock'ed (under _lock) across processes
+        self._lock_pid = 0  # the process that opened _lock_fd
         self._users_fd: int | None = None  # the spool's .users, held shared while started
         self._current: _OpenFile | None = None
         self._timer: threading.Thread | None = None
@@ -218,9 +220,10 @@ class SealedLog:
         """This process's lock, then the spool's: no other thread or process writes, opens a new
         file or seals meanwhile."""
         with self._lock:
-            if self._lock_fd is None:
+            if self._lock_fd is None or self._lock_pid != os.getpid():  # (a forked child needs its own)
                 self.spool.mkdir(parents=True, exist_ok=True)
                 self._lock_fd = os.open(self.spool / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+                self._lock_pid = os.getpid()
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
             try:
                 yield
@@ -232,8 +235,8 @@ class SealedLog:
         ``create``), its size known and its end a whole line."""
         name = self._pointed()
         current = self._current
-        if current is not None and current.path.name != name:
-            self._let_go(current)  # another process sealed it (synced first) and maybe opened another
+        if current is not None and (current.path.name != name or not _same_file(self.spool / name, current.fd)):
+            self._let_go(current)  # sealed (synced first) by another process, or by one killed mid-seal
             current = None
         if current is None and name is not None:
             try:
@@ -294,12 +297,16 @@ class SealedLog:
             fd, file.fd = file.fd, -1
         if self._current is file:
             self._current = None
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody else holds an appended file's
-        sealing = file.path.with_name(file.path.name.removesuffix(OPEN_SUFFIX) + SEALING_SUFFIX)
-        os.replace(file.path, sealing)
-        if self._pointed() == file.path.name:
-            (self.spool / POINTER).unlink()
-        fsync_folder(self.spool)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody else holds an appended file's
+            if self._pointed() == file.path.name:  # first: a seal killed after it leaves a stray, not a
+                (self.spool / POINTER).unlink()    # pointer naming a file gone from under its writers
+            sealing = file.path.with_name(file.path.name.removesuffix(OPEN_SUFFIX) + SEALING_SUFFIX)
+            os.replace(file.path, sealing)
+            fsync_folder(self.spool)
+        except BaseException:
+            os.close(fd)  # and its flock: the recovery takes the file from wherever it was left
+            raise
         return _Sealing(sealing, fd, file.opened_on, size, file.appends, file.syncs)
 
     def _place(self, sealing: _Sealing) -> Sealed:
@@ -363,6 +370,8 @@ class SealedLog:
             except BlockingIOError:
                 alone = False
             self.recover(left_by_the_dead=alone)
+            # not atomic (unlock, then lock): a process starting just then thinks itself alone and
+            # seals the open file early; one more file, nothing lost
             fcntl.flock(fd, fcntl.LOCK_SH)
             self._users_fd = fd
         if self._timer is None:
@@ -375,7 +384,7 @@ class SealedLog:
         while not self._stopping.wait(interval):
             try:
                 self.seal_if_due()
-                if any(self.spool.glob(f"*{SEALING_SUFFIX}")):  # a move into the log that failed or died
+                if self._strays():  # a move into the log that failed, or a process killed mid-seal
                     self.recover()
             except OSError:
                 log.exception("sealing the ingest log failed; retrying in %.0f s", interval)
@@ -414,6 +423,8 @@ class SealedLog:
                     taken.append(self._seal(current))
                 elif current is not None:
                     self._let_go(current)
+            for link in self.spool.glob(f".{POINTER}-*"):  # made by a process killed in ``_create``
+                link.unlink(missing_ok=True)
             pointed = self._pointed()
             strays = [path for path in self.spool.glob(f"*{LOG_SUFFIX}{OPEN_SUFFIX}") if path.name != pointed]
             for path in sorted([*strays, *self.spool.glob(f"*{LOG_SUFFIX}{SEALING_SUFFIX}")]):
@@ -422,9 +433,20 @@ class SealedLog:
                     taken.append(stray)
         recovered = []
         for sealing in taken:  # outside the spool's lock
-            recovered.append(self._place(sealing))
+            try:
+                recovered.append(self._place(sealing))  # which lets go of the file's flock, placed or not
+            except OSError:
+                log.exception("moving %s into the log failed; retried by the next recovery", sealing.path.name)
+                continue
             log.warning("recovered %s (%d bytes) left by a stopped process", recovered[-1].path, sealing.size)
         return recovered
+
+    def _strays(self) -> bool:
+        """Whether the spool holds a file for ``recover``: an open file the pointer does not name,
+        a sealed one not in the log, or a pointer a killed process was making."""
+        pointed = self._pointed()
+        return any(path.name != pointed for path in self.spool.glob(f"*{LOG_SUFFIX}{OPEN_SUFFIX}")) or any(
+            self.spool.glob(f"*{SEALING_SUFFIX}")) or any(self.spool.glob(f".{POINTER}-*"))
 
     def _take_stray(self, path: Path) -> _Sealing | None:
         """A stray file of the spool, cut after its last whole line and renamed ``.sealing``;
@@ -454,6 +476,16 @@ class SealedLog:
             os.replace(path, sealing)
             fsync_folder(self.spool)
         return _Sealing(sealing, fd, _opened_on(name + OPEN_SUFFIX, fd), size)
+
+
+def _same_file(path: Path, fd: int) -> bool:
+    """Whether ``path`` names the file ``fd`` has open."""
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
 def _opened_on(name: str, fd: int) -> datetime:

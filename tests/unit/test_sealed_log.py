@@ -318,3 +318,45 @@ def test_a_file_whose_move_into_the_log_fails_waits_in_the_spool_and_the_recover
     assert sorted(path.read_bytes() for path in log_files(root)) == [b'{"first":"a line"}\n',
                                                                     b'{"second":"a line"}\n']
     assert [path.name for path in spool.iterdir() if not path.name.startswith(".")] == []
+
+
+KILLED_MID_SEAL = textwrap.dedent("""
+    import os, signal, sys
+    from pathlib import Path
+    import lineage.sealed_log as sealed_log
+    log = sealed_log.SealedLog(sys.argv[1], Path(sys.argv[2]))
+    log.append(b'{"killed":1}\\n')
+    real_unlink, real_replace = Path.unlink, os.replace
+    def unlink(path, *args, **kwargs):
+        real_unlink(path, *args, **kwargs)
+        if sys.argv[3] == "pointer" and path.name == sealed_log.POINTER:
+            os.kill(os.getpid(), signal.SIGKILL)
+    def replace(source, target):
+        real_replace(source, target)
+        if sys.argv[3] == "rename" and str(target).endswith(sealed_log.SEALING_SUFFIX):
+            os.kill(os.getpid(), signal.SIGKILL)
+    Path.unlink, sealed_log.os.replace = unlink, replace
+    log.seal_now()
+""")
+
+
+@pytest.mark.parametrize("killed_after", ["pointer", "rename"])
+def test_a_seal_killed_half_way_loses_nothing_and_changes_no_file_in_the_log(tmp_path: Path,
+                                                                           killed_after: str) -> None:
+    root, spool = tmp_path / "raw", tmp_path / "spool"
+    live = SealedLog(str(root), spool)
+    live.start()
+    live.append(b'{"live":1}\n')  # the live process holds the shared file open
+    killed = subprocess.run([sys.executable, "-c", KILLED_MID_SEAL, str(root), str(spool), killed_after],
+                            capture_output=True, text=True)
+    assert killed.returncode == -9, killed.stderr
+    live.append(b'{"live":2}\n')  # into a new file: the one being sealed is out of the appends
+    [recovered] = live.recover()  # what each process's timer does with a stray
+    placed = Path(recovered.path).read_bytes()
+    assert placed == b'{"live":1}\n{"killed":1}\n'
+    live.append(b'{"live":3}\n')
+    live.close()
+    assert Path(recovered.path).read_bytes() == placed  # nothing appended to a file in the log
+    assert sorted(line for path in log_files(root) for line in path.read_bytes().splitlines()) == [
+        b'{"killed":1}', b'{"live":1}', b'{"live":2}', b'{"live":3}']
+    assert [path.name for path in spool.iterdir() if not path.name.startswith(".")] == []
