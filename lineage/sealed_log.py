@@ -64,7 +64,7 @@ class _OpenFile:
     path: Path
     fd: int
     opened_on: datetime  # wall clock, from the file's name: its partition, and its age
-    written: int = 0  # the file's size after this process's last write (or when it looked)
+    written: int = 0  # the file's size after this process's last write (or when it looked; -1: not yet)
     synced: int = 0  # bytes this process knows are on disk
     appends: int = 0  # this process's appends into the file
     syncs: int = 0
@@ -244,8 +244,7 @@ class SealedLog:
             except FileNotFoundError:  # a seal that died before removing the pointer
                 name = None
             else:
-                current = self._current = _OpenFile(self.spool / name, fd, _opened_on(name, fd))
-                current.written = current.synced = -1  # looked at below
+                current = self._current = _OpenFile(self.spool / name, fd, _opened_on(name, fd), written=-1)
         if current is None:
             if not create:
                 return None
@@ -256,7 +255,6 @@ class SealedLog:
                 size = _cut_after_last_line(current.fd)
                 log.warning("cut a partial line (a write that was never acknowledged) off %s", current.path.name)
             current.written = size
-            current.synced = max(current.synced, 0)
         return current
 
     def _pointed(self) -> str | None:
