@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from lineage.errors import InvalidEntityError, NotAuthorizedError
-from lineage.metadata_entity import MetadataEntity, entity, from_path, parse
+from lineage.metadata_entity import MetadataEntity, entity, from_path, parse, path_name
 
 INSTANCE = "instance"  # the key grants on the instance are stored under
 HIDDEN = "hidden"  # what a caller sees in place of something they may not read
@@ -77,16 +77,44 @@ def grant_key(subject: MetadataEntity) -> str | None:
     return keys[0] if len(keys) == 2 else None
 
 
-def grant_subject(path: str) -> MetadataEntity | None:
-    """The entity a grant path names: ``instance`` (None), ``namespaces/sales``,
-    ``namespaces/sales/datasets/orders``, ``namespaces/sales/apps/Shop/spark/Load``."""
-    if path == INSTANCE:
+_GRANT_ENTITY = ("the entity is 'instance', a path such as 'namespaces/sales', 'namespaces/sales/datasets/orders', "
+                 "'namespaces/sales/datasets/s3://lake/orders', 'namespaces/sales/apps/Shop/spark/Load', "
+                 "or a key such as 'namespace=sales,dataset=s3://lake/orders'")
+
+
+def grant_subject(text: str) -> MetadataEntity | None:
+    """The entity a grant names: ``instance`` (None); an API path (``namespaces/sales``,
+    ``namespaces/sales/datasets/orders``, ``namespaces/sales/apps/Shop/spark/Load``), where a
+    dataset's or stream's name is the whole rest of the path, its ``/`` written raw or ``%2F``
+    (``namespaces/sales/datasets/s3://lake/orders``, ``.../s3:%2F%2Flake%2Forders``) and a ``%``
+    of it ``%25``; or the key grants are stored and listed under
+    (``namespace=sales,dataset=s3://lake/orders``, a ``,``, ``=`` or ``\\`` of a name escaped
+    with a backslash). Either way a dataset grant is stored under the key its dataset is checked on."""
+    if text == INSTANCE:
         return None
-    segments = [part for part in path.split("/") if part]
-    if len(segments) < 2 or segments[0] != "namespaces":
-        raise InvalidEntityError("the entity is 'instance' or a path such as 'namespaces/sales', "
-                                 "'namespaces/sales/datasets/orders', 'namespaces/sales/apps/Shop/spark/Load'")
-    return from_path(segments[1], segments[2:])
+    if text.startswith("namespace="):
+        return _grant_key_subject(text)
+    head, _, rest = text.removeprefix("/").partition("/")
+    namespace, _, rest = rest.partition("/")
+    if head != "namespaces" or not namespace:
+        raise InvalidEntityError(_GRANT_ENTITY)
+    collection, _, name = rest.partition("/")
+    if collection in ("datasets", "streams"):
+        segments = [collection, path_name(name)]  # a name holds '/' (s3://lake/orders): all of the rest
+    else:
+        segments = [path_name(part) for part in rest.removesuffix("/").split("/")] if rest else []
+    return from_path(path_name(namespace), segments)
+
+
+def _grant_key_subject(text: str) -> MetadataEntity:
+    """The entity of a grant key (``namespace=sales,dataset=orders``), once it is one grants go on."""
+    subject = parse(text)
+    try:
+        grant_target(subject)
+    except InvalidEntityError as error:
+        raise InvalidEntityError(f"{error} (in a key, a ',' or '=' inside a name is escaped: "
+                                 f"'namespace=sales,dataset=a\\,b')") from None
+    return subject
 
 
 def grant_target(subject: MetadataEntity | None) -> str:
@@ -123,6 +151,12 @@ class Access:
     def require_key(self, key: str, needed: Privilege) -> None:
         if not self.allows_key(key, needed):
             raise NotAuthorizedError(f"user {self.principal!r} needs {needed.name} on {key}")
+
+    def writes_some_namespace(self) -> bool:
+        """Whether the caller holds WRITE on at least one whole namespace (what ingest needs)."""
+        return self.instance_admin or any(
+            privilege >= Privilege.WRITE and key.startswith("namespace=") and "," not in key
+            for key, privilege in self.grants.items())
 
     def sees_namespace(self, namespace: str) -> bool:
         """Whether the caller holds anything in ``namespace`` (on it, or on one of its entities)."""

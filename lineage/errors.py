@@ -13,7 +13,8 @@ HTTP status in one table, ``lineage_api.http_errors``)::
     │       └── UnknownNamespaceError          ... for an entity of a namespace that does not exist
     ├── InvalidPipelineConfigError (ValueError)   a pipeline config has no usable stages
     ├── InvalidRequestError (ValueError)       an API request body or parameter has the wrong shape
-    │   └── RequestTooLargeError               ... a body over the size the endpoint takes (413)
+    │   ├── RequestTooLargeError               ... a body over the size the endpoint takes (413)
+    │   └── RequestTimeoutError                ... a body not received in the time allowed (408)
     ├── InvalidSchemaError (ValueError)        a reported dataset schema is malformed
     ├── InvalidSearchError (ValueError)        a search query or parameter cannot be used
     ├── InvalidTimeError (ValueError)          a time is not epoch seconds or now[-<n><unit>]
@@ -81,6 +82,10 @@ class InvalidRequestError(LineageError, ValueError):
 
 class RequestTooLargeError(InvalidRequestError):
     """A request body is over the size the endpoint takes (HTTP 413)."""
+
+
+class RequestTimeoutError(InvalidRequestError):
+    """A request body was not received within the time the endpoint allows (HTTP 408)."""
 
 
 class InvalidSchemaError(LineageError, ValueError):

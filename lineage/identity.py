@@ -179,6 +179,46 @@ class NamespaceMap:
 
 NO_MAPPING = NamespaceMap()  # the defaults alone
 
+
+@dataclass(frozen=True)
+class PinnedNamespaceMap(NamespaceMap):
+    """A ``NamespaceMap`` decided once, when an event was ingested: the warehouse namespace of
+    each OpenLineage job and dataset namespace the event names, as the map then in force gave
+    it (the ingest checked WRITE on exactly these). A later change of ``LINEAGE_NAMESPACE_MAP``,
+    or a replay from quarantine, therefore never moves the event's data into a namespace nobody
+    checked. A namespace the record does not name (an event written before records existed)
+    falls back to the rules, which are the current map's."""
+
+    jobs: tuple[tuple[str, str], ...] = ()
+    datasets: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def pinned(cls, record: object, current: NamespaceMap) -> NamespaceMap:
+        """The map ``record`` (an envelope's ``namespaces``) pins, over ``current``; ``current``
+        itself when there is no usable record."""
+        if not isinstance(record, dict):
+            return current
+        pairs = {side: tuple(sorted((str(k), str(v)) for k, v in (record.get(side) or {}).items()
+                                    if isinstance(k, str) and isinstance(v, str) and _WAREHOUSE_NAMESPACE.match(v)))
+                 for side in ("jobs", "datasets") if isinstance(record.get(side) or {}, dict)}
+        return cls(current.rules, current.fallback, pairs.get("jobs", ()), pairs.get("datasets", ()))
+
+    def for_dataset(self, ol_namespace: str) -> str:
+        return _lookup(self.datasets, ol_namespace) or super().for_dataset(ol_namespace)
+
+    def for_job(self, ol_namespace: str) -> str:
+        return _lookup(self.jobs, ol_namespace) or super().for_job(ol_namespace)
+
+
+def _lookup(pairs: tuple[tuple[str, str], ...], key: str) -> str | None:
+    return next((value for name, value in pairs if name == key), None)
+
+
+def pin_namespaces(namespaces: NamespaceMap, jobs: Iterable[str], datasets: Iterable[str]) -> dict[str, dict[str, str]]:
+    """The record ``PinnedNamespaceMap.pinned`` reads: each job and dataset namespace, mapped now."""
+    return {"jobs": {name: namespaces.for_job(name) for name in sorted(set(jobs))},
+            "datasets": {name: namespaces.for_dataset(name) for name in sorted(set(datasets))}}
+
 _OBJECT_STORES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gs", "wasb": "wasb", "wasbs": "wasbs",
                   "abfs": "abfs", "abfss": "abfss", "oss": "oss", "cos": "cos"}
 

@@ -93,5 +93,8 @@ def _parsed_time(event: dict[str, Any]) -> datetime:
 
 def content_id(event: dict[str, Any]) -> str:
     """The event's id, derived from its content: the same event sent twice has the same id."""
-    canonical = orjson.dumps(event, option=orjson.OPT_SORT_KEYS)
+    try:
+        canonical = orjson.dumps(event, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError as exc:  # nested past the 254 levels orjson writes, an integer past 64 bits
+        raise InvalidEventError(f"OpenLineage event: it cannot be written to the log: {exc}") from exc
     return "ol-" + hashlib.sha256(canonical).hexdigest()[:32]

@@ -33,9 +33,25 @@ import orjson
 
 from lineage.errors import InvalidEntityError, InvalidEventError
 from lineage.events import SCHEMA_VERSION, derived_event, format_time, new_event
-from lineage.identity import DEFAULT_NAMESPACE, DatasetIdentity, NamespaceMap, dataset_identity, job_program
+from lineage.identity import (
+    DEFAULT_NAMESPACE,
+    DatasetIdentity,
+    NamespaceMap,
+    PinnedNamespaceMap,
+    dataset_identity,
+    job_program,
+    pin_namespaces,
+)
 from lineage.openlineage_event import check_openlineage, content_id, event_shape, event_time, time_warnings
-from lineage.openlineage_facets import MAPPED_DATASET_FACETS, MAPPED_RUN_FACETS, aliases, kept_facets, parent_links
+from lineage.openlineage_facets import (
+    MAPPED_DATASET_FACETS,
+    MAPPED_RUN_FACETS,
+    PARENT_FACET,
+    SYMLINKS_FACET,
+    aliases,
+    kept_facets,
+    parent_links,
+)
 
 KIND = "openlineage"
 _RUN_ENDS = {"COMPLETE": "completed", "FAIL": "failed", "ABORT": "killed"}
@@ -49,11 +65,16 @@ def wrap(event: dict[str, Any], namespaces: NamespaceMap, *, producer: str | Non
     """The raw-log envelope carrying ``event`` verbatim; InvalidEventError when it is not acceptable.
 
     The envelope's namespace is the warehouse namespace of the event's job (of its dataset for
-    a DatasetEvent): the one its writer needs WRITE on.
+    a DatasetEvent). Its ``namespaces`` record pins the warehouse namespace of every OpenLineage
+    namespace the event names (``referenced_namespaces``), as ``namespaces`` maps them now: the
+    ingest checks WRITE on exactly these (``touched_namespaces``), and the compaction maps with
+    the record, never with a map changed since.
     """
     check_openlineage(event)
-    return new_event(KIND, event_namespace(event, namespaces), {}, event, event_time=event_time(event),
-                     event_id=content_id(event), producer=(producer or str(event.get("producer") or ""))[:256])
+    envelope = new_event(KIND, event_namespace(event, namespaces), {}, event, event_time=event_time(event),
+                         event_id=content_id(event), producer=(producer or str(event.get("producer") or ""))[:256])
+    envelope["namespaces"] = pin_namespaces(namespaces, *referenced_namespaces(event))
+    return envelope
 
 
 def envelope_of(event: Any, namespaces: NamespaceMap, *, producer: str | None = None) -> dict[str, Any]:
@@ -61,9 +82,14 @@ def envelope_of(event: Any, namespaces: NamespaceMap, *, producer: str | None = 
     time now), so the compaction quarantines it with its reason instead of it being lost."""
     try:
         return wrap(event, namespaces, producer=producer)
-    except InvalidEventError:
+    except InvalidEventError as exc:
         payload = event if isinstance(event, dict) else {"value": event}
-        return {"schema_version": SCHEMA_VERSION, "event_id": content_id(payload), "kind": KIND,
+        try:
+            event_id = content_id(payload)
+        except InvalidEventError:  # not even JSON the log can write: its reason stands in for it
+            payload = {"unwritable": str(exc)[:1000]}
+            event_id = content_id(payload)
+        return {"schema_version": SCHEMA_VERSION, "event_id": event_id, "kind": KIND,
                 "event_time": format_time(datetime.now(UTC)), "namespace": DEFAULT_NAMESPACE, "payload": payload}
 
 
@@ -74,17 +100,61 @@ def event_namespace(event: Mapping[str, Any], namespaces: NamespaceMap) -> str:
     return namespaces.for_job(event["job"]["namespace"])
 
 
-def touched_namespaces(event: Mapping[str, Any], namespaces: NamespaceMap) -> set[str]:
-    """Every warehouse namespace the event writes into (its job's and its datasets')."""
-    touched = {event_namespace(event, namespaces)}
-    for side in ("inputs", "outputs"):
-        touched.update(namespaces.for_dataset(dataset["namespace"]) for dataset in event.get(side) or [])
-    return touched
+def referenced_namespaces(event: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    """Every OpenLineage namespace a checked event names, by every route it has into the
+    warehouse: ``(job namespaces, dataset namespaces)``. Jobs: the event's job, its ``parent``
+    facet's job and root job. Datasets: the DatasetEvent's dataset, inputs and outputs, each
+    one's ``symlinks`` identifiers and ``columnLineage`` sources (fields' ``inputFields`` and
+    the dataset-level ``dataset`` list). Malformed parts are skipped, as the mapping skips them."""
+    jobs: set[str] = set()
+    datasets: set[str] = set()
+
+    def named(value: Any, into: set[str]) -> None:
+        if isinstance(value, Mapping) and isinstance(value.get("namespace"), str) and value["namespace"]:
+            into.add(value["namespace"])
+
+    named(event.get("job"), jobs)
+    parent = _facet(event.get("run") or {}, PARENT_FACET)
+    if parent is not None:
+        named(parent.get("job"), jobs)
+        root = parent.get("root")
+        if isinstance(root, Mapping):
+            named(root.get("job"), jobs)
+    listed = [event.get("dataset")] if event_shape(event) == "dataset" else []
+    listed += [*(event.get("inputs") or []), *(event.get("outputs") or [])]
+    for dataset in listed:
+        if not isinstance(dataset, Mapping):
+            continue
+        named(dataset, datasets)
+        symlinks = _facet(dataset, SYMLINKS_FACET)
+        for item in _list(symlinks.get("identifiers") if symlinks else None):
+            named(item, datasets)
+        column_lineage = _facet(dataset, "columnLineage")
+        if column_lineage is None:
+            continue
+        for item in _list(column_lineage.get("dataset")):
+            named(item, datasets)
+        fields = column_lineage.get("fields")
+        for spec in fields.values() if isinstance(fields, Mapping) else ():
+            for item in _list(spec.get("inputFields") if isinstance(spec, Mapping) else None):
+                named(item, datasets)
+    return jobs, datasets
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def touched_namespaces(envelope: Mapping[str, Any]) -> set[str]:
+    """Every warehouse namespace a wrapped event writes into: the values its ``namespaces`` record pins."""
+    record = envelope.get("namespaces") or {}
+    return {envelope["namespace"], *record.get("jobs", {}).values(), *record.get("datasets", {}).values()}
 
 
 def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[str, Any]]:
     """The native events an ``openlineage`` envelope stands for, each with a derived id."""
     event = envelope["payload"]
+    namespaces = PinnedNamespaceMap.pinned(envelope.get("namespaces"), namespaces)
     base_id = envelope["event_id"]
     moment = event_time(event)
     derived: list[tuple[str, str, dict[str, str], dict[str, Any]]] = []  # (kind, namespace, run, payload)
@@ -223,24 +293,41 @@ def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:
 
 
 _DERIVED_OPERATIONS: dict[tuple[NamespaceMap, bytes], bytes] = {}
-_DERIVED_OPERATIONS_KEPT = 1024
+_DERIVED_BYTES_KEPT = 32 * 1024 * 1024  # keys and records together: the memo never holds more
+_DERIVED_OUTPUT_BYTES = 256 * 1024  # a larger output is derived each time, never memoized
+_derived_bytes = 0
 
 
 def _column_lineage_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
     """``field_operations(output)``, derived once per distinct output (a task's START, RUNNING and
-    COMPLETE usually repeat it): the record is kept as JSON and a fresh copy returned each time."""
+    COMPLETE usually repeat it): the record is kept as JSON and a fresh copy returned each time.
+    The memo is bounded by bytes (``_DERIVED_BYTES_KEPT``), not entries: 200 distinct 1 MB
+    outputs once held half a gigabyte."""
+    global _derived_bytes
     if _facet(output, "columnLineage") is None:
         return None
     try:
         key = (namespaces, orjson.dumps(output, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
     except TypeError:  # e.g. an integer beyond 64 bits in some facet: derive it without the memo
         return field_operations(output, namespaces)
-    if key not in _DERIVED_OPERATIONS:
-        if len(_DERIVED_OPERATIONS) >= _DERIVED_OPERATIONS_KEPT:
-            _DERIVED_OPERATIONS.clear()  # bounded; cleared whole, which is safe from any thread
-        _DERIVED_OPERATIONS[key] = orjson.dumps(field_operations(output, namespaces))
-    derived: dict[str, Any] | None = orjson.loads(_DERIVED_OPERATIONS[key])
+    if len(key[1]) > _DERIVED_OUTPUT_BYTES:
+        return field_operations(output, namespaces)
+    record = _DERIVED_OPERATIONS.get(key)
+    if record is None:
+        record = orjson.dumps(field_operations(output, namespaces))
+        size = len(key[1]) + len(record)
+        if _derived_bytes + size > _DERIVED_BYTES_KEPT:
+            _DERIVED_OPERATIONS.clear()  # cleared whole, which is safe from any thread
+            _derived_bytes = 0
+        _DERIVED_OPERATIONS[key] = record
+        _derived_bytes += size
+    derived: dict[str, Any] | None = orjson.loads(record)
     return derived
+
+
+def memo_bytes() -> int:
+    """What the column-lineage memo holds now, in bytes (keys and records)."""
+    return sum(len(key[1]) + len(record) for key, record in list(_DERIVED_OPERATIONS.items()))
 
 
 def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:

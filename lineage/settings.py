@@ -67,6 +67,10 @@ class Settings:
     spark_conf: dict[str, str] = field(default_factory=dict)
     schedule: str = "@hourly"
     lookback_hours: int = 168
+    # On a log root without folder times (object stores), how often a scheduled compaction lists
+    # every partition for files delivered into hours older than the lookback (0: never; then
+    # ``lineage compact --late``). Local and HDFS roots check every partition on every run.
+    late_sweep_hours: int = 24
     max_event_bytes: int = 1_048_576
     max_clock_skew_hours: int = 24  # an event time further ahead of the compaction's clock is quarantined
     event_id_retention_days: int = 7
@@ -102,6 +106,10 @@ class Settings:
     ingest_seal_seconds: int = 60
     ingest_seal_mb: int = 16
     ingest_max_request_mb: int = 64
+    # The most events one OpenLineage request may carry (a larger array is answered 413 before
+    # any event is checked), and how long reading a request body may take (a stalled body 408).
+    ingest_max_events: int = 10_000
+    ingest_read_seconds: int = 60
     # Where the API reaches Airflow's REST API to emit asset events (None: the api-server that
     # serves the request, at the address it was called by).
     airflow_api_url: str | None = None
@@ -124,6 +132,7 @@ class Settings:
             spark_conf=_spark_conf(env.get(PREFIX + "SPARK_CONF", "")),
             schedule=env.get(PREFIX + "SCHEDULE") or "@hourly",
             lookback_hours=_int(env, "LOOKBACK_HOURS", 168, minimum=1, maximum=24 * 366),
+            late_sweep_hours=_int(env, "LATE_SWEEP_HOURS", 24, minimum=0, maximum=24 * 366),
             max_event_bytes=_int(env, "MAX_EVENT_BYTES", 1_048_576, minimum=1024, maximum=64 * 1_048_576),
             max_clock_skew_hours=_int(env, "MAX_CLOCK_SKEW_HOURS", 24, minimum=1, maximum=24 * 366),
             event_id_retention_days=_int(env, "EVENT_ID_RETENTION_DAYS", 7, minimum=1, maximum=3650),
@@ -147,6 +156,8 @@ class Settings:
             ingest_seal_seconds=_int(env, "INGEST_SEAL_SECONDS", 60, minimum=1, maximum=60),
             ingest_seal_mb=_int(env, "INGEST_SEAL_MB", 16, minimum=1, maximum=4096),
             ingest_max_request_mb=_int(env, "INGEST_MAX_REQUEST_MB", 64, minimum=1, maximum=1024),
+            ingest_max_events=_int(env, "INGEST_MAX_EVENTS", 10_000, minimum=1, maximum=1_000_000),
+            ingest_read_seconds=_int(env, "INGEST_READ_SECONDS", 60, minimum=1, maximum=3600),
         )
 
     def spool(self) -> Path:

@@ -9,9 +9,11 @@ connection): it answers 503 as a ``WarehouseUnavailableError`` does.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import psycopg
+import psycopg.errors
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -22,15 +24,21 @@ from lineage.errors import (
     LineageError,
     NotAuthorizedError,
     NotFoundError,
+    RequestTimeoutError,
     RequestTooLargeError,
     UnavailableError,
 )
 from lineage_api.models import ErrorBody, SchemaConflictBody
+from lineage_api.warehouse_pool import CONN_ID, failure_kind
+
+log = logging.getLogger(__name__)
 
 # The one table: the first class an error is an instance of gives its status; any other
 # LineageError is a bug of ours (500).
 STATUS: tuple[tuple[type[Exception], int], ...] = (
     (RequestTooLargeError, 413),
+    (RequestTimeoutError, 408),
+    (psycopg.DataError, 400),  # a value PostgreSQL cannot take (a NUL in a parameter, an out-of-range number)
     (ValueError, 400),  # every Invalid...Error: bad input, the message names it
     (NotAuthorizedError, 403),
     (NotFoundError, 404),
@@ -40,6 +48,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
 
 _DESCRIPTIONS = {400: "bad input: the message names it", 401: "not logged in to Airflow",
                  403: "an invalid token, or a privilege the caller lacks", 404: "not found",
+                 408: "the request body was not received in the time the endpoint allows",
                  413: "the request body is over the size the endpoint takes",
                  409: "a conflict with what is stored; nothing changed",
                  503: "the warehouse is down, slow, not reachable through its connection, or not built yet"}
@@ -60,6 +69,18 @@ def answers(*statuses: int) -> dict[int | str, dict[str, Any]]:
 LOGGED_IN = answers(400, 401, 403, 503)
 
 
+def unavailable_message(error: psycopg.OperationalError) -> str:
+    """A 503's message: a statement cut by the timeout says so; any other failure names the
+    Airflow connection id and the kind of failure only (the details go to the server's log)."""
+    if isinstance(error, psycopg.errors.QueryCanceled):
+        return "the warehouse cannot answer now: a statement ran past its statement timeout " \
+               "(LINEAGE_API_STATEMENT_TIMEOUT_MS)"
+    detail = " ".join(line.strip() for line in str(error).splitlines()) or type(error).__name__
+    log.warning("lineage API: the warehouse cannot answer: %s", detail)
+    return f"the warehouse (Airflow connection {CONN_ID!r}) cannot answer now ({type(error).__name__}): " \
+           f"{failure_kind(detail)}"
+
+
 def _answer(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"message": message, "status": status, **extra}, status_code=status)
 
@@ -74,8 +95,13 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(psycopg.OperationalError)
     async def warehouse_down(_: Request, error: psycopg.OperationalError) -> JSONResponse:
-        problem = " ".join(line.strip() for line in str(error).splitlines()) or type(error).__name__
-        return _answer(503, f"the warehouse cannot answer now ({type(error).__name__}): {problem}")
+        return _answer(503, unavailable_message(error))
+
+    @app.exception_handler(psycopg.DataError)
+    async def bad_value(_: Request, error: psycopg.DataError) -> JSONResponse:
+        # a value PostgreSQL cannot take: a NUL in a query or path parameter, a number out of range
+        first = (str(error).splitlines() or [type(error).__name__])[0][:300]
+        return _answer(400, f"bad request: {first}")
 
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, error: HTTPException) -> JSONResponse:

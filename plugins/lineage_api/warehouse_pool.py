@@ -32,6 +32,23 @@ from lineage.settings import Settings, connect_options, libpq_url, pool_mode, re
 from warehouse.db import warehouse_url
 
 log = logging.getLogger(__name__)
+CONN_ID = "lineage_warehouse"
+
+
+def failure_kind(detail: str) -> str:
+    """What a libpq failure says, in words that name no host, port, database or user."""
+    text = detail.lower()
+    if "refused" in text:
+        return "it refuses connections (down, or not listening)"
+    if "timeout" in text or "timed out" in text:
+        return "it did not answer in time"
+    if "authentication" in text or "password" in text or "no pg_hba.conf entry" in text:
+        return "it refused the connection's credentials"
+    if "does not exist" in text:
+        return "the connection names a database or role that does not exist"
+    if "ssl" in text or "certificate" in text:
+        return "TLS could not be established"
+    return "it cannot be reached"
 
 
 def _airflow_warehouse_url() -> str:
@@ -107,17 +124,21 @@ class WarehousePool:
 
     def _why_no_connection(self) -> str:
         """Why the pool lent no connection: one direct attempt tells a warehouse that is down
-        or refuses us (libpq's reason) from one whose connections are all busy."""
+        or refuses us from one whose connections are all busy. The answer names the Airflow
+        connection id and the kind of failure only; its host, port, database and libpq's words
+        go to the api-server's log (any caller may see a 503, ingest keys included)."""
         where = urlsplit(self._where)
         timeout = self._settings.api_connect_timeout_s
         try:
             psycopg.connect(libpq_url(self._where), connect_timeout=timeout, **connect_options(self._where)).close()
         except psycopg.OperationalError as error:
-            reason = " ".join(line.strip() for line in str(error).splitlines()) or type(error).__name__
+            detail = " ".join(line.strip() for line in str(error).splitlines()) or type(error).__name__
+            log.warning("lineage API: the warehouse at %s:%s%s gave no connection: %s", where.hostname,
+                        where.port or 5432, where.path, detail)
+            reason = failure_kind(detail)
         else:
             reason = f"its {self._settings.api_pool_size} pooled connections are all busy"
-        return (f"the warehouse at {where.hostname}:{where.port or 5432}{where.path} gave no connection within "
-                f"{timeout} s: {reason}")
+        return f"the warehouse (Airflow connection {CONN_ID!r}) gave no connection within {timeout} s: {reason}"
 
     def stats(self) -> dict[str, int]:
         """The pool's counters (``requests_num``: connections lent; ``connections_num``:

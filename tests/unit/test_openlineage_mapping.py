@@ -174,7 +174,7 @@ def test_namespaces_map_jobs_and_datasets() -> None:
     assert {e["namespace"] for e in events} == {"etl"}
     assert {e["payload"]["dataset"]["namespace"] for e in events if e["kind"] == "dataset_access"} == {
         "shop", "default"}
-    assert touched_namespaces(run_event(), mapping) == {"etl", "shop", "default"}
+    assert touched_namespaces(wrap(run_event(), mapping)) == {"etl", "shop", "default"}
 
 
 def test_dataset_and_job_events_are_accepted_and_add_no_run() -> None:
