@@ -77,9 +77,9 @@ def grant_key(subject: MetadataEntity) -> str | None:
     return keys[0] if len(keys) == 2 else None
 
 
-_GRANT_ENTITY = ("the entity is 'instance', a path such as 'namespaces/sales', 'namespaces/sales/datasets/orders', "
-                 "'namespaces/sales/datasets/s3://lake/orders', 'namespaces/sales/apps/Shop/spark/Load', "
-                 "or a key such as 'namespace=sales,dataset=s3://lake/orders'")
+_GRANT_ENTITY = ("the entity is 'instance' or a path such as 'namespaces/sales', 'namespaces/sales/datasets/orders', "
+                 "'namespaces/sales/datasets/s3://lake/orders', 'namespaces/sales/apps/Shop/spark/Load' "
+                 "(or a key as grants are listed, such as 'namespace=sales,dataset=s3://lake/orders')")
 
 
 def grant_subject(text: str) -> MetadataEntity | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from lineage.errors import InvalidEntityError
 
@@ -145,6 +146,12 @@ def parse(text: str, entity_type: str | None = None) -> MetadataEntity:
         raise InvalidEntityError(f"{text[:80]!r}: a part has no '='")
     pairs.append((key, "".join(current)))
     return entity(pairs, entity_type)
+
+
+def path_name(text: str) -> str:
+    """A name as one segment of a REST path writes it, percent-encoded (a ``/`` of it ``%2F``, a
+    ``%`` ``%25``: ``s3:%2F%2Flake%2Forders``, as links write it): the name."""
+    return unquote(text) if "%" in text else text
 
 
 # REST paths (the *Metadata and Data Discovery* design): the plural collection names of known

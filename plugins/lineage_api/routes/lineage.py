@@ -57,8 +57,8 @@ def _lineage(conn: psycopg.Connection, namespace: str, data_type: str, name: str
     rolled_up_to = parse_rollup(rollup)
     asked = DataRef(namespace, data_type, name)
     origin = lineage_store.dataset_named(conn, asked)  # an alias: its dataset
-    if not caller.allows(data_entity(origin), Privilege.READ):  # refused as for a name that is nothing:
-        caller.require(data_entity(asked), Privilege.READ)      # no word of the alias or what it names
+    if not caller.allows(data_entity(origin), Privilege.READ):
+        origin = asked  # an alias of what the caller cannot read is a name that is nothing: no word of it
     caller.require(data_entity(origin), Privilege.READ)
     visible = visible_window(window, namespace_store.visible_since(conn, origin.namespace))
     accesses = walk_lineage(lineage_store.LineageQueries(conn, *visible), origin, levels)
