@@ -238,3 +238,26 @@ def test_derived_events_are_plainly_valid_exactly_when_they_are_valid() -> None:
         assert not plainly_valid({**access, "payload": payload})
         with pytest.raises(InvalidEventError):
             validate_event({**access, "payload": payload})
+
+
+def test_the_column_lineage_memo_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """200 distinct 1 MB outputs once held half a gigabyte: the memo now never holds more than
+    its byte budget (here 1 MB), and an output too large to be worth it is never memoized."""
+    from lineage import openlineage_mapping
+
+    monkeypatch.setattr(openlineage_mapping, "_DERIVED_BYTES_KEPT", 1_000_000)
+    monkeypatch.setattr(openlineage_mapping, "_DERIVED_OPERATIONS", {})
+    monkeypatch.setattr(openlineage_mapping, "_derived_bytes", 0)
+    for index in range(60):
+        output = {"namespace": "s3://lake", "name": f"out{index}", "facets": {"columnLineage": {"fields": {
+            f"f{n}": {"inputFields": [{"namespace": "s3://lake", "name": "src", "field": f"c{n}" * 20}]}
+            for n in range(150)}}}}
+        assert openlineage_mapping._column_lineage_operations(output, NO_MAPPING) is not None
+        assert openlineage_mapping.memo_bytes() <= 1_000_000
+    assert openlineage_mapping._DERIVED_OPERATIONS  # it still memoizes
+    huge = {"namespace": "s3://lake", "name": "huge", "facets": {"columnLineage": {"fields": {
+        f"f{n}": {"inputFields": [{"namespace": "s3://lake", "name": "src", "field": "x" * 500}]}
+        for n in range(1_000)}}}}
+    before = openlineage_mapping.memo_bytes()
+    openlineage_mapping._column_lineage_operations(huge, NO_MAPPING)
+    assert openlineage_mapping.memo_bytes() == before
