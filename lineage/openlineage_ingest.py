@@ -134,7 +134,7 @@ def decode_body(raw: bytes, content_encoding: str | None, limits: IngestLimits) 
             events = orjson.loads(text)
         except orjson.JSONDecodeError:
             events = None  # an element that is not JSON (or nests too deep): refused alone below
-        if events is not None:
+        if isinstance(events, list):
             _check_count(len(events), limits.events)
             return events
     return [_element(piece, index, limits) for index, piece in enumerate(split_array(text, limits.events))]

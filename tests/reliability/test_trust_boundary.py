@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import gzip
 import os
-from datetime import UTC, datetime
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -317,11 +317,10 @@ def test_quarantine_list_and_show_print_event_contents_literally(warehouse_db: s
                                                                  log_root: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """An eventTime of ``[/]`` crashed both commands; ``[link=...]`` became a terminal hyperlink."""
-    from spark_jobs.compaction.job import run_compaction
-    from warehouse.cli import app
-
     from lineage.identity import NO_MAPPING
     from lineage.openlineage_mapping import envelope_of
+    from spark_jobs.compaction.job import run_compaction
+    from warehouse.cli import app
 
     # as the in-process transport writes a malformed event: wrapped all the same, for the quarantine
     hostile = envelope_of(event(eventTime="[/]", job={"namespace": "sales",

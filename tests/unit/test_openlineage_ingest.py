@@ -94,7 +94,7 @@ def test_a_nul_character_is_refused_as_postgresql_cannot_store_it() -> None:
 
 
 def test_an_array_over_the_event_limit_is_too_large_before_any_event_is_checked() -> None:
-    with pytest.raises(RequestTooLargeError, match="over 100 events .LINEAGE_INGEST_MAX_EVENTS."):
+    with pytest.raises(RequestTooLargeError, match=r"over 100 events \(LINEAGE_INGEST_MAX_EVENTS\)"):
         decode_body(orjson.dumps([0] * 101), None, LIMITS)
     decode_body(orjson.dumps([0] * 100), None, LIMITS)  # at the limit: fine
 
@@ -130,7 +130,7 @@ def test_split_array_refuses_what_is_not_one_array(text: bytes) -> None:
 
 def test_one_event_over_the_event_limit_is_too_large_at_once() -> None:
     big = {**EVENT, "job": {"namespace": "sales", "name": "x" * 6_000}}
-    with pytest.raises(RequestTooLargeError, match="over the 5000-byte limit .LINEAGE_MAX_EVENT_BYTES."):
+    with pytest.raises(RequestTooLargeError, match=r"over the 5000-byte limit \(LINEAGE_MAX_EVENT_BYTES\)"):
         decode_body(orjson.dumps(big), None, limits(body_bytes=100_000))
 
 
@@ -187,7 +187,8 @@ def test_every_route_into_a_namespace_needs_write_on_it() -> None:
                                                              "field": "ssn"}]}},
                           "dataset": [{"namespace": "s3://hr-x", "name": "y", "field": "z"}]}}}
     cases = {
-        "symlink": {**EVENT, "inputs": [], "outputs": [{**output, "facets": {"symlinks": output["facets"]["symlinks"]}}]},
+        "symlink": {**EVENT, "inputs": [], "outputs": [
+            {**output, "facets": {"symlinks": output["facets"]["symlinks"]}}]},
         "column lineage": {**EVENT, "inputs": [], "outputs": [
             {**output, "facets": {"columnLineage": output["facets"]["columnLineage"]}}]},
         "parent": {**EVENT, "inputs": [], "run": {"runId": "r1", "facets": {"parent": {
@@ -202,7 +203,8 @@ def test_every_route_into_a_namespace_needs_write_on_it() -> None:
     for label, event in cases.items():
         outcome = sort_events([event], hr, lambda namespace: namespace in {"sales", "default"}, 1_048_576)
         assert outcome.accepted == 0, label
-        assert outcome.forbidden and ("hr" in outcome.forbidden[0].reason or "finance" in outcome.forbidden[0].reason), label
+        reason = outcome.forbidden[0].reason if outcome.forbidden else ""
+        assert "hr" in reason or "finance" in reason, label
         allowed = sort_events([event], hr, lambda namespace: namespace in {"sales", "default", "hr", "finance"},
                               1_048_576)
         assert allowed.accepted == 1, label
