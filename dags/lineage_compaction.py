@@ -7,7 +7,9 @@ resolves the warehouse URL once (the Airflow connection `lineage_warehouse`) and
 function. Tasks are idempotent and retry with exponential backoff.
 
 1. **compact**: a Spark job reads the raw log files not yet in the manifest (partitions up
-   to the interval's end, plus `LINEAGE_LOOKBACK_HOURS` for late files), validates each line
+   to the interval's end: on a local or HDFS root every hour partition whose folder changed
+   since it was compacted, however old, so files delivered late are taken; on an object store
+   `LINEAGE_LOOKBACK_HOURS`, and every partition once per `LINEAGE_LATE_SWEEP_HOURS`), validates each line
    against the event schema (bad lines go to `lineage.quarantine` with the reason),
    deduplicates by event id, COPYs into staging and merges in one transaction.
 2. **field_lineage**: turns the new field operation records into operation sets, per-field
@@ -22,7 +24,8 @@ function. Tasks are idempotent and retry with exponential backoff.
    when nothing new was compacted, derived or applied. Under `dbt-ol` with
    `LINEAGE_DBT_OPENLINEAGE=true` (each model's run a child of this task's OpenLineage run
    when Airflow's provider is on).
-6. **publish**: logs the SUMMARY and emits the Assets of the tables updated, with the batch id.
+6. **publish**: logs the SUMMARY (with the late files taken) and emits the Assets of the tables
+   updated, with the batch id and the count of late files.
 7. **notify**: emits `lineage_metadata_changes` with the ids of the metadata change records
    this run made; skipped when none.
 
@@ -123,17 +126,22 @@ def lineage_compaction() -> None:
         log.info(
             "SUMMARY batch=%s files=%s late_files=%s events_read=%s compacted=%s duplicates=%s quarantined=%s "
             "runs_updated=%s accesses_added=%s field_records=%s metadata_events=%s metadata_changes=%s "
-            "dbt_nodes_passed=%s",
+            "dbt_nodes_passed=%s late_checked=%s",
             compacted["batch_id"], compacted["files"], compacted.get("late_files", 0), compacted["events_read"],
             compacted["events_compacted"],
             compacted["duplicates"], compacted["quarantined"], compacted["runs_touched"], compacted["accesses_added"],
             derived["records"], applied["events"], len(applied["change_ids"]), (marts or {}).get("passed", 0),
+            compacted.get("late_checked", True),
         )
+        if compacted.get("late_files"):
+            log.warning("%s late files (hour partitions older than the lookback) were taken in batch %s",
+                        compacted["late_files"], compacted["batch_id"])
         if not compacted["events_compacted"]:
             raise AirflowSkipException("nothing new was compacted; no asset events emitted")
         outlet_events = get_current_context()["outlet_events"]
         for asset in (RUNS, DATASET_ACCESSES, PENDING_EVENTS, MARTS):
-            outlet_events[asset].extra = {"batch_id": compacted["batch_id"], "events": compacted["events_compacted"]}
+            outlet_events[asset].extra = {"batch_id": compacted["batch_id"], "events": compacted["events_compacted"],
+                                          "late_files": compacted.get("late_files", 0)}
         return compacted
 
     @task(outlets=[METADATA_CHANGES], trigger_rule=TriggerRule.NONE_FAILED)

@@ -98,7 +98,8 @@ def _compact_when_free(settings: Settings, busy_wait: float, dag_run_id: str | N
     deadline = time.monotonic() + busy_wait
     while True:
         try:
-            return run_compaction(None, interval_end=datetime.now(UTC), settings=settings, dag_run_id=dag_run_id)
+            return run_compaction(None, interval_end=datetime.now(UTC), settings=settings, dag_run_id=dag_run_id,
+                                  lookback_only=True)  # late files are the schedule's: keep a refresh quick
         except CompactionBusyError:
             if time.monotonic() >= deadline:
                 raise

@@ -1,7 +1,7 @@
 """``lineage``: the operations people run by hand, in one command.
 
     lineage migrate                          apply the warehouse migrations
-    lineage compact [--interval-end T] [--all]
+    lineage compact [--interval-end T] [--late]
     lineage namespaces list | create NAME [--description TEXT] | delete NAME
     lineage grants list [--namespace NS] [--principal P] | put P ENTITY PRIVILEGE | revoke P ENTITY
     lineage quarantine list [--batch B] [--file F] [--reason R] | show ID | replay [...] [--dry-run]
@@ -88,9 +88,10 @@ def dags_folder() -> None:
 
 @app.command()
 def compact(interval_end: Annotated[str | None, typer.Option(help="RFC 3339 time; default now")] = None,
-            everything: Annotated[bool, typer.Option("--all", help="list every partition, however old (files "
-                                                     "written into hours older than the lookback)")] = False) -> None:
-    """Compact the raw log files not yet compacted, once, and print the summary."""
+            everything: Annotated[bool, typer.Option("--late", "--all", help="list every partition, however old, "
+                                                     "and take the files delivered into hours older than the "
+                                                     "lookback (late files)")] = False) -> None:
+    """Compact the raw log files not yet compacted, once, and print the summary (with the late files taken)."""
     import logging
 
     from lineage.events import parse_time
@@ -281,7 +282,7 @@ def status() -> None:
         batches = conn.execute(
             "select batch_id, started_at, interval_end, files, events_compacted, quarantined, late_files, quality "
             "from lineage.compaction_batches order by started_at desc limit 5").fetchall()
-        waiting = _waiting_files(conn, settings.log_root)
+        waiting = _waiting_files(conn, settings.log_root, settings.lookback_hours)
     out.print(_table(["batch", "started", "interval end", "files", "events", "quarantined", "late", "quality"],
                      [list(row) for row in batches]))
     if batches:
@@ -289,8 +290,10 @@ def status() -> None:
         out.print(f"last compaction started {int(lag.total_seconds() // 60)} minutes ago", highlight=False)
     else:
         out.print("no compaction yet", highlight=False)
-    out.print(f"files waiting in {settings.log_root}: " + ("not counted (a remote log root; see the DAG's "
-                                                           "listing)" if waiting is None else str(waiting)),
+    out.print(f"files waiting in {settings.log_root}: " + (
+        "not counted (a remote log root; see the DAG's listing, `lineage compact --late` takes late files)"
+        if waiting is None else f"{waiting[0]} ({waiting[1]} late: in hour partitions older than the "
+                                f"{settings.lookback_hours}-hour lookback; the next compaction takes them)"),
               highlight=False)
     blocked = [batch for batch in blocking(settings.database_url) if batch.quality == "failed"]
     if blocked:
@@ -299,19 +302,22 @@ def status() -> None:
         raise typer.Exit(1)
 
 
-def _waiting_files(conn: psycopg.Connection, log_root: str) -> int | None:
-    """Log files not yet compacted, for a local log root (None for a remote one), found as the
-    compaction finds them: the files of hour folders changed since they were last found fully
-    compacted, asked of the manifest (its cost does not grow with the files already compacted)."""
-    from spark_jobs.compaction.listing import changed, list_files, list_partitions, local_root
+def _waiting_files(conn: psycopg.Connection, log_root: str, lookback_hours: int) -> tuple[int, int] | None:
+    """Log files not yet compacted and how many of them are late (in hours older than the
+    lookback), for a local log root (None for a remote one), found as the compaction finds them:
+    the files of hour folders changed since they were last found fully compacted, asked of the
+    manifest (its cost does not grow with the files already compacted)."""
+    from spark_jobs.compaction.listing import changed, is_late, list_files, list_partitions, local_root
     from warehouse.compaction_store import compacted_paths, settled_partitions
 
     if local_root(log_root) is None:
         return None
-    partitions = list_partitions(None, log_root, datetime.now(UTC) + timedelta(days=1), None)
+    now = datetime.now(UTC)
+    partitions = list_partitions(None, log_root, now + timedelta(days=1), None)
     files = list_files(None, changed(partitions, settled_partitions(conn, [item.path for item in partitions])))
     done = compacted_paths(conn, [item.path for item in files])
-    return sum(item.path not in done for item in files)
+    waiting = [item.path for item in files if item.path not in done]
+    return len(waiting), sum(is_late(path, now, lookback_hours) for path in waiting)
 
 
 def main() -> None:

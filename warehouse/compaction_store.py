@@ -47,17 +47,22 @@ class CompactionSummary:
     accesses_added: int
     pending_kept: int
     late_files: int = 0  # files older than the run's own lookback window (late, or left by a pause)
+    # Whether the listing covered the hour partitions older than the lookback (on a local or HDFS root
+    # every scheduled run; on an object store a sweep or ``--late``), so no late file was left behind.
+    late_checked: bool = True
 
     def as_dict(self) -> dict[str, int | str]:
         return asdict(self)
 
     def render(self) -> str:
+        late = (f"{self.late_files} late files taken (hour partitions older than the lookback)" if self.late_checked
+                else f"{self.late_files} late files; hour partitions older than the lookback not listed this run "
+                     "(the scheduled compaction lists them; `lineage compact --late` now)")
         return (
             f"compaction {self.batch_id}: {self.files} new files, {self.events_read} events read, "
             f"{self.events_compacted} compacted, {self.duplicates} duplicates ignored, "
             f"{self.quarantined} quarantined; {self.runs_touched} runs updated, "
-            f"{self.accesses_added} new dataset accesses, {self.pending_kept} field/metadata events kept; "
-            f"{self.late_files} late files (older than the lookback)"
+            f"{self.accesses_added} new dataset accesses, {self.pending_kept} field/metadata events kept; {late}"
         )
 
 
@@ -442,6 +447,7 @@ class BatchMerge:
         events_read: int,
         event_id_retention_days: int,
         late_files: int = 0,
+        late_checked: bool = True,
         settled: Sequence[tuple[str, int, int]] = (),
     ) -> CompactionSummary:
         """Record the batch and its files (path, size) in the manifest, and the hour partitions
@@ -474,6 +480,7 @@ class BatchMerge:
             batch_id=self.batch_id, files=len(files), events_read=events_read, events_compacted=counts["compacted"],
             duplicates=duplicates, quarantined=counts["quarantined"], runs_touched=counts["runs_touched"],
             accesses_added=counts["accesses_added"], pending_kept=counts["pending_kept"], late_files=late_files,
+            late_checked=late_checked,
         )
 
     def finish_empty(self, interval_end: datetime, settled: Sequence[tuple[str, int, int]] = ()) -> None:

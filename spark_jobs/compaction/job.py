@@ -2,9 +2,12 @@
 
     python -m spark_jobs.compaction.job [--interval-end 2026-11-21T06:00:00Z]
 
-Reads only files not yet in the manifest, from partitions up to the interval's end (and a
-lookback for late files); merges everything in one transaction, so a crash leaves the
-warehouse as it was and a re-run of the same interval is a no-op.
+Reads only files not yet in the manifest, from partitions up to the interval's end: every hour
+partition whose folder moved since it was last compacted on a local or HDFS root (a file delivered
+into an hour however old is taken by the next run), the lookback window on an object store
+(every partition once per ``LINEAGE_LATE_SWEEP_HOURS``, or with ``--late``); merges everything
+in one transaction, so a crash leaves the warehouse as it was and a re-run of the same interval
+is a no-op.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from spark_jobs.compaction.listing import (
     is_late,
     list_files,
     list_partitions,
-    listing_start,
+    listing_from,
     local_root,
     now_ms,
 )
@@ -117,13 +120,19 @@ def run_compaction(
     settings: Settings | None = None,
     dag_run_id: str | None = None,
     everything: bool = False,
+    lookback_only: bool = False,
 ) -> CompactionSummary:
     """Compact the raw log files not yet compacted; returns what was done.
 
-    The listing reaches back ``LINEAGE_LOOKBACK_HOURS`` before ``interval_end``, or before the
-    previous run's interval end when the schedule was paused, so no file is stranded; files older
-    than the run's own lookback are counted as late. ``everything`` lists every partition, however
-    old (``--all``: files a producer wrote into long-gone hours).
+    Files are found by arrival, not only by hour (``listing.listing_from``): on a local or HDFS
+    root every hour partition whose folder moved since it was last found fully compacted is
+    listed, however old, so a file delivered into a long-gone hour (a client's spill after an
+    outage) is taken by the next run. On an object store the listing reaches back
+    ``LINEAGE_LOOKBACK_HOURS`` before ``interval_end`` (or before the previous run's interval end
+    after a pause), and every partition once per ``LINEAGE_LATE_SWEEP_HOURS``. Files older than the
+    run's own lookback are counted as late. ``everything`` lists every partition, however old
+    (``--late``); ``lookback_only`` lists the lookback window alone and leaves late files to the
+    schedule (the refresh on new files, whose latency a root of years of hour folders would add to).
 
     Files are staged in chunks of ``LINEAGE_COMPACTION_CHUNK_MB``; while Spark parses and
     stages one chunk, the previous one is merged inside the batch's single open transaction,
@@ -143,8 +152,8 @@ def run_compaction(
         merge = BatchMerge(merge_conn, batch_id, auto_create_namespaces=settings.auto_create_namespaces)
         try:
             with _phase("listing raw log files"):
-                earliest = None if everything else listing_start(interval_end, settings.lookback_hours,
-                                                                 listed_until(conn))
+                earliest = listing_from(settings.log_root, interval_end, settings.lookback_hours, listed_until(conn),
+                                        settings.late_sweep_hours, everything, lookback_only)
                 listed_at = now_ms()
                 lister = None if local_root(settings.log_root) else sessions.get()
                 partitions = list_partitions(lister, settings.log_root, interval_end, earliest)
@@ -152,16 +161,19 @@ def run_compaction(
                 candidates = list_files(lister, to_list)
                 done = compacted_paths(conn, [f.path for f in candidates])
                 new_files = [f for f in candidates if f.path not in done]
-                late = sum(is_late(f.path, interval_end, settings.lookback_hours) for f in new_files)
+                late_files = [f for f in new_files if is_late(f.path, interval_end, settings.lookback_hours)]
+                late = len(late_files)
                 settling = _settling(to_list, candidates, listed_at)
             log.info("compaction: %d hour partitions since %s, %d unchanged since they were last compacted; "
                      "%d files in the others, %d already compacted, %d new (%d late: older than the %d-hour "
                      "lookback)", len(partitions), earliest.isoformat() if earliest else "the beginning",
                      len(partitions) - len(to_list), len(candidates), len(done), len(new_files), late,
                      settings.lookback_hours)
+            _log_late(late_files, earliest, settings)
+            late_checked = earliest is None
             if not new_files:
                 merge.finish_empty(interval_end, settled=settling)
-                return CompactionSummary(batch_id, 0, 0, 0, 0, 0, 0, 0, 0)
+                return CompactionSummary(batch_id, 0, 0, 0, 0, 0, 0, 0, 0, late_checked=late_checked)
             prepare_staging(conn)
             chunks = chunk_files(new_files, settings.compaction_chunk_mb * 1_048_576)
             if sessions.in_process(new_files):
@@ -177,11 +189,28 @@ def run_compaction(
                     [(f.path, f.size_bytes) for f in new_files], dag_run_id=dag_run_id,
                     interval_end=interval_end, started_at=started_at, events_read=events_read,
                     event_id_retention_days=settings.event_id_retention_days, late_files=late,
-                    settled=settling,
+                    late_checked=late_checked, settled=settling,
                 )
         except BaseException as error:
             merge.abort(error)
             raise
+
+
+def _log_late(late_files: Sequence[LogFile], earliest: datetime | None, settings: Settings) -> None:
+    """Say in the task's log what this run does about late files: those it takes, or that it did
+    not look (an object store between sweeps)."""
+    if late_files:
+        hours = sorted({f.path.rsplit("/", 1)[0] for f in late_files})
+        log.warning("compaction: %d late files found in %d hour partitions older than the %d-hour lookback "
+                    "(delivered after their hour, e.g. a client's spill after an outage), taken in this batch: "
+                    "%s", len(late_files), len(hours), settings.lookback_hours,
+                    ", ".join(hours[:5]) + (f" and {len(hours) - 5} more" if len(hours) > 5 else ""))
+    if earliest is not None:
+        every = (f"every {settings.late_sweep_hours} hours" if settings.late_sweep_hours
+                 else "never (LINEAGE_LATE_SWEEP_HOURS=0)")
+        log.info("compaction: hour partitions before %s not listed by this run; the scheduled compaction lists "
+                 "them (every run on a local or HDFS root, on an object store %s), `lineage compact --late` now",
+                 earliest.isoformat(), every)
 
 
 class _Sessions:
@@ -305,9 +334,9 @@ def _merge_logged(merge: BatchMerge, table: str, index: int, total: int) -> None
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Compact raw lineage logs into the warehouse.")
     parser.add_argument("--interval-end", help="RFC 3339 time; default now")
-    parser.add_argument("--all", action="store_true", dest="everything",
+    parser.add_argument("--late", "--all", action="store_true", dest="everything",
                         help="list every partition of the log root, however old, and compact the files not yet "
-                             "compacted (files written into hours older than the lookback); the summary counts "
+                             "compacted (files delivered into hours older than the lookback); the summary counts "
                              "them as late")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")

@@ -161,17 +161,18 @@ def test_a_long_run_started_in_one_compaction_is_completed_by_the_next(
         ("failed", datetime(2026, 11, 21, 4, tzinfo=UTC), datetime(2026, 11, 21, 5, 30, tzinfo=UTC))]
 
 
-def test_late_files_within_the_lookback_are_picked_up_and_future_ones_wait(
+def test_late_files_are_picked_up_however_old_and_future_ones_wait(
     spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     settings = settings_for(warehouse_db, LINEAGE_LOOKBACK_HOURS="3")
     write_log(log_root, [access("late")], hour="dt=2026-11-21/hour=03")
-    write_log(log_root, [access("too_old")], hour="dt=2026-11-20/hour=12")
+    write_log(log_root, [access("older_than_the_lookback")], hour="dt=2026-11-20/hour=12")
     write_log(log_root, [access("future")], hour="dt=2026-11-21/hour=07")
     write_log(log_root, [access("in_progress")], hour="dt=2026-11-21/hour=05", name=".temp.jsonl")
     summary = run_compaction(spark, interval_end=END, settings=settings)
-    assert summary.files == 1
-    assert rows(warehouse_db, "select dataset from lineage.access_details") == [("late",)]
+    assert (summary.files, summary.late_files) == (2, 1)
+    assert sorted(rows(warehouse_db, "select dataset from lineage.access_details")) == [
+        ("late",), ("older_than_the_lookback",)]
 
 
 def test_a_paused_schedule_strands_no_file_and_the_summary_counts_the_late_ones(
@@ -196,15 +197,15 @@ def test_a_paused_schedule_strands_no_file_and_the_summary_counts_the_late_ones(
     assert run_compaction(spark, interval_end=END + timedelta(days=2, hours=1), settings=settings).files == 0
 
 
-def test_files_written_into_hours_long_gone_are_compacted_by_the_all_listing(
+def test_files_written_into_hours_long_gone_are_compacted_by_the_next_scheduled_run(
     spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     settings = settings_for(warehouse_db, LINEAGE_LOOKBACK_HOURS="3")
     assert run_compaction(spark, interval_end=END, settings=settings).files == 0
     write_log(log_root, [access("from_a_skewed_clock")], hour="dt=2026-10-01/hour=00")
-    assert run_compaction(spark, interval_end=END + timedelta(hours=1), settings=settings).files == 0
-    everything = run_compaction(spark, interval_end=END + timedelta(hours=1), settings=settings, everything=True)
-    assert (everything.files, everything.late_files) == (1, 1)
+    scheduled = run_compaction(spark, interval_end=END + timedelta(hours=1), settings=settings)
+    assert (scheduled.files, scheduled.late_files, scheduled.late_checked) == (1, 1, True)
+    assert run_compaction(spark, interval_end=END + timedelta(hours=1), settings=settings, everything=True).files == 0
     assert rows(warehouse_db, "select dataset from lineage.access_details") == [("from_a_skewed_clock",)]
 
 
