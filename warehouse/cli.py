@@ -23,6 +23,7 @@ import typer
 from rich.console import Console
 from rich.progress import track
 from rich.table import Table
+from rich.text import Text
 
 from lineage.errors import LineageError
 from lineage.settings import Settings
@@ -41,8 +42,10 @@ app.add_typer(namespaces_app, name="namespaces")
 app.add_typer(grants_app, name="grants")
 app.add_typer(quarantine_app, name="quarantine")
 app.add_typer(quality_app, name="quality")
-out = Console()
-err = Console(stderr=True)
+# What the warehouse holds is printed literally: no rich markup (``[link=...]``, ``[/]``) and no
+# emoji codes are read in names, reasons or event contents.
+out = Console(markup=False, emoji=False, highlight=False)
+err = Console(stderr=True, markup=False, emoji=False, highlight=False)
 CLI_USER = "cli"  # who the change records name for what this command does
 
 
@@ -51,7 +54,7 @@ def _settings() -> Settings:
 
 
 def _fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
+    err.print(Text.assemble(("error:", "red"), f" {message}"))
     return typer.Exit(1)
 
 
@@ -64,7 +67,7 @@ def _connect() -> Any:
 def _table(columns: list[str], rows: list[list[Any]]) -> Table:
     table = Table(*columns, show_lines=False, highlight=False)
     for row in rows:
-        table.add_row(*("" if value is None else str(value) for value in row))
+        table.add_row(*(Text("" if value is None else str(value)) for value in row))
     return table
 
 
@@ -297,8 +300,8 @@ def status() -> None:
               highlight=False)
     blocked = [batch for batch in blocking(settings.database_url) if batch.quality == "failed"]
     if blocked:
-        out.print(f"[red]{len(blocked)} batches failed their check: the marts are blocked[/red] "
-                  "(lineage quality status)")
+        out.print(Text.assemble((f"{len(blocked)} batches failed their check: the marts are blocked", "red"),
+                                " (lineage quality status)"))
         raise typer.Exit(1)
 
 
@@ -324,7 +327,7 @@ def main() -> None:
     try:
         app()
     except LineageError as error:  # a refusal from the core: its message, exit 1
-        err.print(f"[red]error:[/red] {error}", highlight=False)
+        err.print(Text.assemble(("error:", "red"), f" {error}"))
         sys.exit(1)
 
 
