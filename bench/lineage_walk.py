@@ -32,18 +32,18 @@ from bench.lineage_workload import NAMESPACE, Topology, load, raw_events
 from lineage.lineage_graph import DataRef, lineage_response, walk_lineage
 from lineage.settings import Settings, libpq_url
 from warehouse.dbt_build import build_marts
-from warehouse.lineage_store import LineageQueries, in_window
+from warehouse.lineage_store import LineageQueries, run_in_window
 from warehouse.migrate import apply_migrations
 
 _NAIVE_PROGRAMS = f"""select distinct r.program_key from lineage.dataset_accesses a
     join lineage.runs r using (run_key) where a.dataset_key = %(node)s
-    and {in_window("r.started_at", "r.stopped_at")}"""
+    and {run_in_window("r")}"""
 _NAIVE_DATASETS = f"""select distinct a.dataset_key from lineage.runs r
     join lineage.dataset_accesses a using (run_key) where r.program_key = %(node)s
-    and {in_window("r.started_at", "r.stopped_at")}"""
+    and {run_in_window("r")}"""
 _NAIVE_RELATIONS = f"""select a.dataset_key, a.access, r.run_id from lineage.runs r
     join lineage.dataset_accesses a using (run_key) where r.program_key = %(node)s
-    and {in_window("r.started_at", "r.stopped_at")}"""
+    and {run_in_window("r")}"""
 
 
 def naive_walk(conn: psycopg.Connection, data: DataRef, start: datetime, end: datetime, levels: int) -> int:

@@ -238,11 +238,12 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         where kind in ('dataset_access', 'dataset_facets')
         on conflict do nothing"""),
     MergeStep("runs", f"""
-        insert into lineage.runs as r (namespace, program_key, run_id, started_at, stopped_at, status,
-                                       first_batch_id, last_batch_id)
+        insert into lineage.runs as r (namespace, program_key, run_id, started_at, stopped_at, first_event_at,
+                                       status, first_batch_id, last_batch_id)
         select e.namespace, p.program_key, e.run_id,
                min({_EVENT_TIME}) filter (where kind = 'run_start'),
                max({_EVENT_TIME}) filter (where kind = 'run_end'),
+               min({_EVENT_TIME}),
                coalesce((array_agg(status order by event_time_us desc) filter (where kind = 'run_end'))[1],
                         '{RUNNING}'),
                %(batch)s, %(batch)s
@@ -252,6 +253,7 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         on conflict (namespace, program_key, run_id) do update set
             started_at = least(r.started_at, excluded.started_at),
             stopped_at = greatest(r.stopped_at, excluded.stopped_at),
+            first_event_at = least(r.first_event_at, excluded.first_event_at),
             status = case when excluded.stopped_at is not null
                            and (r.stopped_at is null or excluded.stopped_at >= r.stopped_at)
                           then excluded.status else r.status end,

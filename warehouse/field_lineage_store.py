@@ -25,7 +25,7 @@ from psycopg.types.json import set_json_loads
 from lineage.field_lineage_response import FieldKey
 from lineage.field_paths import DERIVATION, path_fingerprint, path_operations, path_origins
 from warehouse import entity_keys
-from warehouse.lineage_store import in_window
+from warehouse.lineage_store import run_in_window
 
 STAGING_SCHEMA = "lineage_field_staging"  # not the compaction's: it drops its own schema whole
 STALE_STAGING_SECONDS = 86_400  # a staging table this old was left by a job that crashed
@@ -285,13 +285,14 @@ def field_known(conn: psycopg.Connection, namespace: str, dataset: str, field: s
 
 
 def run_groups(keys: Sequence[str]) -> str:
-    """Two CTEs over a CTE ``per_run`` (``keys``, run_id, started_at, program_key): ``per_set``,
-    each group's runs with the first and last start, and ``per_program``, each group's
-    programs (CDAP's program id parts and ``lastExecutedTimeInSeconds``, the latest start)."""
+    """Two CTEs over a CTE ``per_run`` (``keys``, run_id, run_at, program_key): ``per_set``,
+    each group's runs with the first and last run time, and ``per_program``, each group's
+    programs (CDAP's program id parts and ``lastExecutedTimeInSeconds``, the latest run time). A
+    run's time is its start, or else its earliest event (``lineage_store.run_in_window``)."""
     cols, x_cols = ", ".join(keys), ", ".join(f"x.{key}" for key in keys)
     return f"""
     per_set as (
-        select {cols}, to_jsonb(array_agg(run_id)) as runs, min(started_at) as first_seen, max(started_at) as last_seen
+        select {cols}, to_jsonb(array_agg(run_id)) as runs, min(run_at) as first_seen, max(run_at) as last_seen
         from per_run group by {cols}
     ),
     per_program as (
@@ -299,7 +300,7 @@ def run_groups(keys: Sequence[str]) -> str:
                    'namespace', p.namespace, 'application', p.application, 'type', p.program_type,
                    'program', p.program, 'lastExecutedTimeInSeconds', extract(epoch from x.last_run)::bigint)
                ) as programs
-        from (select {cols}, program_key, max(started_at) as last_run from per_run group by {cols}, program_key) x
+        from (select {cols}, program_key, max(run_at) as last_run from per_run group by {cols}, program_key) x
         join lineage.programs p on p.program_key = x.program_key
         group by {x_cols}
     )"""
@@ -325,11 +326,11 @@ _PATHS = f"""
         join lineage.field_paths p on p.set_fingerprint = s.fingerprint and p.field = k.field
     ),
     per_run as (
-        select ds.dataset_key, ds.set_fingerprint, r.run_id, r.started_at, r.program_key
+        select ds.dataset_key, ds.set_fingerprint, r.run_id, r.run_at, r.program_key
         from (select distinct dataset_key, set_fingerprint from key_sets) ds
         join lineage.field_lineage_runs f on f.dataset_key = ds.dataset_key and f.set_fingerprint = ds.set_fingerprint
         join lineage.runs r on r.run_key = f.run_key
-        where {in_window("r.started_at", "r.stopped_at")}
+        where {run_in_window("r")}
     ),
     {run_groups(("dataset_key", "set_fingerprint"))}
     select ks.namespace, ks.dataset, ks.field, p.path_fingerprint, p.path - 'operations' as path,
@@ -364,7 +365,7 @@ _FED_BY = f"""
                            and d.dataset = s.destination
     where exists (select 1 from lineage.field_lineage_runs f join lineage.runs r on r.run_key = f.run_key
                   where f.dataset_key = d.dataset_key and f.set_fingerprint = x.set_fingerprint
-                    and {in_window("r.started_at", "r.stopped_at")})
+                    and {run_in_window("r")})
     order by 1, 2, 3"""
 
 
@@ -429,11 +430,11 @@ _FLOWS = f"""
         where x.source_namespace = %(namespace)s and x.source = %(dataset)s and x.source_field = %(field)s
     ),
     per_run as (
-        select fl.set_fingerprint, r.run_id, r.started_at, r.program_key
+        select fl.set_fingerprint, r.run_id, r.run_at, r.program_key
         from flows fl
         join lineage.field_lineage_runs f on f.dataset_key = fl.dataset_key and f.set_fingerprint = fl.set_fingerprint
         join lineage.runs r on r.run_key = f.run_key
-        where {in_window("r.started_at", "r.stopped_at")}
+        where {run_in_window("r")}
     ),
     {run_groups(("set_fingerprint",))}
     select fl.flow_fingerprint, fl.flow, fl.descriptions, fl.described_at, fl.destination_namespace,
@@ -481,7 +482,7 @@ _LINEAGE_FIELDS = f"""
                                and d.dataset = f.destination
         where exists (select 1 from lineage.field_lineage_runs r join lineage.runs u on u.run_key = r.run_key
                       where r.dataset_key = d.dataset_key and r.set_fingerprint = f.fingerprint
-                        and {in_window("u.started_at", "u.stopped_at")})
+                        and {run_in_window("u")})
     )
     select f.namespace, f.dataset, f.field, bool_or(l.fingerprint is not null) as has_lineage
     from fields f

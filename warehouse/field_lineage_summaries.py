@@ -14,7 +14,7 @@ from lineage.field_hiding import Readable, hide_flow, hide_path
 from lineage.field_lineage_response import FieldKey
 from lineage.field_summaries import Direction, dataset_summary, field_summary, operation_sets, wants
 from warehouse import field_lineage_store
-from warehouse.lineage_store import in_window
+from warehouse.lineage_store import run_in_window
 
 # An operation set's row of field_path_sources counts when a run in the window recorded the set
 # for its destination.
@@ -23,7 +23,7 @@ _RECORDED_IN_WINDOW = f"""exists (
     join lineage.field_lineage_runs f on f.dataset_key = d.dataset_key and f.set_fingerprint = s.fingerprint
     join lineage.runs r on r.run_key = f.run_key
     where d.namespace = s.destination_namespace and d.dataset_type = s.destination_type
-      and d.dataset = s.destination and {in_window("r.started_at", "r.stopped_at")})"""
+      and d.dataset = s.destination and {run_in_window("r")})"""
 
 # (source field, destination field) pairs whose destination is the dataset (and field, when given).
 _INCOMING = f"""

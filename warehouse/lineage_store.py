@@ -29,8 +29,17 @@ def in_window(started: str, stopped: str) -> str:
     """SQL for the *Metadata and Data Discovery* design's scan condition: a run belongs to
     [%(start)s, %(end)s) when it started
     before end and had not stopped before start (a running run has no stop). The one home of
-    that rule: the walk applies it to runs and to bucket bounds, the runs endpoint to runs."""
+    that rule: the walk applies it to the mart's run times and bucket bounds, ``run_in_window``
+    to rows of ``lineage.runs``."""
     return f"({started} < %(end)s and coalesce({stopped}, 'infinity'::timestamptz) >= %(start)s)"
+
+
+def run_in_window(run: str) -> str:
+    """The window rule on the row ``run`` of ``lineage.runs``, at the run's time ``run_at``: its
+    start, or else its earliest event (migration 0020), so a run known only from its end (an
+    OpenLineage COMPLETE or FAIL without START) is in the windows around its end. Every windowed
+    answer on runs uses it; the walk's mart is built from the same ``run_at``."""
+    return in_window(f"{run}.run_at", f"{run}.stopped_at")
 
 
 # A bucket row is in the window when any of its runs is: all of them are when the bucket's
@@ -173,8 +182,8 @@ def program_runs(
     conn: psycopg.Connection, namespace: str, application: str, program_type: str, program: str,
     start: datetime, end: datetime,
 ) -> list[dict[str, Any]] | None:
-    """The program's runs in the window, newest first, each with its parent run (or None); None
-    when the program is unknown."""
+    """The program's runs in the window, newest first (by their time: the start, or else the
+    earliest event), each with its parent run (or None); None when the program is unknown."""
     with conn.cursor(row_factory=dict_row) as cursor:
         found = cursor.execute(
             """select program_key from lineage.programs
@@ -185,8 +194,8 @@ def program_runs(
             return None
         runs = cursor.execute(
             f"""select run_key, run_id, status, started_at, stopped_at from lineage.runs r
-                where program_key = %(program)s and {in_window("r.started_at", "r.stopped_at")}
-                order by started_at desc, run_id""",
+                where program_key = %(program)s and {run_in_window("r")}
+                order by run_at desc, run_id""",
             {"program": found["program_key"], "start": start, "end": end},
         ).fetchall()
     parents = linked_runs(conn, [run["run_key"] for run in runs])

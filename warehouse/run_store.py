@@ -100,7 +100,7 @@ def run_detail(conn: psycopg.Connection, namespace: str, application: str, progr
                join lineage.runs r using (run_key) join lineage.programs p using (program_key)
                where (l.namespace, l.application, l.program_type, l.program, l.run_id, l.relation)
                      = (%(namespace)s, %(application)s, %(program_type)s, %(program)s, %(run_id)s, 'parent')
-               order by r.started_at nulls last, p.program, r.run_id limit %(limit)s""",
+               order by r.run_at nulls last, p.program, r.run_id limit %(limit)s""",
             {**named, "limit": MAX_CHILDREN}).fetchall()
         if run is None and not children:
             return None

@@ -1,10 +1,14 @@
 -- The dataset lineage walk's table (the Metadata and Data Discovery design): one row per (program, data, access, component,
--- bucket) with the runs that made that access, their starts and stops as parallel arrays.
+-- bucket) with the runs that made that access, their times and stops as parallel arrays. A
+-- run's time is lineage.runs.run_at: its start, or else its earliest event (a run known only
+-- from its end), the time every other windowed answer uses (warehouse.lineage_store.run_in_window).
 --
 -- A bucket is the UTC day a run started. A run that is still running, ran for more than a day
 -- or has no recorded start is also listed under the '-infinity' bucket, so a window only ever
 -- reads the buckets of its own days (and the day before) plus that small one, and the exact
--- window rule is checked on the runs' own times.
+-- window rule is checked on the runs' own times. A start-less run is under '-infinity' only, not
+-- under the day of its time: that bucket is rebuilt whole on every build, so when its START
+-- arrives later the run leaves it (a day bucket it left would keep it).
 --
 -- An 'unknown' access is dropped when the same run has a known access to the same data.
 --
@@ -107,12 +111,9 @@ spans as (
         run_key,
         program_key,
         run_id,
-        coalesce(
-            started_at,
-            (select min(accesses.accessed_at) from accesses where accesses.run_key = candidate_runs.run_key)
-        ) as started_at,
+        started_at,
+        run_at,
         stopped_at,
-        started_at is not null as start_recorded,
         {{ long_or_running('candidate_runs') }} as long_or_running
     from candidate_runs
 
@@ -122,7 +123,7 @@ bucketed as (
 
     select spans.*, (spans.started_at at time zone 'UTC')::date as bucket
     from spans
-    where spans.start_recorded
+    where spans.started_at is not null
 
     union all
 
@@ -165,11 +166,11 @@ final as (
         access,
         coalesce(component, '') as component,
         bucket,
-        array_agg(run_id order by started_at, run_id) as run_ids,
-        array_agg(started_at order by started_at, run_id) as run_starts,
-        array_agg(stopped_at order by started_at, run_id) as run_stops,
-        min(started_at) as earliest_start,
-        max(started_at) as latest_start,
+        array_agg(run_id order by run_at, run_id) as run_ids,
+        array_agg(run_at order by run_at, run_id) as run_starts,
+        array_agg(stopped_at order by run_at, run_id) as run_stops,
+        min(run_at) as earliest_start,
+        max(run_at) as latest_start,
         min(coalesce(stopped_at, 'infinity'::timestamptz)) as earliest_stop,
         max(coalesce(stopped_at, 'infinity'::timestamptz)) as latest_stop,
         (select max(batches.finished_at) from batches) as refreshed_through

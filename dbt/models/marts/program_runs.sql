@@ -42,6 +42,7 @@ final as (
         programs.program,
         runs.run_id,
         runs.started_at,
+        runs.run_at,
         runs.stopped_at,
         runs.status,
         runs.is_running,

@@ -13,6 +13,8 @@ renamed as (
         run_id,
         started_at,
         stopped_at,
+        first_event_at,
+        run_at,
         status,
         status = 'running' as is_running,
         first_batch_id as first_compaction_batch_id,
