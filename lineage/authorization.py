@@ -100,20 +100,36 @@ def grant_subject(text: str) -> MetadataEntity | None:
         raise InvalidEntityError(_GRANT_ENTITY)
     collection, _, name = rest.partition("/")
     if collection in ("datasets", "streams"):
-        segments = [collection, path_name(name)]  # a name holds '/' (s3://lake/orders): all of the rest
-    else:
-        segments = [path_name(part) for part in rest.removesuffix("/").split("/")] if rest else []
+        return _dataset_subject(path_name(namespace), collection, name)
+    segments = [path_name(part) for part in rest.removesuffix("/").split("/")] if rest else []
     return from_path(path_name(namespace), segments)
+
+
+def _dataset_subject(namespace: str, collection: str, name: str) -> MetadataEntity:
+    """The dataset or stream of a grant path: ``name`` is all of the rest of the path
+    (``s3://lake/orders``), unless it reads as parts under a dataset (``orders/field/id``), which
+    grants do not go on."""
+    parts = [path_name(part) for part in name.split("/")]
+    try:
+        under = from_path(namespace, [collection, *parts])
+    except InvalidEntityError:  # no /type/name pairs after its first segment: a name holding '/'
+        return from_path(namespace, [collection, path_name(name)])
+    if len(parts) == 1:
+        return under
+    return _refused(under, f"a {collection.removesuffix('s')} whose name reads so is written with its '/' as '%2F'")
 
 
 def _grant_key_subject(text: str) -> MetadataEntity:
     """The entity of a grant key (``namespace=sales,dataset=orders``), once it is one grants go on."""
-    subject = parse(text)
+    return _refused(parse(text), "in a key, a ',' or '=' inside a name is escaped: 'namespace=sales,dataset=a\\,b'")
+
+
+def _refused(subject: MetadataEntity, hint: str) -> MetadataEntity:
+    """``subject`` once grants go on it; else the refusal, with ``hint`` on how to name it."""
     try:
         grant_target(subject)
     except InvalidEntityError as error:
-        raise InvalidEntityError(f"{error} (in a key, a ',' or '=' inside a name is escaped: "
-                                 f"'namespace=sales,dataset=a\\,b')") from None
+        raise InvalidEntityError(f"{error} ({hint})") from None
     return subject
 
 

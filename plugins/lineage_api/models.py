@@ -568,8 +568,10 @@ class NamespaceDeletion(Body):
 # --- grants (the Metadata Custom Entities and Authorization design) -------------------------
 
 class GrantRequest(Body):
-    """Give ``principal`` exactly ``privilege`` on ``entity`` (``instance`` or an entity path
-    such as ``namespaces/sales/datasets/orders``)."""
+    """Give ``principal`` exactly ``privilege`` on ``entity``: ``instance``, an entity path such as
+    ``namespaces/sales/datasets/orders`` (a name holding ``/`` raw or ``%2F``:
+    ``namespaces/sales/datasets/s3://lake/orders``), or a key as grants are listed
+    (``namespace=sales,dataset=s3://lake/orders``)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -22,6 +22,7 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 
+from lineage.authorization import grant_subject, grant_target
 from tests.airflow_support import admin_client
 from tests.conftest import create_scratch_db, drop_scratch_db
 from warehouse.db import connect
@@ -146,6 +147,8 @@ def test_a_name_holding_separators_is_escaped_in_its_key_and_reaches_no_other_da
     ("namespace=sales,dataset=a,b=c", "a b is checked on namespace=sales,dataset=a (in a key, a ',' or '='"),
     ("namespace=sales,dataset=", "entity key 'dataset' has an empty value"),
     ("namespace=sales,dataset=a\\", "ends with a lone backslash"),
+    ("namespaces/sales/datasets/orders/field/id", "a field is checked on namespace=sales,dataset=orders (a dataset "
+                                                  "whose name reads so is written with its '/' as '%2F')"),
     ("namespaces/sales/datasets/", "entity key 'dataset' has an empty value"),
     ("namespaces/sales/datasets", "entity key 'dataset' has an empty value"),
     ("namespaces//datasets/orders", "the entity is 'instance' or a path"),
@@ -159,3 +162,20 @@ def test_a_hostile_entity_is_a_clear_400(api: TestClient, entity: str, says: str
     assert refused.status_code == 400, refused.text
     assert says in refused.json()["message"], refused.text
     assert api.get(f"{V3}/grants", params={"principal": "someone"}).json() == []
+
+
+@pytest.mark.parametrize(("entity", "key"), [
+    ("namespaces/sales/datasets/s3://lake/orders", "namespace=sales,dataset=s3://lake/orders"),
+    ("namespaces/sales/datasets/s3%3A%2F%2Flake%2Forders", "namespace=sales,dataset=s3://lake/orders"),
+    ("namespaces/sales/datasets/file//tmp/a.csv", "namespace=sales,dataset=file//tmp/a.csv"),
+    ("namespaces/sales/datasets/orders/2026/01", "namespace=sales,dataset=orders/2026/01"),
+    ("namespaces/sales/datasets/hive%2Fdb%2Ftbl", "namespace=sales,dataset=hive/db/tbl"),
+    ("namespaces/sales/datasets/50%25off", "namespace=sales,dataset=50%off"),
+    ("namespaces/sales/streams/kafka://broker:9092/clicks", "namespace=sales,stream=kafka://broker:9092/clicks"),
+    ("namespaces/sales/apps/Shop/spark/Load/", "namespace=sales,application=Shop,type=spark,program=Load"),
+    ("namespace=sales,dataset=a\\,b", "namespace=sales,dataset=a\\,b"),
+    ("namespaces/sales/", "namespace=sales"),
+    ("instance", "instance"),
+])
+def test_each_way_of_naming_a_grant_gives_the_key_its_entity_is_checked_on(entity: str, key: str) -> None:
+    assert grant_target(grant_subject(entity)) == key

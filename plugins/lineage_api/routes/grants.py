@@ -3,9 +3,12 @@ design): admins give Airflow users READ, WRITE or ADMIN on the instance, a names
 or stream, or a program.
 
 The entity is named by its API path: ``instance``, ``namespaces/sales``,
-``namespaces/sales/datasets/orders``, ``namespaces/sales/apps/Shop/spark/Load``. Granting or
-revoking needs ADMIN there (a namespace admin manages its namespace and everything in it);
-on the instance, ADMIN on the instance (an Airflow admin).
+``namespaces/sales/datasets/orders``, ``namespaces/sales/apps/Shop/spark/Load``, where a
+dataset's or stream's name is the rest of the path, its ``/`` raw or ``%2F``
+(``namespaces/sales/datasets/s3://lake/orders``); or by the key a grant is listed under
+(``namespace=sales,dataset=s3://lake/orders``). Granting or revoking needs ADMIN there (a
+namespace admin manages its namespace and everything in it); on the instance, ADMIN on the
+instance (an Airflow admin).
 """
 
 from __future__ import annotations
