@@ -19,31 +19,10 @@ from typing import Any, Literal, Protocol
 from lineage.authorization import HIDDEN as HIDDEN  # re-exported: the lineage answer names it
 from lineage.errors import InvalidLineageRequestError
 from lineage.graph_walk import walk
+from lineage.ids import DataRef as DataRef  # re-exported: the walk's nodes, their ids rendered there
+from lineage.ids import ProgramRef as ProgramRef
 
 COLLAPSE_TYPES = ("access", "run", "component")
-
-
-@dataclass(frozen=True)
-class DataRef:
-    namespace: str
-    type: str  # dataset | stream
-    name: str
-
-    @property
-    def id(self) -> str:
-        return f"{self.type}.{self.namespace}.{self.name}"
-
-
-@dataclass(frozen=True)
-class ProgramRef:
-    namespace: str
-    application: str
-    type: str
-    name: str
-
-    @property
-    def id(self) -> str:
-        return f"{self.type}.{self.namespace}.{self.application}.{self.name}"
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,13 @@
-"""Stored entity keys: the core renders each row's entity key and grant key once, and the
-warehouse keeps them with the row, so SQL, dbt and the pages read them instead of re-deriving
-the rules (``lineage.metadata_entity`` renders keys, ``lineage.authorization`` picks grant keys).
+"""Stored entity keys and node ids: the core renders each row's entity key, grant key and node
+id once, and the warehouse keeps them with the row, so SQL, dbt and the pages read them instead
+of re-deriving the rules (``lineage.metadata_entity`` renders keys, ``lineage.authorization``
+picks grant keys, ``lineage.ids`` renders ids).
 
 Bulk merges insert datasets and programs set-at-a-time in SQL; ``fill_missing`` then renders
-the keys of the rows just inserted, in the same transaction. Metadata rows get their grant key
-when written (``warehouse.metadata_store``); ``backfill`` fills rows written before migration
-0011 once, with that migration.
+the keys and ids of the rows just inserted, in the same transaction. Metadata rows get their
+grant key when written (``warehouse.metadata_store``); ``backfill`` fills rows written before
+migration 0011 once, with that migration, and ``backfill_ids`` the ids of rows written before
+migration 0021.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import orjson
 import psycopg
 
 from lineage.authorization import grant_key
+from lineage.ids import DataRef, ProgramRef
 from lineage.metadata_entity import application_entity, dataset_entity, entity, program_entity
 
 
@@ -22,9 +25,12 @@ def _details(parts: tuple[tuple[str, str], ...]) -> str:
 
 
 def fill_missing(conn: psycopg.Connection) -> int:
-    """Render and store the keys of datasets and programs that have none yet; returns how many."""
+    """Render and store the keys and ids of datasets and programs that have none yet; returns how
+    many rows got keys."""
     with conn.transaction():  # a savepoint inside the caller's transaction
-        return _fill_missing(conn)
+        filled = _fill_missing(conn)
+        _fill_ids(conn)
+        return filled
 
 
 def _fill_missing(conn: psycopg.Connection) -> int:
@@ -55,6 +61,38 @@ def _fill_missing(conn: psycopg.Connection) -> int:
                         from program_keys k where p.program_key = k.program_key""")
         conn.execute("drop table program_keys")
     return len(datasets) + len(programs)
+
+
+def _fill_ids(conn: psycopg.Connection) -> None:
+    """Store the node ids (``lineage.ids``) of datasets and programs that have none yet."""
+    datasets = conn.execute("""select dataset_key, namespace, dataset_type, dataset from lineage.datasets
+                               where data_id is null""").fetchall()
+    programs = conn.execute("""select program_key, namespace, application, program_type, program
+                               from lineage.programs where program_id is null""").fetchall()
+    if datasets:
+        conn.execute("create temp table dataset_ids (dataset_key bigint, data_id text) on commit drop")
+        with conn.cursor().copy("copy dataset_ids from stdin") as copy:
+            for key, namespace, dataset_type, name in datasets:
+                copy.write_row((key, DataRef(namespace, dataset_type, name).id))
+        conn.execute("""update lineage.datasets d set data_id = i.data_id
+                        from dataset_ids i where d.dataset_key = i.dataset_key""")
+        conn.execute("drop table dataset_ids")
+    if programs:
+        conn.execute("create temp table program_ids (program_key bigint, program_id text, run_id_prefix text) "
+                     "on commit drop")
+        with conn.cursor().copy("copy program_ids from stdin") as copy:
+            for key, namespace, application, program_type, name in programs:
+                program = ProgramRef(namespace, application, program_type, name)
+                copy.write_row((key, program.id, program.run_id_prefix))
+        conn.execute("""update lineage.programs p set program_id = i.program_id, run_id_prefix = i.run_id_prefix
+                        from program_ids i where p.program_key = i.program_key""")
+        conn.execute("drop table program_ids")
+
+
+def backfill_ids(conn: psycopg.Connection) -> None:
+    """The node ids of every dataset and program written without them (run with migration 0021)."""
+    with conn.transaction():
+        _fill_ids(conn)
 
 
 def backfill(conn: psycopg.Connection) -> None:

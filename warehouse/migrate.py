@@ -41,7 +41,7 @@ class Migration:
 
 
 # Data a migration needs that only the core can compute, filled in the migration's transaction.
-_BACKFILLS: dict[int, Callable[[psycopg.Connection], None]] = {11: entity_keys.backfill}
+_BACKFILLS: dict[int, Callable[[psycopg.Connection], None]] = {11: entity_keys.backfill, 21: entity_keys.backfill_ids}
 
 
 def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:

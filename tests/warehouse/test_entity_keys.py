@@ -51,6 +51,31 @@ def test_rows_written_before_migration_0011_get_their_keys_with_it(empty_db: str
         assert conn.execute("select grant_key from lineage.metadata").fetchall() == [(PROGRAM,)]
 
 
+def test_rows_written_before_migration_0021_get_their_node_ids_with_it(empty_db: str, tmp_path: Path) -> None:
+    earlier = [path for path in sorted(MIGRATIONS_DIR.glob("*.sql")) if int(path.name[:4]) < 21]
+    for migration in earlier:
+        shutil.copy(migration, tmp_path / migration.name)
+    apply_migrations(empty_db, tmp_path)
+    with connect(empty_db, autocommit=True) as conn:
+        conn.execute("""insert into lineage.datasets (namespace, dataset_type, dataset)
+                        values ('default', 'dataset', 's3://lake/a.b'), ('default', 'stream', 'clicks')""")
+        conn.execute("""insert into lineage.programs (namespace, application, program_type, program)
+                        values ('default', 'a.b', 'openlineage', 'c'), ('default', 'a', 'openlineage', 'b.c'),
+                               ('default', 'Shop', 'spark', 'Load')""")
+
+    shutil.copy(MIGRATIONS_DIR / "0021_node_ids.sql", tmp_path)
+    assert [m.version for m in apply_migrations(empty_db, tmp_path)] == [21]
+
+    with connect(empty_db) as conn:
+        assert conn.execute("select data_id from lineage.datasets order by dataset_key").fetchall() == [
+            ("dataset.default.s3://lake/a.b",), ("stream.default.clicks",)]
+        programs = conn.execute("select program_id, run_id_prefix from lineage.programs order by program_key")
+        assert programs.fetchall() == [
+            ("openlineage.default.a\\.b.c", "default.a\\.b.openlineage.c."),
+            ("openlineage.default.a.b.c", "default.a.openlineage.b\\.c."),
+            ("spark.default.Shop.Load", "default.Shop.spark.Load.")]
+
+
 def test_read_on_a_program_finds_its_versions_metadata_in_search(warehouse_db: str) -> None:
     versioned = from_path("default", ["apps", "Shop", "spark", "Load"], version="1.0")
     other = from_path("default", ["apps", "Shop", "spark", "Other"], version="1.0")

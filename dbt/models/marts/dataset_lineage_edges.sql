@@ -27,7 +27,7 @@ programs as (
 final as (
 
     select
-        md5(concat_ws('|', datasets.data_id, programs.program_id, accesses.access)) as lineage_edge_id,
+        {{ md5_key(['datasets.data_id', 'programs.program_id', 'accesses.access']) }} as lineage_edge_id,
         datasets.data_id,
         programs.program_id,
         datasets.namespace,

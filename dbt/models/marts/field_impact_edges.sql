@@ -29,8 +29,8 @@ runs as (
 final as (
 
     select
-        md5(concat_ws('|', path_sources.source_namespace, path_sources.source, path_sources.source_field,
-                      sets.destination_namespace, sets.destination, path_sources.field)) as field_edge_id,
+        {{ md5_key(['path_sources.source_namespace', 'path_sources.source', 'path_sources.source_field',
+                    'sets.destination_namespace', 'sets.destination', 'path_sources.field']) }} as field_edge_id,
         path_sources.source_namespace,
         path_sources.source as source_dataset,
         path_sources.source_field,

@@ -29,8 +29,8 @@ runs as (
 final as (
 
     select
-        md5(concat_ws('|', sets.destination_namespace, sets.destination, paths.field,
-                      paths.path_fingerprint)) as field_path_id,
+        {{ md5_key(['sets.destination_namespace', 'sets.destination', 'paths.field',
+                    'paths.path_fingerprint']) }} as field_path_id,
         sets.destination_namespace as namespace,
         sets.destination as dataset,
         paths.field,

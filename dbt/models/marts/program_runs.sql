@@ -33,8 +33,8 @@ access_counts as (
 final as (
 
     select
-        concat_ws('.', runs.namespace, programs.application, programs.program_type, programs.program,
-                  runs.run_id) as program_run_id,
+        -- the program's stored prefix ends where the run id starts (lineage.ids: the last part is kept as is)
+        programs.run_id_prefix || runs.run_id as program_run_id,
         programs.program_id,
         runs.namespace,
         programs.application,

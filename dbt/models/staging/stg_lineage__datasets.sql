@@ -8,7 +8,7 @@ renamed as (
 
     select
         dataset_key,
-        concat_ws('.', dataset_type, namespace, dataset) as data_id,
+        data_id,  -- as the core rendered it when the row was written (lineage.ids)
         namespace,
         dataset_type,
         dataset,

@@ -8,7 +8,9 @@ renamed as (
 
     select
         program_key,
-        concat_ws('.', program_type, namespace, application, program) as program_id,
+        -- ids as the core rendered them when the row was written (lineage.ids): never re-joined here
+        program_id,
+        run_id_prefix,
         namespace,
         application,
         program_type,

@@ -21,7 +21,7 @@ function lineageElements(body, groupByApplication) {
     const p = programNode(relation.program);
     nodes.set(p.id, {data: {...p}, classes: p.classes});
     const [source, target] = relation.access === "write" ? [p.id, relation.data] : [relation.data, p.id];
-    const id = `${source}|${target}|${relation.access}`;
+    const id = JSON.stringify([source, target, relation.access]);  // ids may hold "|": never joined
     const known = edges.get(id);
     const runs = (known ? known.data.runs : 0) + relation.runs.length;
     edges.set(id, {data: {id, source, target, access: relation.access, runs, label: relation.access === "unknown" ? "?" : ""},
@@ -53,8 +53,9 @@ window.PAGES.lineage = async function (main) {
     const elements = lineageElements(body, group.checked);
     if (window.cy) window.cy.destroy();
     const cy = window.cy = graph(canvas, elements);
-    const focus = `${type.value}.${ns.value}.${name.value}`;
-    cy.$id(focus).addClass("focus");
+    // the asked dataset by its parts: ids are the API's to render (lineage.ids), never rebuilt here
+    cy.nodes().filter((node) => node.data("ns") === ns.value && node.data("type") === type.value &&
+                                node.data("name") === name.value).addClass("focus");
     cy.fit(undefined, 20);
     const count = (selector) => cy.elements(selector).length;
     summary.textContent = `${count("node.dataset") + count("node.stream")} datasets, ${count("node.program") + count("node.application")} ` +
