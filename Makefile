@@ -15,7 +15,7 @@ demo:  ## set up everything and run the main job on the embedded default, then p
 test:  ## run every test (installs what it needs): ruff, mypy, pytest
 	@scripts/test.sh
 
-test-fast:  ## ruff + the unit tests only (no PostgreSQL, Spark or Airflow), in seconds
+test-fast:  ## ruff, import contracts, warm mypy + the unit tests (no PostgreSQL, Spark or Airflow), under 30 s
 	@scripts/test.sh --fast
 
 up:  ## start Airflow (standalone, with the plugin) on localhost in the background
@@ -34,7 +34,7 @@ pg:  ## start the project-local PostgreSQL
 	@scripts/pg.sh start
 
 migrate: venv  ## apply warehouse migrations
-	@$(ENV) && .venv/bin/python -m warehouse.migrate
+	@$(ENV) && .venv/bin/python -m warehouse.db.migrate
 
 examples: venv  ## run the example pipelines (RUNS=3)
 	@$(ENV) && .venv/bin/python -m spark_jobs.examples --runs $${RUNS:-3}
@@ -43,7 +43,7 @@ compact: venv  ## run the compaction Spark job once, outside Airflow
 	@$(ENV) && .venv/bin/python -m spark_jobs.compaction.job
 
 marts: venv  ## dbt build of the marts, outside Airflow
-	@$(ENV) && .venv/bin/python -c "from warehouse.dbt_build import build_marts; from lineage.settings import Settings; print(build_marts(Settings.from_env().database_url).output[-600:])"
+	@$(ENV) && .venv/bin/python -c "from warehouse.pipeline.dbt_build import build_marts; from lineage.settings import Settings; print(build_marts(Settings.from_env().database_url).output[-600:])"
 
 dist: venv  ## build the sdist and wheel (what an existing Airflow installs, with the pages' browser libraries) into dist/
 	@test -f plugins/lineage_api/ui/node_modules/cytoscape/dist/cytoscape.min.js || { echo "dist: run make venv first (npm ci)" >&2; exit 1; }
@@ -80,8 +80,8 @@ bench-managed-pg: venv  ## benchmark: plain vs TLS + password vs PgBouncer (tran
 bench: venv pg  ## benchmark: compaction of 1M synthetic events (EVENTS=1000000; BENCH_ARGS="--events-per-file 8", "--noop-files 300000", "--against DIR")
 	@$(ENV) && .venv/bin/python -m bench.compaction --events $${EVENTS:-1000000} $${BENCH_ARGS:-}
 
-lint: venv  ## ruff + mypy
-	@.venv/bin/ruff check . && .venv/bin/mypy
+lint: venv  ## ruff + import contracts + mypy
+	@.venv/bin/ruff check . && PYTHONPATH=.:plugins .venv/bin/lint-imports && .venv/bin/mypy
 
 clean: down  ## stop services and delete local state (.local: PostgreSQL data, Airflow home, raw logs)
 	@scripts/pg.sh destroy

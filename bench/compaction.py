@@ -26,11 +26,11 @@ import psycopg
 from psycopg import sql
 
 from bench.generate import generate_events, mark_compacted, write_logs
-from lineage.log_writer import partition_of
 from lineage.settings import Settings, libpq_url
+from lineage.transport.log_file import partition_of
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.session import build_session
-from warehouse.migrate import apply_migrations
+from warehouse.db.migrate import apply_migrations
 
 
 class PeakMemory:

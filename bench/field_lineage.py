@@ -34,11 +34,11 @@ from bench.compaction import scratch_database
 from bench.generate import raw_event, write_logs
 from bench.lineage_walk import percentiles
 from bench.lineage_workload import run_id
-from lineage.field_lineage_response import FieldKey, field_lineage
-from lineage.field_paths import field_paths, normalize
+from lineage.model.field_paths import field_paths, normalize
 from lineage.settings import Settings, libpq_url
-from warehouse.field_lineage_store import FieldLineageQueries
-from warehouse.migrate import apply_migrations
+from warehouse.db.field_lineage_store import FieldLineageQueries
+from warehouse.db.migrate import apply_migrations
+from warehouse.service.field_lineage_response import FieldKey, field_lineage
 
 NAMESPACE = "bench"
 CHAIN = 5

@@ -38,10 +38,10 @@ import httpx
 from bench.compaction import scratch_database
 from harness.airflow_services import login, running_airflow
 from harness.ports import free_port
-from lineage.client import RunContext
+from lineage.client.run_context import RunContext
 from lineage.settings import Settings
-from warehouse.db import connect
-from warehouse.migrate import apply_migrations
+from warehouse.db.connection import connect
+from warehouse.db.migrate import apply_migrations
 
 DAGS = {"watcher": ("lineage_refresh", "refresh"), "cron": ("lineage_compaction", "build_marts")}
 COMPONENTS = ("scheduler", "dag-processor", "triggerer")

@@ -18,8 +18,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from lineage.events import format_time
-from lineage.log_writer import EventLogWriter
+from lineage.model.events import format_time
+from lineage.transport.log_file import EventLogWriter
 
 PROGRAM_TYPES = ("spark", "mapreduce", "workflow")
 

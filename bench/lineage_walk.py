@@ -29,11 +29,11 @@ import psycopg
 from bench.compaction import scratch_database
 from bench.generate import write_logs
 from bench.lineage_workload import NAMESPACE, Topology, load, raw_events
-from lineage.lineage_graph import DataRef, lineage_response, walk_lineage
 from lineage.settings import Settings, libpq_url
-from warehouse.dbt_build import build_marts
-from warehouse.lineage_store import LineageQueries, run_in_window
-from warehouse.migrate import apply_migrations
+from warehouse.db.lineage_store import LineageQueries, run_in_window
+from warehouse.db.migrate import apply_migrations
+from warehouse.pipeline.dbt_build import build_marts
+from warehouse.service.lineage_graph import DataRef, lineage_response, walk_lineage
 
 _NAIVE_PROGRAMS = f"""select distinct r.program_key from lineage.dataset_accesses a
     join lineage.runs r using (run_key) where a.dataset_key = %(node)s

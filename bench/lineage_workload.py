@@ -24,7 +24,7 @@ import psycopg
 
 from bench.generate import raw_event
 from lineage.settings import libpq_url
-from warehouse import entity_keys
+from warehouse.db import entity_keys
 
 NAMESPACE = "bench"
 LAYERS = 5

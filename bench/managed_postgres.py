@@ -29,7 +29,7 @@ from harness.postgres import Cluster
 from lineage.settings import Settings, libpq_url
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.session import build_session
-from warehouse.migrate import apply_migrations
+from warehouse.db.migrate import apply_migrations
 
 QUERY = "select run_key, status from lineage.runs where namespace = %s and run_id = %s"
 

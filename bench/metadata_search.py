@@ -27,13 +27,13 @@ from psycopg import sql
 
 from bench.compaction import scratch_database
 from bench.lineage_walk import percentiles
-from lineage.authorization import Readable
-from lineage.metadata_entity import entity
-from lineage.search_query import parse_query
+from lineage.model.metadata_entity import entity
 from lineage.settings import Settings, libpq_url
-from warehouse import entity_keys, metadata_search, metadata_store
-from warehouse.dbt_build import build_marts
-from warehouse.migrate import apply_migrations
+from warehouse.db import entity_keys, metadata_search, metadata_store
+from warehouse.db.migrate import apply_migrations
+from warehouse.pipeline.dbt_build import build_marts
+from warehouse.service.authorization import Readable
+from warehouse.service.search_query import parse_query
 
 SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "do", "fi", "gu", "ha", "ja", "be",
              "co", "da", "el", "or", "un", "is", "at", "em"]

@@ -44,14 +44,14 @@ from bench.compaction import scratch_database
 from bench.generate import mark_compacted
 from bench.lineage_walk import percentiles
 from harness.api_server import ApiServer, token
-from lineage.log_writer import EventLogWriter, partition_of
-from lineage.openlineage_mapping import wrap
+from lineage.openlineage.mapping import wrap
 from lineage.settings import Settings, libpq_url
+from lineage.transport.log_file import EventLogWriter, partition_of
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.session import build_session
-from warehouse import namespace_store
-from warehouse.db import connect
-from warehouse.migrate import apply_migrations
+from warehouse.db import namespace_store
+from warehouse.db.connection import connect
+from warehouse.db.migrate import apply_migrations
 
 NAMESPACE = "bench"
 ROOT = Path(__file__).resolve().parent.parent

@@ -100,8 +100,8 @@ def demo_pages(settings: Settings) -> dict[str, str]:
 def largest_lineage(url: str, candidates: int) -> tuple[str, datetime, datetime, int]:
     """The dataset with the most relations in a 10-level, 1-day walk among ``candidates`` datasets
     of the lineage benchmark's warehouse."""
-    from lineage.lineage_graph import DataRef, walk_lineage
-    from warehouse.lineage_store import LineageQueries
+    from warehouse.db.lineage_store import LineageQueries
+    from warehouse.service.lineage_graph import DataRef, walk_lineage
 
     with psycopg.connect(libpq_url(url)) as conn:
         row = conn.execute("select max(started_at) from lineage.runs").fetchone()

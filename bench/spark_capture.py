@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from bench.lineage_walk import percentiles
-from lineage.spark import track
+from lineage.spark.capture import track
 from spark_jobs.session import build_session
 
 

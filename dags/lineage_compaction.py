@@ -19,7 +19,7 @@ function. Tasks are idempotent and retry with exponential backoff.
 4. **check**: the quality gate: Great Expectations over the rows of every batch not yet
    passed (this run's, and any earlier batch that failed); a failure fails the run (without
    retrying) before the marts are published, and every later run fails the same way until the
-   data is fixed or the batch acknowledged (`python -m warehouse.quality acknowledge`).
+   data is fixed or the batch acknowledged (`python -m warehouse.pipeline.quality acknowledge`).
 5. **build_marts**: `dbt build` of the marts (`lineage_marts.*`) and their tests; skipped
    when nothing new was compacted, derived or applied. Under `dbt-ol` with
    `LINEAGE_DBT_OPENLINEAGE=true` (each model's run a child of this task's OpenLineage run
@@ -41,8 +41,8 @@ from typing import Any
 import pendulum
 from airflow.sdk import Asset, TriggerRule, dag, get_current_context, task
 
-from lineage import assets
 from lineage.settings import Settings
+from warehouse.service import assets
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def lineage_compaction() -> None:
     @task
     def compact() -> dict[str, Any]:
         from spark_jobs.compaction.job import compact_interval
-        from warehouse.db import warehouse_url
+        from warehouse.pipeline.airflow_connection import warehouse_url
 
         context = get_current_context()
         interval_end = context.get("data_interval_end") or context.get("logical_date") or pendulum.now("UTC")
@@ -75,15 +75,15 @@ def lineage_compaction() -> None:
     @task
     def field_lineage() -> dict[str, int]:
         from spark_jobs.field_lineage.job import derive_pending
-        from warehouse.db import warehouse_url
+        from warehouse.pipeline.airflow_connection import warehouse_url
 
         derived = derive_pending(warehouse_url())
         return {"records": derived.records, "sets_added": derived.sets_added}
 
     @task
     def apply_metadata() -> dict[str, Any]:
-        from warehouse.db import warehouse_url
-        from warehouse.program_metadata_store import apply_pending
+        from warehouse.db.program_metadata_store import apply_pending
+        from warehouse.pipeline.airflow_connection import warehouse_url
 
         applied = apply_pending(warehouse_url(), auto_create_namespaces=Settings.from_env().auto_create_namespaces)
         return {"events": applied.events, "change_ids": applied.change_ids}
@@ -93,8 +93,8 @@ def lineage_compaction() -> None:
         from airflow.exceptions import AirflowFailException
 
         from lineage.errors import DataQualityError
-        from warehouse.db import warehouse_url
-        from warehouse.quality import gate
+        from warehouse.pipeline.airflow_connection import warehouse_url
+        from warehouse.pipeline.quality import gate
 
         try:  # every batch not yet passed, this run's or an earlier failed one (a re-run checks it again)
             results = gate(warehouse_url())
@@ -108,9 +108,9 @@ def lineage_compaction() -> None:
     def build_marts(compacted: dict[str, Any], derived: dict[str, int], applied: dict[str, Any]) -> dict[str, int]:
         from airflow.exceptions import AirflowSkipException
 
-        from warehouse.db import warehouse_url
-        from warehouse.dbt_build import airflow_parent_run
-        from warehouse.dbt_build import build_marts as dbt_build
+        from warehouse.pipeline.airflow_connection import warehouse_url
+        from warehouse.pipeline.dbt_build import airflow_parent_run
+        from warehouse.pipeline.dbt_build import build_marts as dbt_build
 
         if not (compacted["events_compacted"] or derived["records"] or applied["events"]):
             raise AirflowSkipException("nothing new was compacted, derived or applied; the marts are current")

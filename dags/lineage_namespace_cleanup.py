@@ -29,7 +29,7 @@ from typing import Any
 import pendulum
 from airflow.sdk import Asset, dag, get_current_context, task
 
-from lineage import assets
+from warehouse.service import assets
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +52,8 @@ def lineage_namespace_cleanup() -> None:
     def clean() -> dict[str, Any]:
         from airflow.exceptions import AirflowSkipException
 
-        from warehouse import namespace_cleanup
-        from warehouse.db import warehouse_url
+        from warehouse.pipeline import namespace_cleanup
+        from warehouse.pipeline.airflow_connection import warehouse_url
 
         summaries = namespace_cleanup.clean_pending(warehouse_url())
         for summary in summaries:
@@ -68,9 +68,9 @@ def lineage_namespace_cleanup() -> None:
 
     @task
     def build_marts(cleaned: dict[str, Any]) -> int:
-        from warehouse.db import warehouse_url
-        from warehouse.dbt_build import airflow_parent_run
-        from warehouse.dbt_build import build_marts as dbt_build
+        from warehouse.pipeline.airflow_connection import warehouse_url
+        from warehouse.pipeline.dbt_build import airflow_parent_run
+        from warehouse.pipeline.dbt_build import build_marts as dbt_build
 
         result = dbt_build(warehouse_url(), full_refresh=True, openlineage_parent=airflow_parent_run())
         log.info("%s", result.render())
@@ -78,8 +78,8 @@ def lineage_namespace_cleanup() -> None:
 
     @task(outlets=[MARTS])
     def finish(cleaned: dict[str, Any], passed: int) -> dict[str, Any]:
-        from warehouse import namespace_cleanup
-        from warehouse.db import warehouse_url
+        from warehouse.pipeline import namespace_cleanup
+        from warehouse.pipeline.airflow_connection import warehouse_url
 
         namespace_cleanup.finish(warehouse_url(), cleaned["deletion_ids"])
         total = sum(sum(per_table.values()) for per_table in cleaned["removed"].values())

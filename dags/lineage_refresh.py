@@ -29,8 +29,8 @@ from typing import Any
 import pendulum
 from airflow.sdk import Asset, AssetWatcher, dag, get_current_context, task
 
-from lineage import assets
 from lineage.settings import Settings
+from warehouse.service import assets
 
 log = logging.getLogger(__name__)
 SETTINGS = Settings.from_env()
@@ -72,7 +72,7 @@ def lineage_refresh_dag() -> Any:
 
             from lineage.errors import DataQualityError
             from spark_jobs.refresh import refresh as run_refresh
-            from warehouse.db import warehouse_url
+            from warehouse.pipeline.airflow_connection import warehouse_url
 
             try:
                 summary = run_refresh(warehouse_url(), dag_run_id=get_current_context()["run_id"])

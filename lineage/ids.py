@@ -12,7 +12,7 @@ format's rules), so a data id reads as it always did, and so does a program id w
 holds neither (a program run id: whose application and program hold neither).
 
 The warehouse stores each program's and dataset's id when it writes the row
-(``warehouse.entity_keys``), and dbt reads the stored ids instead of joining parts again.
+(``warehouse.db.entity_keys``), and dbt reads the stored ids instead of joining parts again.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from lineage.errors import InvalidEntityError, SettingsError
-from lineage.identity import NamespaceMap
+from lineage.naming.identity import NamespaceMap
 
 PREFIX = "LINEAGE_"
 WAREHOUSE_CONN_ID = "lineage_warehouse"
@@ -94,13 +94,13 @@ class Settings:
     api_pool_size: int = 8
     api_connect_timeout_s: int = 5
     api_statement_timeout_ms: int = 30_000
-    # OpenLineage namespaces -> warehouse namespaces (``LINEAGE_NAMESPACE_MAP``, lineage.identity).
+    # OpenLineage namespaces -> warehouse namespaces (``LINEAGE_NAMESPACE_MAP``, lineage.naming.identity).
     namespace_map: NamespaceMap = field(default_factory=NamespaceMap)
-    # The OpenLineage endpoint's log (``lineage.sealed_log``): the local spool of its open files
+    # The OpenLineage endpoint's log (``warehouse.ingest.sealed_log``): the local spool of its open files
     # (None: ``_spool`` under a local log root, else under ``home``), when a file is sealed into
     # the log (age, size), and the largest request body it takes (after gzip).
     ingest_spool: Path | None = None
-    # Where the client spills a run's events when the log root stays unavailable (lineage.delivery).
+    # Where the client spills a run's events when the log root stays unavailable (lineage.client.delivery).
     spill_dir: Path = Path(".local/spill")
     write_attempts: int = 3
     ingest_seal_seconds: int = 60

@@ -21,11 +21,11 @@ dags_test() {
 
 step "1/8 virtual environments (pinned)"; scripts/bootstrap.sh
 step "2/8 PostgreSQL"; scripts/pg.sh start
-step "3/8 warehouse migrations, and the examples' namespaces"; .venv/bin/python -m warehouse.migrate
-.venv/bin/python -m warehouse.namespace_store create myns --description "the user profiles example of the Field Level Lineage design"
+step "3/8 warehouse migrations, and the examples' namespaces"; .venv/bin/python -m warehouse.db.migrate
+.venv/bin/python -m warehouse.db.namespace_store create myns --description "the user profiles example of the Field Level Lineage design"
 # The warehouse namespaces of the OpenLineage job namespaces `airflow` (Airflow's provider) and `dbt` (dbt-ol).
-.venv/bin/python -m warehouse.namespace_store create airflow --description "Airflow's own lineage: its OpenLineage provider's DAG and task runs"
-.venv/bin/python -m warehouse.namespace_store create dbt --description "the marts' lineage, model by model, from dbt-ol"
+.venv/bin/python -m warehouse.db.namespace_store create airflow --description "Airflow's own lineage: its OpenLineage provider's DAG and task runs"
+.venv/bin/python -m warehouse.db.namespace_store create dbt --description "the marts' lineage, model by model, from dbt-ol"
 step "4/8 Airflow home"; scripts/airflow_setup.sh
 step "5/8 example PySpark pipelines (user profiles of the Field Level Lineage design, PurchaseHistory of the Metadata and Data Discovery design)"
 .venv/bin/python -m spark_jobs.examples --runs "${DEMO_RUNS:-3}" 2> "$LINEAGE_HOME/examples.log" \
@@ -38,7 +38,7 @@ step "8/8 compaction DAG again: it records the lineage the first run left (its o
 dags_test lineage_compaction dag-again
 
 printf '\n==> Summary\n'
-.venv/bin/python -m warehouse.report --since "$started"
+.venv/bin/python -m warehouse.pipeline.report --since "$started"
 cat <<MSG
 DAG logs:  $LINEAGE_HOME/demo-example-sql.log, demo-dag.log, demo-dag-again.log
 Open the UI: make up   (http://localhost:$AIRFLOW__API__PORT, admin / admin, Browse > Lineage)

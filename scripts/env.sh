@@ -28,7 +28,7 @@ export AIRFLOW__API__PORT=${AIRFLOW__API__PORT:-8080}
 # with the event (about 0.1 s per event in a thread).
 case $(echo "${LINEAGE_AIRFLOW_OPENLINEAGE:-false}" | tr '[:upper:]' '[:lower:]') in
   true|1|yes|on)
-    export AIRFLOW__OPENLINEAGE__TRANSPORT=${AIRFLOW__OPENLINEAGE__TRANSPORT:-'{"type": "lineage.openlineage_transport.RawLogTransport"}'}
+    export AIRFLOW__OPENLINEAGE__TRANSPORT=${AIRFLOW__OPENLINEAGE__TRANSPORT:-'{"type": "lineage.transport.openlineage.RawLogTransport"}'}
     export AIRFLOW__OPENLINEAGE__NAMESPACE=${AIRFLOW__OPENLINEAGE__NAMESPACE:-airflow}
     export AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD=${AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD:-true} ;;
   false|0|no|off) ;;

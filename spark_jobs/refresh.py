@@ -27,10 +27,10 @@ from lineage.errors import CompactionBusyError
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import derive_pending
-from warehouse.compaction_store import CompactionSummary
-from warehouse.dbt_build import build_marts
-from warehouse.program_metadata_store import apply_pending
-from warehouse.quality import gate
+from warehouse.db.compaction_store import CompactionSummary
+from warehouse.db.program_metadata_store import apply_pending
+from warehouse.pipeline.dbt_build import build_marts
+from warehouse.pipeline.quality import gate
 
 log = logging.getLogger(__name__)
 BUSY_WAIT_SECONDS = 600  # how long a refresh waits for a running compaction before failing

@@ -33,7 +33,7 @@ def postgres() -> Cluster:
     if _configured is None:
         raise RuntimeError("tests.services.configure() was not called (tests/conftest.py's pytest_configure)")
     if not _started:
-        from warehouse.migrate import apply_migrations
+        from warehouse.db.migrate import apply_migrations
 
         _configured.start()
         _started = True

@@ -59,7 +59,7 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _connect() -> Any:
-    from warehouse.db import connect
+    from warehouse.db.connection import connect
 
     return connect(_settings().database_url, autocommit=True)
 
@@ -74,7 +74,7 @@ def _table(columns: list[str], rows: list[list[Any]]) -> Table:
 @app.command()
 def migrate() -> None:
     """Apply the warehouse migrations not yet applied."""
-    from warehouse.migrate import apply_migrations
+    from warehouse.db.migrate import apply_migrations
 
     applied = apply_migrations(_settings().database_url)
     out.print(f"migrations: {len(applied)} applied" + (f" ({', '.join(m.name for m in applied)})" if applied else ""))
@@ -97,7 +97,7 @@ def compact(interval_end: Annotated[str | None, typer.Option(help="RFC 3339 time
     """Compact the raw log files not yet compacted, once, and print the summary (with the late files taken)."""
     import logging
 
-    from lineage.events import parse_time
+    from lineage.model.events import parse_time
     from spark_jobs.compaction.job import run_compaction
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -109,7 +109,7 @@ def compact(interval_end: Annotated[str | None, typer.Option(help="RFC 3339 time
 @namespaces_app.command("list")
 def namespaces_list() -> None:
     """The namespaces, with their descriptions and creation times."""
-    from warehouse.namespace_store import list_namespaces
+    from warehouse.db.namespace_store import list_namespaces
 
     with _connect() as conn:
         found = list_namespaces(conn)
@@ -121,8 +121,8 @@ def namespaces_list() -> None:
 @namespaces_app.command("create")
 def namespaces_create(name: str, description: Annotated[str | None, typer.Option()] = None) -> None:
     """Create a namespace (or say it exists)."""
-    from lineage.namespaces import check_description, check_namespace
-    from warehouse.namespace_store import create_namespace
+    from lineage.model.namespaces import check_description, check_namespace
+    from warehouse.db.namespace_store import create_namespace
 
     with _connect() as conn:
         created = create_namespace(conn, check_namespace(name),
@@ -133,7 +133,7 @@ def namespaces_create(name: str, description: Annotated[str | None, typer.Option
 @namespaces_app.command("delete")
 def namespaces_delete(name: str, yes: Annotated[bool, typer.Option("--yes", help="do not ask")] = False) -> None:
     """Delete a namespace: its records are hidden at once and removed by the cleanup DAG."""
-    from warehouse.namespace_store import delete_namespace
+    from warehouse.db.namespace_store import delete_namespace
 
     if not yes:
         typer.confirm(f"delete namespace {name!r} and everything in it?", abort=True)
@@ -148,7 +148,7 @@ def namespaces_delete(name: str, yes: Annotated[bool, typer.Option("--yes", help
 def grants_list(namespace: Annotated[str | None, typer.Option()] = None,
                 principal: Annotated[str | None, typer.Option()] = None) -> None:
     """Grants, of one namespace and/or one principal."""
-    from warehouse.grant_store import list_grants
+    from warehouse.db.grant_store import list_grants
 
     with _connect() as conn:
         found = list_grants(conn, namespace, principal)
@@ -161,9 +161,9 @@ def grants_put(principal: str, entity: Annotated[str, typer.Argument(
         help="instance, namespaces/NS, namespaces/NS/datasets/NAME, namespaces/NS/apps/APP/TYPE/PROGRAM")],
                privilege: Annotated[str, typer.Argument(help="READ, WRITE, EXECUTE or ADMIN")]) -> None:
     """Give PRINCIPAL exactly PRIVILEGE on ENTITY."""
-    from lineage.authorization import Privilege, check_principal, grant_subject, grant_target
-    from warehouse.grant_store import put_grant
-    from warehouse.namespace_store import get_namespace
+    from warehouse.db.grant_store import put_grant
+    from warehouse.db.namespace_store import get_namespace
+    from warehouse.service.authorization import Privilege, check_principal, grant_subject, grant_target
 
     subject = grant_subject(entity)
     with _connect() as conn:
@@ -177,8 +177,8 @@ def grants_put(principal: str, entity: Annotated[str, typer.Argument(
 @grants_app.command("revoke")
 def grants_revoke(principal: str, entity: str) -> None:
     """Take back what PRINCIPAL holds on ENTITY."""
-    from lineage.authorization import grant_subject, grant_target
-    from warehouse.grant_store import revoke
+    from warehouse.db.grant_store import revoke
+    from warehouse.service.authorization import grant_subject, grant_target
 
     key = grant_target(grant_subject(entity))
     with _connect() as conn:
@@ -197,7 +197,7 @@ def quarantine_list(batch: Batch = None, file: File = None, reason: Reason = Non
                     replayed: Annotated[bool, typer.Option(help="include rows already replayed")] = False,
                     limit: Annotated[int, typer.Option(min=1, max=10_000)] = 50) -> None:
     """Quarantined lines, newest first."""
-    from warehouse.quarantine_store import Selection, list_rows
+    from warehouse.db.quarantine_store import Selection, list_rows
 
     with _connect() as conn:
         rows = list_rows(conn, Selection(batch, file, reason, include_replayed=replayed), limit)
@@ -210,7 +210,7 @@ def quarantine_list(batch: Batch = None, file: File = None, reason: Reason = Non
 @quarantine_app.command("show")
 def quarantine_show(quarantine_id: int) -> None:
     """One quarantined line whole: where it came from, why, and its text."""
-    from warehouse.quarantine_store import get_row, raw_json
+    from warehouse.db.quarantine_store import get_row, raw_json
 
     with _connect() as conn:
         row = get_row(conn, quarantine_id)
@@ -232,7 +232,7 @@ def quarantine_replay(batch: Batch = None, file: File = None, reason: Reason = N
                       compact_now: Annotated[bool, typer.Option("--compact", help="compact at once")] = False) -> None:
     """Re-validate quarantined lines (after a fix: a namespace created, a producer corrected) and
     write those that pass into the raw log, once, for the next compaction (or now, --compact)."""
-    from warehouse.quarantine_store import Selection, replay
+    from warehouse.db.quarantine_store import Selection, replay
 
     settings = _settings()
     with _connect() as conn:
@@ -249,7 +249,7 @@ def quarantine_replay(batch: Batch = None, file: File = None, reason: Reason = N
 @quality_app.command("status")
 def quality_status() -> None:
     """The batches that block the marts (exit 1 when one failed its check)."""
-    from warehouse.quality import blocking
+    from warehouse.pipeline.quality import blocking
 
     found = blocking(_settings().database_url)
     out.print(_table(["batch", "quality", "detail"], [[b.batch_id, b.quality, b.detail] for b in found]))
@@ -260,7 +260,7 @@ def quality_status() -> None:
 @quality_app.command("check")
 def quality_check() -> None:
     """Check every batch not yet passed, as the DAG's check task does."""
-    from warehouse.quality import gate
+    from warehouse.pipeline.quality import gate
 
     results = gate(_settings().database_url)
     out.print(f"quality gate: passed ({len(results)} expectations)", highlight=False)
@@ -269,7 +269,7 @@ def quality_check() -> None:
 @quality_app.command("acknowledge")
 def quality_acknowledge(batch_id: str, reason: Annotated[str, typer.Option(help="why it is accepted")]) -> None:
     """Accept a failed batch as it is, so the marts are built again."""
-    from warehouse.quality import acknowledge
+    from warehouse.pipeline.quality import acknowledge
 
     out.print(f"batch {batch_id}: {acknowledge(_settings().database_url, batch_id, reason).detail}",
               highlight=False)
@@ -278,7 +278,7 @@ def quality_acknowledge(batch_id: str, reason: Annotated[str, typer.Option(help=
 @app.command()
 def status() -> None:
     """Last batches, the lag since the last compaction, files waiting in the log, blocked marts."""
-    from warehouse.quality import blocking
+    from warehouse.pipeline.quality import blocking
 
     settings = _settings()
     with _connect() as conn:
@@ -311,7 +311,7 @@ def _waiting_files(conn: psycopg.Connection, log_root: str, lookback_hours: int)
     the files of hour folders changed since they were last found fully compacted, asked of the
     manifest (its cost does not grow with the files already compacted)."""
     from spark_jobs.compaction.listing import changed, is_late, list_files, list_partitions, local_root
-    from warehouse.compaction_store import compacted_paths, settled_partitions
+    from warehouse.db.compaction_store import compacted_paths, settled_partitions
 
     if local_root(log_root) is None:
         return None

@@ -1,5 +1,5 @@
 """The raw event format's JSON Schema files (``raw_event_v{version}.json``), the single home of
-its rules: read here, compiled and applied by ``lineage.events``."""
+its rules: read here, compiled and applied by ``lineage.model.events``."""
 
 from __future__ import annotations
 

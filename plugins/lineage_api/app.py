@@ -15,7 +15,6 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from lineage.sealed_log import SealedLog
 from lineage.settings import Settings
 from lineage_api import http_errors
 from lineage_api.body_limit import BodyLimit
@@ -38,6 +37,7 @@ from lineage_api.routes import (
     status,
 )
 from lineage_api.warehouse_pool import WarehousePool
+from warehouse.ingest.sealed_log import SealedLog
 
 URL_PREFIX = "/lineage"
 OPENLINEAGE_ALIAS_PREFIX = "/api/v1"

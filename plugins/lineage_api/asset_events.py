@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 from fastapi import Request
 
-from lineage.assets import METADATA_CHANGES, NAMESPACE_DELETIONS, AssetName
+from warehouse.service.assets import METADATA_CHANGES, NAMESPACE_DELETIONS, AssetName
 
 log = logging.getLogger(__name__)
 TIMEOUT_S = 10.0

@@ -18,13 +18,13 @@ from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 from airflow.api_fastapi.core_api.security import get_user
 from fastapi import Depends, Query, Request
 
-from lineage.authorization import Access, Privilege
 from lineage.errors import NotFoundError
-from lineage.metadata_entity import program_entity
-from lineage.timespec import parse_window
+from lineage.model.metadata_entity import program_entity
 from lineage_api.asset_events import AirflowApi
 from lineage_api.warehouse_pool import WarehousePool
-from warehouse import grant_store, namespace_guard
+from warehouse.db import grant_store, namespace_guard
+from warehouse.service.authorization import Access, Privilege
+from warehouse.service.timespec import parse_window
 
 CurrentUser = Annotated[BaseUser, Depends(get_user)]
 
@@ -58,7 +58,7 @@ Caller = Annotated[Access, Depends(caller_access)]
 
 def namespace_incarnation(namespace: str, conn: Connection, caller: Caller) -> datetime:
     """The path's namespace's current incarnation (its creation time), once it exists (404
-    otherwise). Writes pass it on to the race guard (``warehouse.namespace_guard``): a namespace
+    otherwise). Writes pass it on to the race guard (``warehouse.db.namespace_guard``): a namespace
     deleted, or deleted and re-created, after this check refuses the write. A caller who holds
     nothing in the namespace is refused first, the same way whether or not it exists (no
     existence oracle: ``Access.require_namespace``)."""

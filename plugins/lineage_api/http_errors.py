@@ -28,8 +28,9 @@ from lineage.errors import (
     RequestTooLargeError,
     UnavailableError,
 )
+from lineage.settings import WAREHOUSE_CONN_ID
 from lineage_api.models import ErrorBody, SchemaConflictBody
-from lineage_api.warehouse_pool import CONN_ID, failure_kind
+from lineage_api.warehouse_pool import failure_kind
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ def unavailable_message(error: psycopg.OperationalError) -> str:
                "(LINEAGE_API_STATEMENT_TIMEOUT_MS)"
     detail = " ".join(line.strip() for line in str(error).splitlines()) or type(error).__name__
     log.warning("lineage API: the warehouse cannot answer: %s", detail)
-    return f"the warehouse (Airflow connection {CONN_ID!r}) cannot answer now ({type(error).__name__}): " \
+    return f"the warehouse (Airflow connection {WAREHOUSE_CONN_ID!r}) cannot answer now ({type(error).__name__}): " \
            f"{failure_kind(detail)}"
 
 

@@ -18,11 +18,11 @@ from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
 
-from lineage.authorization import Access
-from lineage.ingest_keys import is_ingest_key, key_hash
 from lineage_api.deps import is_instance_admin
 from lineage_api.warehouse_pool import WarehousePool
-from warehouse import grant_store, ingest_key_store
+from warehouse.db import grant_store, ingest_key_store
+from warehouse.service.authorization import Access
+from warehouse.service.ingest_keys import is_ingest_key, key_hash
 
 TTL = 10.0
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from urllib.parse import quote, unquote, urlencode
 
 from lineage.errors import InvalidEntityError
-from lineage.metadata_entity import MetadataEntity, dataset_entity, entity, from_path, to_path
+from lineage.model.metadata_entity import MetadataEntity, dataset_entity, entity, from_path, to_path
 
 
 def _encoded(segments: tuple[str, ...]) -> str:

@@ -2,8 +2,8 @@
 take and answer. Routes still return what the core and the stores build; these models check
 and document it at the boundary.
 
-Request bodies validate with the core's own checks (``lineage.metadata_values``,
-``lineage.namespaces``), so a bad body is a 400 naming the rule it breaks. Parts whose shape
+Request bodies validate with the core's own checks (``lineage.model.metadata_values``,
+``lineage.model.namespaces``), so a bad body is a 400 naming the rule it breaks. Parts whose shape
 the core owns and documents (a field path's operations, a view's drawing) are typed as JSON
 objects here.
 """
@@ -24,9 +24,9 @@ from pydantic import (
 from typing_extensions import TypedDict
 
 from lineage.errors import InvalidRequestError
-from lineage.ingest_keys import check_name
-from lineage.metadata_values import check_properties, check_tags
-from lineage.namespaces import check_description
+from lineage.model.metadata_values import check_properties, check_tags
+from lineage.model.namespaces import check_description
+from warehouse.service.ingest_keys import check_name
 
 
 class Body(BaseModel):
@@ -485,7 +485,7 @@ SCHEMA_BODY_RULE = ('the body is {"schema": {"fields": [{"name": ..., "type": ..
 
 class SchemaUpdate(Body):
     """``{"schema": {"fields": [...]}}``; the schema may be a JSON string, as CDAP's dataset
-    properties carry it. Its rules are checked by ``lineage.dataset_schema``."""
+    properties carry it. Its rules are checked by ``lineage.model.dataset_schema``."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,5 +1,5 @@
 """Names holding ``/`` in API paths. A dataset's name may be an identity such as
-``s3://lake/sales/2026`` (``lineage.identity``); links write it as one path segment, its ``/``
+``s3://lake/sales/2026`` (``lineage.naming.identity``); links write it as one path segment, its ``/``
 encoded ``%2F`` (``lineage_api.links``). Servers decode the path before routing, which would turn
 that segment into several: ``KeepEncodedSlashes`` rebuilds the routed path from the raw one
 keeping ``%2F`` (and ``%25``, a ``%`` of the name) encoded, and the ``name`` path convertor

@@ -28,11 +28,10 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from lineage.errors import WarehouseConnectionError, WarehouseUnavailableError
-from lineage.settings import Settings, connect_options, libpq_url, pool_mode, redact_url
-from warehouse.db import warehouse_url
+from lineage.settings import WAREHOUSE_CONN_ID, Settings, connect_options, libpq_url, pool_mode, redact_url
+from warehouse.pipeline.airflow_connection import warehouse_url
 
 log = logging.getLogger(__name__)
-CONN_ID = "lineage_warehouse"
 
 
 def failure_kind(detail: str) -> str:
@@ -138,7 +137,17 @@ class WarehousePool:
             reason = failure_kind(detail)
         else:
             reason = f"its {self._settings.api_pool_size} pooled connections are all busy"
-        return f"the warehouse (Airflow connection {CONN_ID!r}) gave no connection within {timeout} s: {reason}"
+        return (f"the warehouse (Airflow connection {WAREHOUSE_CONN_ID!r}) gave no connection within {timeout} s: "
+                f"{reason}")
+
+    def answers(self) -> bool:
+        """True when the warehouse answers (the health check)."""
+        try:
+            with self.connection() as conn:
+                conn.execute("select 1")
+        except (psycopg.OperationalError, WarehouseUnavailableError):  # down, slow, or its connection unreadable
+            return False
+        return True
 
     def stats(self) -> dict[str, int]:
         """The pool's counters (``requests_num``: connections lent; ``connections_num``:

@@ -28,8 +28,8 @@ import psycopg
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from lineage.events import parse_time
 from lineage.failpoints import failpoint
+from lineage.model.events import parse_time
 from lineage.settings import Settings
 from spark_jobs.compaction.listing import (
     LogFile,
@@ -44,7 +44,7 @@ from spark_jobs.compaction.listing import (
 )
 from spark_jobs.compaction.load import stage_local_files, stage_parsed_lines
 from spark_jobs.session import build_session
-from warehouse.compaction_store import (
+from warehouse.db.compaction_store import (
     BatchMerge,
     CompactionSummary,
     compacted_paths,
@@ -54,7 +54,7 @@ from warehouse.compaction_store import (
     prepare_staging,
     settled_partitions,
 )
-from warehouse.db import connect
+from warehouse.db.connection import connect
 
 log = logging.getLogger(__name__)
 

@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:  # a local log root is listed without Spark (the ``lineage status`` command)
     from pyspark.sql import SparkSession
 
-from lineage.log_writer import LOG_SUFFIX, partition_of, partition_start
+from lineage.transport.log_file import LOG_SUFFIX, partition_of, partition_start
 
 # Schemes whose folders carry a modification time that moves when a file is added.
 DIRECTORY_TIME_SCHEMES = frozenset({"file", "hdfs"})

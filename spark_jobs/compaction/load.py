@@ -18,8 +18,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from lineage.events import PARSED_COLUMNS
-from lineage.identity import NO_MAPPING, NamespaceMap
+from lineage.model.events import PARSED_COLUMNS
+from lineage.naming.identity import NO_MAPPING, NamespaceMap
 from lineage.settings import libpq_url
 from spark_jobs.compaction.transforms import parse_arrow_batches
 

@@ -4,7 +4,7 @@ Parsing runs the core's ``parse_line`` in Python (``mapInArrow``): the JSON Sche
 format's single home, so Spark does not restate its rules in SQL. Every line comes out as one
 row (valid events with ``reason`` null, rejected lines with their reason and raw text), so the
 job stages all of them in a single pass over the files; a line carrying an OpenLineage event
-comes out as the native events it stands for (``lineage.openlineage_mapping.expand``).
+comes out as the native events it stands for (``lineage.openlineage.mapping.expand``).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from lineage.errors import InvalidEventError
-from lineage.events import PARSED_COLUMNS, Rejection, parse_line, quarantine_text, to_staged_row
-from lineage.identity import NO_MAPPING, NamespaceMap
-from lineage.openlineage_mapping import KIND as OPENLINEAGE
-from lineage.openlineage_mapping import expand
+from lineage.model.events import PARSED_COLUMNS, Rejection, parse_line, quarantine_text, to_staged_row
+from lineage.naming.identity import NO_MAPPING, NamespaceMap
+from lineage.openlineage.mapping import KIND as OPENLINEAGE
+from lineage.openlineage.mapping import expand
 
 PARSED_SCHEMA = T.StructType([
     T.StructField(name, T.LongType() if sql_type == "bigint" else T.StringType(), nullable=True)

@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from lineage import RunContext
-from lineage.spark import Tracker, track
+from lineage.spark.capture import Tracker, track
 from spark_jobs.examples import purchase_history, user_profiles
 
 PREFIX = "Captured"

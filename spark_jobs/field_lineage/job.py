@@ -26,8 +26,8 @@ from lineage.settings import Settings
 from spark_jobs.field_lineage.load import copy_into, new_set_records, pending_records
 from spark_jobs.field_lineage.transforms import fingerprint_records, set_paths
 from spark_jobs.session import build_session
-from warehouse.db import connect
-from warehouse.field_lineage_store import (
+from warehouse.db.connection import connect
+from warehouse.db.field_lineage_store import (
     chunk_ranges,
     create_staging,
     drop_staging,

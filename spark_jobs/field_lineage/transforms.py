@@ -3,7 +3,7 @@
 1. ``fingerprint_records``: every pending record -> its operation set's fingerprint (or the
    reason it gives no lineage).
 2. ``set_paths``: one record per operation set not stored yet (or stored by an older
-   derivation; the job reads them so, ``warehouse.field_lineage_store.read_new_sets``) -> its
+   derivation; the job reads them so, ``warehouse.db.field_lineage_store.read_new_sets``) -> its
    per-field paths, its source fields' flows and its warnings, so they are computed once per
    distinct operation set, however many runs recorded it.
 """
@@ -19,8 +19,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from lineage.errors import InvalidFieldOperationsError
-from lineage.field_flows import source_field_flows
-from lineage.field_paths import field_paths, normalize
+from lineage.model.field_paths import field_paths, normalize
+from warehouse.service.field_flows import source_field_flows
 
 PENDING_SCHEMA = T.StructType([T.StructField(name, T.StringType()) for name in ("namespace", "event_id", "payload")])
 NEW_SETS_SCHEMA = T.StructType([T.StructField(n, T.StringType()) for n in ("fingerprint", "namespace", "payload")])

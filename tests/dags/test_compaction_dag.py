@@ -118,10 +118,10 @@ def test_a_batch_failing_its_check_blocks_the_marts_through_re_runs_until_acknow
     assert "state=failed" in again and f"batch {batch[0][0]} failed" in again
     assert query(warehouse_db, marts) == [(0,)]
 
-    acknowledged = subprocess.run([sys.executable, "-m", "warehouse.quality", "acknowledge", batch[0][0],
+    acknowledged = subprocess.run([sys.executable, "-m", "warehouse.pipeline.quality", "acknowledge", batch[0][0],
                                    "--reason", "one host's clock; accepted"], env=env, capture_output=True,
                                   text=True, timeout=120, check=False)
     assert acknowledged.returncode == 0, acknowledged.stderr
-    status = subprocess.run([sys.executable, "-m", "warehouse.quality", "status"], env=env, capture_output=True,
-                            text=True, timeout=120, check=False)
+    status = subprocess.run([sys.executable, "-m", "warehouse.pipeline.quality", "status"], env=env,
+                            capture_output=True, text=True, timeout=120, check=False)
     assert status.returncode == 0 and "no batch blocks the marts" in status.stdout

@@ -19,10 +19,10 @@ from spark_jobs.field_lineage.job import run_field_lineage
 from tests.airflow_support import AIRFLOW, airflow_env, ensure_dags_serialized, libpq, logged_in_client
 from tests.dags.test_compaction_dag import query
 from tests.factories import access, event, write_log
-from warehouse import namespace_store
-from warehouse.db import connect
-from warehouse.dbt_build import build_marts
-from warehouse.program_metadata_store import apply_program_metadata
+from warehouse.db import namespace_store
+from warehouse.db.connection import connect
+from warehouse.db.program_metadata_store import apply_program_metadata
+from warehouse.pipeline.dbt_build import build_marts
 
 NS = "/v3/namespaces/sales"
 WINDOW = {"start": "0", "end": "now"}

@@ -20,9 +20,9 @@ from urllib.parse import urlsplit
 from spark_jobs.compaction.job import run_compaction
 from tests.airflow_support import airflow_env, ensure_airflow_db, libpq
 from tests.warehouse.test_compaction import rows
-from warehouse.db import connect
-from warehouse.namespace_store import create_namespace
-from warehouse.report import render_report
+from warehouse.db.connection import connect
+from warehouse.db.namespace_store import create_namespace
+from warehouse.pipeline.report import render_report
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,16 +13,16 @@ import httpx
 import pytest
 from playwright import sync_api as playwright_api
 
-from lineage.metadata_entity import entity
+from lineage.model.metadata_entity import entity
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
 from tests.airflow_support import api_server, token
 from tests.conftest import ROOT, create_scratch_db, drop_scratch_db
 from tests.factories import event, write_log
-from warehouse import metadata_store
-from warehouse.db import connect
-from warehouse.dbt_build import build_marts
+from warehouse.db import metadata_store
+from warehouse.db.connection import connect
+from warehouse.pipeline.dbt_build import build_marts
 
 ARTIFACTS = ROOT / "test-artifacts" / "pages"
 CHROMIUM = "/usr/bin/chromium"

@@ -21,7 +21,7 @@ from lineage.errors import WarehouseConnectionError
 from lineage.settings import Settings
 from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq, logged_in_client
 from tests.conftest import ROOT
-from warehouse.db import warehouse_url
+from warehouse.pipeline.airflow_connection import warehouse_url
 
 ERROR_BODY = {"$ref": "#/components/schemas/ErrorBody"}
 
@@ -165,7 +165,7 @@ from airflow.sdk import dag, task
 def lineage_probe_warehouse_url() -> None:
     @task
     def resolve() -> None:
-        from warehouse.db import warehouse_url
+        from warehouse.pipeline.airflow_connection import warehouse_url
 
         url = warehouse_url()
         with open(os.environ["PROBE_OUT"], "w") as out:

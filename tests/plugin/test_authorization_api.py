@@ -22,7 +22,7 @@ from tests.airflow_support import api_server as run_api_server
 from tests.airflow_support import token
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import access, event, write_log
-from warehouse.dbt_build import build_marts
+from warehouse.pipeline.dbt_build import build_marts
 
 SHOP = {"application": "Shop", "program_type": "spark", "program": "Load", "run_id": "r1"}
 PAYROLL = {"application": "Payroll", "program_type": "spark", "program": "Pay", "run_id": "p1"}

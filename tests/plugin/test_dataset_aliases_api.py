@@ -16,7 +16,6 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 
-from lineage.lineage_graph import DataRef
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from tests.airflow_support import get_ok as get
@@ -24,9 +23,10 @@ from tests.airflow_support import logged_in_client
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import event, move_into_hour, write_log
 from tests.warehouse.test_openlineage_compaction import client_for
-from warehouse import lineage_store
-from warehouse.db import connect
-from warehouse.dbt_build import build_marts
+from warehouse.db import lineage_store
+from warehouse.db.connection import connect
+from warehouse.pipeline.dbt_build import build_marts
+from warehouse.service.lineage_graph import DataRef
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openlineage"
 FIXTURE = FIXTURES / "spark_save_into_datasource_column_lineage.json"

@@ -225,9 +225,9 @@ def test_datasets_the_caller_cannot_read_stay_hidden(api: TestClient) -> None:
     from airflow.api_fastapi.app import init_auth_manager
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
 
-    from lineage.authorization import Privilege
-    from lineage.metadata_entity import dataset_entity
-    from warehouse import grant_store
+    from lineage.model.metadata_entity import dataset_entity
+    from warehouse.db import grant_store
+    from warehouse.service.authorization import Privilege
 
     with psycopg.connect(libpq(api.url), autocommit=True) as conn:  # type: ignore[attr-defined]
         grant_store.put_grant(conn, "viewer", dataset_entity("myns", "dataset", "people").render(), "myns",

@@ -16,8 +16,8 @@ from spark_jobs.compaction.job import run_compaction
 from tests.airflow_support import libpq, logged_in_client
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import event, write_log
-from warehouse import entity_keys
-from warehouse.dbt_build import build_marts
+from warehouse.db import entity_keys
+from warehouse.pipeline.dbt_build import build_marts
 
 T0 = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
 T1 = datetime(2026, 11, 21, 0, 0, tzinfo=UTC)
@@ -234,7 +234,7 @@ def test_unknown_namespace_is_404_and_unknown_dataset_is_empty(api: TestClient) 
 
 
 def test_external_sources_appear_once_per_stream_source_and_day(api: TestClient) -> None:
-    from lineage.external import external_stream_events
+    from lineage.client.external import external_stream_events
 
     writes = [external_stream_events("default", "clickStream", "web-shop", T0 + timedelta(hours=hour))
               for hour in (1, 5, 23)]

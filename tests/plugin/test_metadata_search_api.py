@@ -10,13 +10,13 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from lineage.dataset_schema import schema
-from lineage.metadata_entity import entity
+from lineage.model.dataset_schema import schema
+from lineage.model.metadata_entity import entity
 from lineage.settings import Settings
 from tests.airflow_support import libpq, logged_in_client
 from tests.conftest import create_scratch_db, drop_scratch_db
-from warehouse import entity_keys, metadata_store
-from warehouse.dbt_build import build_marts
+from warehouse.db import entity_keys, metadata_store
+from warehouse.pipeline.dbt_build import build_marts
 
 NS = "/v3/namespaces/default"
 

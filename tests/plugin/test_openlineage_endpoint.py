@@ -24,8 +24,8 @@ from spark_jobs.compaction.job import run_compaction
 from tests.airflow_support import airflow_env, ensure_airflow_db, libpq
 from tests.airflow_support import token as get_token
 from tests.warehouse.test_compaction import rows
-from warehouse import namespace_store
-from warehouse.db import connect
+from warehouse.db import namespace_store
+from warehouse.db.connection import connect
 
 RUN_ID = "0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a22"
 AT = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)

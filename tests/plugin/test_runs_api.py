@@ -15,7 +15,6 @@ from fastapi.testclient import TestClient
 from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import nominal_time_run, parent_run, sql_job
 
-from lineage.authorization import Privilege
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from tests.airflow_support import get_ok as get
@@ -23,9 +22,10 @@ from tests.airflow_support import logged_in_client
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import event, move_into_hour, write_log
 from tests.warehouse.test_openlineage_compaction import PRODUCER, client_for
-from warehouse.db import connect
-from warehouse.dbt_build import build_marts
-from warehouse.grant_store import put_grant
+from warehouse.db.connection import connect
+from warehouse.db.grant_store import put_grant
+from warehouse.pipeline.dbt_build import build_marts
+from warehouse.service.authorization import Privilege
 
 AT = datetime(2026, 11, 20, 1, 0, tzinfo=UTC)
 END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)

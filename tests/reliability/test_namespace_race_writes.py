@@ -4,7 +4,7 @@ and a write that passed its existence check just before a DELETE does not surviv
 namespace re-created under the same name.
 
 The cleanup the ``lineage_namespace_cleanup`` DAG runs is called directly
-(``warehouse.namespace_cleanup``): its DAG wiring is tested in tests/dags."""
+(``warehouse.pipeline.namespace_cleanup``): its DAG wiring is tested in tests/dags."""
 
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ import pytest
 from fastapi.testclient import TestClient
 from psycopg.types.json import Jsonb
 
-from lineage.metadata_entity import dataset_entity
+from lineage.model.metadata_entity import dataset_entity
 from tests.airflow_support import logged_in_client
-from warehouse import grant_store, metadata_store, namespace_cleanup, schema_store
-from warehouse.db import connect
-from warehouse.program_metadata_store import apply_program_metadata
+from warehouse.db import grant_store, metadata_store, schema_store
+from warehouse.db.connection import connect
+from warehouse.db.program_metadata_store import apply_program_metadata
+from warehouse.pipeline import namespace_cleanup
 
 NS = "/v3/namespaces/sales"
 ORDERS = f"{NS}/datasets/orders"

@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 
-from lineage.metadata_entity import dataset_entity
-from warehouse import metadata_search, metadata_store
-from warehouse.db import connect
-from warehouse.dbt_build import build_marts
+from lineage.model.metadata_entity import dataset_entity
+from warehouse.db import metadata_search, metadata_store
+from warehouse.db.connection import connect
+from warehouse.pipeline.dbt_build import build_marts
 
 ORDERS = dataset_entity("default", "dataset", "orders")
 

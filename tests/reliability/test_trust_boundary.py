@@ -32,8 +32,8 @@ from typer.testing import CliRunner
 from harness.api_server import ApiServer
 from tests.airflow_support import airflow_env, ensure_airflow_db, libpq, logged_in_client
 from tests.airflow_support import token as get_token
-from warehouse import namespace_store
-from warehouse.db import connect
+from warehouse.db import namespace_store
+from warehouse.db.connection import connect
 
 SALES_ONLY_MAP = "s3://sales-=sales,s3://hr-=hr,s3://finance-=finance,hr_jobs=hr"
 MAX_EVENT_BYTES = 65_536
@@ -317,8 +317,8 @@ def test_quarantine_list_and_show_print_event_contents_literally(warehouse_db: s
                                                                  log_root: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """An eventTime of ``[/]`` crashed both commands; ``[link=...]`` became a terminal hyperlink."""
-    from lineage.identity import NO_MAPPING
-    from lineage.openlineage_mapping import envelope_of
+    from lineage.naming.identity import NO_MAPPING
+    from lineage.openlineage.mapping import envelope_of
     from spark_jobs.compaction.job import run_compaction
     from warehouse.cli import app
 

@@ -22,11 +22,11 @@ from urllib.parse import quote
 import pytest
 from fastapi.testclient import TestClient
 
-from lineage.authorization import grant_subject, grant_target
 from tests.airflow_support import admin_client
 from tests.conftest import create_scratch_db, drop_scratch_db
-from warehouse.db import connect
-from warehouse.dbt_build import build_marts
+from warehouse.db.connection import connect
+from warehouse.pipeline.dbt_build import build_marts
+from warehouse.service.authorization import grant_subject, grant_target
 
 V3 = "/v3"
 ORDERS = "s3://lake/orders"

@@ -19,13 +19,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from lineage.client import RunContext
-from lineage.delivery import Delivery
-from lineage.log_writer import EventLogWriter, partition_of
+from lineage.client.delivery import Delivery
+from lineage.client.run_context import RunContext
+from lineage.transport.log_file import EventLogWriter, partition_of
 from spark_jobs.compaction.job import compact_interval
 from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq
 from tests.factories import access, write_log
-from warehouse.db import connect
+from warehouse.db.connection import connect
 
 LINEAGE = str(Path(sys.executable).parent / "lineage")
 LOOKBACK_HOURS = 168  # the default: a week

@@ -28,7 +28,7 @@ from tests.airflow_support import logged_in_client
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import move_into_hour
 from tests.warehouse.test_openlineage_compaction import PRODUCER, client_for
-from warehouse.dbt_build import build_marts
+from warehouse.pipeline.dbt_build import build_marts
 
 END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 ORDERS = "postgres://db:5432/shop.public.orders"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lineage.field_paths import Transformation
-from lineage.spark_plan import combine
+from lineage.model.field_paths import Transformation
+from lineage.spark.plan import combine
 
 Source = tuple[str, str, str, str]  # (source dataset's last name part, source field, type, subtype)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lineage.events import Rejection, parse_line
+from lineage.model.events import Rejection, parse_line
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER_SIDE = {"apache-airflow", "great-expectations", "dbt-core", "dbt-postgres", "sqlalchemy", "psycopg",
@@ -24,7 +24,7 @@ SERVER_SIDE = {"apache-airflow", "great-expectations", "dbt-core", "dbt-postgres
 JOB = r"""
 import json, sys, pathlib
 from pyspark.sql import SparkSession, functions as F
-from lineage.spark import track
+from lineage.spark.capture import track
 
 root = pathlib.Path(sys.argv[1])
 spark = (SparkSession.builder.master("local[1]").appName("client-check")

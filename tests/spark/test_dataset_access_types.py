@@ -9,11 +9,11 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from lineage.access_types import lineage_dataset, read_only, write_only
-from lineage.client import RunContext
+from lineage.client.access_types import lineage_dataset, read_only, write_only
+from lineage.client.run_context import RunContext
 from spark_jobs.compaction.job import run_compaction
 from tests.factories import move_into_hour
-from warehouse.db import connect
+from warehouse.db.connection import connect
 
 
 @lineage_dataset

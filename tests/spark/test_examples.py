@@ -63,7 +63,7 @@ def _accesses(runs) -> set[tuple[str, str, str]]:  # type: ignore[no-untyped-def
 
 
 def _paths(run, destination: str):  # type: ignore[no-untyped-def]
-    from lineage.field_paths import field_paths, normalize
+    from lineage.model.field_paths import field_paths, normalize
 
     payload = next(e["payload"] for e in recorded(run) if e["kind"] == "field_operations"
                    and _short(e["payload"]["destination"]["name"]) == destination)
@@ -149,8 +149,8 @@ def test_the_captured_examples_compact_into_runs_accesses_and_field_paths(
     from spark_jobs.examples import captured
     from spark_jobs.field_lineage.job import run_field_lineage
     from tests.warehouse.test_compaction import rows
-    from warehouse import namespace_store
-    from warehouse.db import connect
+    from warehouse.db import namespace_store
+    from warehouse.db.connection import connect
 
     log_root = tmp_path / "logs"
     monkeypatch.setenv("LINEAGE_LOG_ROOT", str(log_root))

@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from lineage.spark import TrackError, track
+from lineage.spark.capture import TrackError, track
 from tests.spark.captured_records import column_sources, made_by
 
 
@@ -175,8 +175,8 @@ def test_a_job_launched_by_an_airflow_task_records_its_parent_and_where_it_ran(
 
 
 def test_a_malformed_parent_variable_records_no_parent() -> None:
-    from lineage.identity import NO_MAPPING
-    from lineage.spark import launch_context
+    from lineage.naming.identity import NO_MAPPING
+    from lineage.spark.capture import launch_context
 
     for value in ("", "no-slashes", "ns//run", "ns/job/"):
         facets, parent = launch_context({"OPENLINEAGE_PARENT_ID": value}, NO_MAPPING, {"applicationId": "a"})
@@ -210,7 +210,7 @@ def test_a_plan_s_json_through_a_file_is_spark_s_own(spark: SparkSession) -> Non
     file, and ``close`` leaves no file."""
     import tempfile
 
-    from lineage.spark import PlanJson
+    from lineage.spark.capture import PlanJson
 
     frame = spark.range(3).selectExpr("id", "cast(id as string) as name")
     frame = frame.select(*[F.concat_ws("-", "name", F.lit(index)).alias(f"c{index}") for index in range(64)])

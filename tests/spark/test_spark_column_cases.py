@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource, DataSourceWriter, WriterCommitMessage
 
-from lineage.spark import Tracker, track
+from lineage.spark.capture import Tracker, track
 from tests.spark.captured_records import Source, column_sources, made_by, short
 
 

@@ -25,13 +25,13 @@ import pyspark
 import pytest
 
 from harness.ports import free_port
-from lineage.events import parse_time
+from lineage.model.events import parse_time
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
 from tests.conftest import ROOT, create_scratch_db, drop_scratch_db
 from tests.factories import access, event, write_log
-from warehouse.db import connect
+from warehouse.db.connection import connect
 
 SPARK_HOME = Path(pyspark.__file__).parent
 RUNS, FILES, FIELDS, SETS = 40, 8, 60, 4

@@ -5,7 +5,7 @@ import json
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from lineage.events import PARSED_COLUMNS
+from lineage.model.events import PARSED_COLUMNS
 from spark_jobs.compaction.transforms import parse_log_lines
 from tests.factories import access, event
 

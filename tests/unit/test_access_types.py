@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lineage.access_types import (
+from lineage.client.access_types import (
     AccessType,
     AccessTypeError,
     lineage_dataset,
@@ -19,7 +19,7 @@ from lineage.access_types import (
     read_write,
     write_only,
 )
-from lineage.client import RunContext
+from lineage.client.run_context import RunContext
 
 A = AccessType
 SUBSET = {(A.NO_ACCESS, caller) for caller in A} | {(t, t) for t in A} | {(A.READ, A.READ_WRITE),

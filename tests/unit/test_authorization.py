@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lineage.authorization import (
+from lineage.model.metadata_entity import InvalidEntityError, entity, from_path
+from warehouse.service.authorization import (
     INSTANCE,
     Access,
     NotAuthorizedError,
@@ -15,7 +16,6 @@ from lineage.authorization import (
     grant_key,
     grant_target,
 )
-from lineage.metadata_entity import InvalidEntityError, entity, from_path
 
 NS = "namespace=sales"
 DS = "namespace=sales,dataset=orders"

@@ -8,7 +8,7 @@ import pytest
 
 from lineage import FieldInput, FieldOperation, RunContext, Source
 from lineage.errors import InvalidEventError, RunStateError
-from lineage.log_writer import EventLogWriter, partition_of
+from lineage.transport.log_file import EventLogWriter, partition_of
 
 
 def read_events(paths: list[str]) -> list[dict]:  # type: ignore[type-arg]
@@ -101,7 +101,7 @@ def test_flush_every_bounds_the_buffer(tmp_path: Path) -> None:
 
 
 def test_external_stream_writes_are_one_pseudo_run_per_source_and_day(tmp_path: Path) -> None:
-    from lineage.external import external_stream_events, record_external_stream_write
+    from lineage.client.external import external_stream_events, record_external_stream_write
 
     morning = external_stream_events("default", "purchaseStream", "web-shop", datetime(2026, 11, 21, 8, tzinfo=UTC))
     evening = external_stream_events("default", "purchaseStream", "web-shop", datetime(2026, 11, 21, 20, tzinfo=UTC))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lineage.settings import CHECKOUT, Settings
-from warehouse.dbt_build import DbtResult, ParentRun, dbt_command, openlineage_env
+from warehouse.pipeline.dbt_build import DbtResult, ParentRun, dbt_command, openlineage_env
 
 DBT_VENV = CHECKOUT / ".venv-dbt" / "bin"
 
@@ -28,7 +28,7 @@ def test_dbt_ol_beside_dbt_runs_the_build_only_when_the_setting_is_on(tmp_path: 
 def test_dbt_ol_writes_through_our_transport_with_its_dbt_first_on_the_path(tmp_path: Path) -> None:
     env = openlineage_env(settings(tmp_path, LINEAGE_LOG_ROOT="s3a://lake/raw"), {"PATH": "/usr/bin"},
                           ParentRun("airflow/lineage_compaction.build_marts/r-1", "airflow/lineage_compaction/r-0"))
-    assert env["OPENLINEAGE__TRANSPORT__TYPE"] == "lineage.openlineage_transport.RawLogTransport"
+    assert env["OPENLINEAGE__TRANSPORT__TYPE"] == "lineage.transport.openlineage.RawLogTransport"
     assert env["OPENLINEAGE__TRANSPORT__LOG_ROOT"] == "s3a://lake/raw"
     assert env["PATH"] == "/opt/dbt-venv/bin" + os.pathsep + "/usr/bin"
     assert env["OPENLINEAGE_PARENT_ID"] == "airflow/lineage_compaction.build_marts/r-1"

@@ -10,7 +10,7 @@ import pytest
 
 from lineage.errors import DbtBuildError
 from lineage.settings import Settings
-from warehouse.dbt_build import dbt_env, run_results
+from warehouse.pipeline.dbt_build import dbt_env, run_results
 
 
 def test_every_parameter_of_the_connection_reaches_dbt(tmp_path: Path) -> None:

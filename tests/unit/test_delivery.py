@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from lineage import RunContext
-from lineage.delivery import Delivery, main
-from lineage.log_writer import EventLogWriter
+from lineage.client.delivery import Delivery, main
+from lineage.transport.log_file import EventLogWriter
 
 
 def blocked(folder: Path) -> Path:

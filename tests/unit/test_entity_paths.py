@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lineage.metadata_entity import entity, from_path, to_path
+from lineage.model.metadata_entity import entity, from_path, to_path
 
 RESERVED = {"namespace", "dataset", "stream", "application", "version", "type", "program", "run",
             "datasets", "streams", "apps", "runs"}

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lineage.errors import InvalidEventError
-from lineage.events import (
+from lineage.model.events import (
     STAGED_COLUMNS,
     Rejection,
     new_event,

@@ -11,9 +11,9 @@ import orjson
 import pytest
 
 from lineage.errors import InvalidFieldOperationsError
-from lineage.field_flows import source_field_flows
-from lineage.field_paths import field_paths, normalize, path_fingerprint, path_operations
-from lineage.field_views import detailed_view, simple_view
+from lineage.model.field_paths import field_paths, normalize, path_fingerprint, path_operations
+from warehouse.service.field_flows import source_field_flows
+from warehouse.service.field_views import detailed_view, simple_view
 
 
 def read(name: str, source: str, *outputs: str) -> dict[str, Any]:

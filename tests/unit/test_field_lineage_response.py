@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from lineage.field_lineage_response import FieldKey, field_lineage, render_paths
+from warehouse.service.field_lineage_response import FieldKey, field_lineage, render_paths
 
 T0 = datetime(2026, 11, 20, tzinfo=UTC)
 SECONDS = int(T0.timestamp())

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from lineage.field_paths import InvalidFieldOperationsError, field_paths, normalize
-from lineage.field_views import detailed_view, simple_view
+from lineage.model.field_paths import InvalidFieldOperationsError, field_paths, normalize
 from spark_jobs.examples.user_profiles import DESTINATION_FIELDS, field_operations
+from warehouse.service.field_views import detailed_view, simple_view
 
 
 def seed_004_payload(**changes: Any) -> dict[str, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from lineage.field_lineage_response import FieldKey
-from lineage.field_summaries import dataset_summary, field_summary, operation_sets, program_infos
+from warehouse.service.field_lineage_response import FieldKey
+from warehouse.service.field_summaries import dataset_summary, field_summary, operation_sets, program_infos
 
 
 def program(name: str, last: int, app: str = "App") -> dict[str, Any]:

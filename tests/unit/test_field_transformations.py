@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lineage.field_paths import field_paths, normalize, path_fingerprint
-from lineage.field_transformations import direct_path, is_direct
-from lineage.field_views import detailed_view, simple_view
+from lineage.model.field_paths import field_paths, normalize, path_fingerprint
+from warehouse.service.field_transformations import direct_path, is_direct
+from warehouse.service.field_views import detailed_view, simple_view
 
 SUM = {"type": "DIRECT", "subtype": "AGGREGATION", "description": "sum(amount)", "masking": False}
 GROUP = {"type": "INDIRECT", "subtype": "GROUP_BY", "masking": False}

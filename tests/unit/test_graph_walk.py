@@ -5,7 +5,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lineage.graph_walk import walk
+from warehouse.service.graph_walk import walk
 
 Graph = Mapping[int, Sequence[int]]
 

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lineage.errors import InvalidEntityError
-from lineage.identity import DatasetIdentity, NamespaceMap, dataset_identity, parse_dataset
+from lineage.naming.identity import DatasetIdentity, NamespaceMap, dataset_identity, parse_dataset
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 from lineage import limits as limits_module
 from lineage.errors import InvalidLineageRequestError, InvalidMetadataError, SettingsError
 from lineage.limits import Limits, check_levels, check_window
-from lineage.metadata_values import check_entity_state, check_properties, check_tags
+from lineage.model.metadata_values import check_entity_state, check_properties, check_tags
 
 
 @pytest.fixture(autouse=True)

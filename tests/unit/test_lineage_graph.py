@@ -5,7 +5,7 @@ from collections.abc import Sequence
 import pytest
 
 from lineage.limits import check_levels
-from lineage.lineage_graph import (
+from warehouse.service.lineage_graph import (
     DataRef,
     InvalidLineageRequestError,
     ProgramRef,
@@ -70,7 +70,7 @@ def test_unknown_collapse_is_refused() -> None:
 
 
 def test_unreadable_nodes_are_hidden_without_names_and_the_shape_is_kept() -> None:
-    from lineage.lineage_graph import DataRef, ProgramRef, Relation, hide_unreadable
+    from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation, hide_unreadable
 
     secret_data, open_data = DataRef("hr", "dataset", "salaries"), DataRef("sales", "dataset", "orders")
     secret_program = ProgramRef("hr", "Payroll", "spark", "Pay")
@@ -88,7 +88,7 @@ def test_unreadable_nodes_are_hidden_without_names_and_the_shape_is_kept() -> No
 
 
 def test_field_path_references_to_unreadable_datasets_are_hidden() -> None:
-    from lineage.field_hiding import hide_unreadable_sources
+    from warehouse.service.field_hiding import hide_unreadable_sources
 
     body = {"paths": [{"operations": [{"id": "read", "sources": [
         {"namespace": "hr", "type": "dataset", "name": "salaries"},

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from lineage.log_writer import partition_start
+from lineage.transport.log_file import partition_start
 from spark_jobs.compaction.listing import is_late, listing_start, partition_days
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lineage.log_writer import partition_start
+from lineage.transport.log_file import partition_start
 from spark_jobs.compaction.listing import _hour_start, has_folder_times, listing_from, sweep_due
 
 END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)

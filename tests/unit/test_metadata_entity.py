@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lineage.metadata_entity import InvalidEntityError, entity, from_path, parse
+from lineage.model.metadata_entity import InvalidEntityError, entity, from_path, parse
 
 keys = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(lambda k: k != "namespace")
 values = st.text(alphabet=st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), min_size=1,

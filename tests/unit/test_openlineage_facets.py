@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from lineage.events import validate_event
-from lineage.identity import NO_MAPPING, NamespaceMap
-from lineage.openlineage_facets import MAX_FACET_BYTES
+from lineage.model.events import validate_event
+from lineage.naming.identity import NO_MAPPING, NamespaceMap
+from lineage.openlineage.facets import MAX_FACET_BYTES
 from tests.unit.test_openlineage_mapping import RUN_ID, expanded, run_event
 
 DAG_RUN = "0195f3b1-0000-7c6e-9d3f-2f1c0b8e4a00"

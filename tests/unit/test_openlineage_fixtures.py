@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from lineage.derived_checks import plainly_valid
-from lineage.events import validate_event
-from lineage.field_paths import field_paths, normalize
-from lineage.identity import NO_MAPPING
-from lineage.openlineage_mapping import expand, wrap
+from lineage.model.derived_checks import plainly_valid
+from lineage.model.events import validate_event
+from lineage.model.field_paths import field_paths, normalize
+from lineage.naming.identity import NO_MAPPING
+from lineage.openlineage.mapping import expand, wrap
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "openlineage"
 

@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from lineage.errors import InvalidRequestError, RequestTooLargeError
-from lineage.identity import NamespaceMap
-from lineage.openlineage_ingest import IngestLimits, Refused, decode_body, sort_events, split_array
+from lineage.naming.identity import NamespaceMap
+from warehouse.ingest.openlineage_requests import IngestLimits, Refused, decode_body, sort_events, split_array
 
 EVENT = {"eventType": "START", "eventTime": "2026-11-23T09:00:00Z", "producer": "tests",
          "run": {"runId": "0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a11"}, "job": {"namespace": "sales", "name": "load"},
@@ -212,7 +212,7 @@ def test_every_route_into_a_namespace_needs_write_on_it() -> None:
 
 def test_the_namespace_map_is_decided_at_ingest_and_kept_with_the_event() -> None:
     """A later change of the map, or a replay, maps the event as the ingest did."""
-    from lineage.openlineage_mapping import expand
+    from lineage.openlineage.mapping import expand
 
     output = {"namespace": "s3://finance-lake", "name": "ledger"}
     event = {**EVENT, "inputs": [], "outputs": [output]}

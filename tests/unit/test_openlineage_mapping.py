@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from lineage.derived_checks import plainly_valid
 from lineage.errors import InvalidEventError
-from lineage.events import validate_event
-from lineage.field_paths import field_paths, normalize
-from lineage.identity import NO_MAPPING, NamespaceMap
-from lineage.openlineage_mapping import expand, touched_namespaces, wrap
+from lineage.model.derived_checks import plainly_valid
+from lineage.model.events import validate_event
+from lineage.model.field_paths import field_paths, normalize
+from lineage.naming.identity import NO_MAPPING, NamespaceMap
+from lineage.openlineage.mapping import expand, touched_namespaces, wrap
 
 RUN_ID = "0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a11"
 
@@ -243,7 +243,7 @@ def test_derived_events_are_plainly_valid_exactly_when_they_are_valid() -> None:
 def test_the_column_lineage_memo_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """200 distinct 1 MB outputs once held half a gigabyte: the memo now never holds more than
     its byte budget (here 1 MB), and an output too large to be worth it is never memoized."""
-    from lineage import openlineage_mapping
+    from lineage.openlineage import mapping as openlineage_mapping
 
     monkeypatch.setattr(openlineage_mapping, "_DERIVED_BYTES_KEPT", 1_000_000)
     monkeypatch.setattr(openlineage_mapping, "_DERIVED_OPERATIONS", {})

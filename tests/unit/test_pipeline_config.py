@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from lineage.field_paths import field_paths, normalize
-from lineage.pipeline_config import InvalidPipelineConfigError, field_operations_from_pipeline
+from lineage.client.pipeline_config import InvalidPipelineConfigError, field_operations_from_pipeline
+from lineage.model.field_paths import field_paths, normalize
 
 STREAM_SCHEMA = {"name": "etlSchemaBody", "type": "record", "fields": [
     {"name": "ts", "type": "long"}, {"name": "headers", "type": {"type": "map", "keys": "string", "values": "string"}},

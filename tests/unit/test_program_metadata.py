@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from lineage.dataset_schema import InvalidSchemaError, schema
-from lineage.metadata_values import state
-from lineage.program_metadata import ALL_KEYS, InvalidMetadataChangeError, MetadataChange, parse_change, resolve
+from lineage.model.dataset_schema import InvalidSchemaError, schema
+from lineage.model.metadata_values import state
+from lineage.model.program_metadata import ALL_KEYS, InvalidMetadataChangeError, MetadataChange, parse_change, resolve
 
 T = datetime(2026, 11, 21, 5, tzinfo=UTC)
 DATASET = [["namespace", "default"], ["dataset", "purchases"]]

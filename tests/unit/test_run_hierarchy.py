@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from lineage.errors import InvalidLineageRequestError
-from lineage.lineage_graph import DataRef, ProgramRef, Relation, build_relations
-from lineage.run_hierarchy import RunLinks, RunRef, parse_rollup, roll_up
+from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation, build_relations
+from warehouse.service.run_hierarchy import RunLinks, RunRef, parse_rollup, roll_up
 
 ORDERS, TOTALS, REPORT = (DataRef("default", "dataset", name) for name in ("orders", "totals", "report"))
 LOAD, SUM = (ProgramRef("default", "default", "openlineage", f"orders_dag.{task}") for task in ("load", "sum"))

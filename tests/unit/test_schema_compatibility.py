@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lineage.dataset_schema import DatasetSchema, SchemaField, incompatibilities, schema
+from lineage.model.dataset_schema import DatasetSchema, SchemaField, incompatibilities, schema
 
 BASE = schema([SchemaField("id", "int", False), SchemaField("amount", "float"), SchemaField("name", "string")])
 

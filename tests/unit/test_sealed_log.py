@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from lineage.sealed_log import OPEN_SUFFIX, POINTER, SEALING_SUFFIX, SealedLog
+from warehouse.ingest.sealed_log import OPEN_SUFFIX, POINTER, SEALING_SUFFIX, SealedLog
 
 
 def log_files(root: Path) -> list[Path]:
@@ -93,7 +93,7 @@ def test_partial_lines_and_bad_limits_are_refused(tmp_path: Path) -> None:
 CRASHING_WRITER = textwrap.dedent("""
     import os, sys
     from pathlib import Path
-    from lineage.sealed_log import SealedLog
+    from warehouse.ingest.sealed_log import SealedLog
     log = SealedLog(sys.argv[1], Path(sys.argv[2]))
     log.start()
     log.append(('{"acknowledged":"%s"}\\n' % sys.argv[3]).encode())
@@ -161,7 +161,7 @@ def test_recovery_seals_stray_open_files_and_leaves_a_file_another_process_holds
 SHARING_WRITER = textwrap.dedent("""
     import sys, threading, time
     from pathlib import Path
-    from lineage.sealed_log import SealedLog
+    from warehouse.ingest.sealed_log import SealedLog
     root, spool, worker, go = sys.argv[1], Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
     log = SealedLog(root, spool, max_age=600)
     log.start()
@@ -323,7 +323,7 @@ def test_a_file_whose_move_into_the_log_fails_waits_in_the_spool_and_the_recover
 KILLED_MID_SEAL = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    import lineage.sealed_log as sealed_log
+    import warehouse.ingest.sealed_log as sealed_log
     log = sealed_log.SealedLog(sys.argv[1], Path(sys.argv[2]))
     log.append(b'{"killed":1}\\n')
     real_unlink, real_replace = Path.unlink, os.replace

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lineage.search_query import InvalidSearchError, Term, like_escape, parse_query
+from warehouse.service.search_query import InvalidSearchError, Term, like_escape, parse_query
 
 
 @pytest.mark.parametrize(("query", "terms"), [

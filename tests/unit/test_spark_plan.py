@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from lineage.field_paths import Transformation, field_paths, normalize
-from lineage.identity import (
+from lineage.model.field_paths import Transformation, field_paths, normalize
+from lineage.naming.identity import (
     NO_MAPPING,
     DatasetIdentity,
     jdbc_identity,
@@ -19,8 +19,8 @@ from lineage.identity import (
     path_identity,
     table_identity,
 )
-from lineage.spark_operations import captured_operations
-from lineage.spark_plan import (
+from lineage.spark.operations import captured_operations
+from lineage.spark.plan import (
     PlanLineage,
     build_tree,
     combine,

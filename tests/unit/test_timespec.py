@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from lineage.timespec import InvalidTimeError, parse_timespec, parse_window
+from warehouse.service.timespec import InvalidTimeError, parse_timespec, parse_window
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ import pytest
 
 from spark_jobs.compaction.job import run_compaction
 from tests.factories import access, event, write_log
-from warehouse.db import connect
+from warehouse.db.connection import connect
 
 END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 TABLES = ("programs", "datasets", "runs", "dataset_accesses", "pending_events", "quarantine", "compacted_files",

@@ -10,7 +10,7 @@ from pathlib import Path
 from spark_jobs.compaction import listing
 from spark_jobs.compaction.job import run_compaction
 from tests.factories import access, write_log
-from warehouse.db import connect
+from warehouse.db.connection import connect
 
 END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 

@@ -8,7 +8,7 @@ import pytest
 
 from lineage.errors import DbtBuildError
 from lineage.settings import Settings
-from warehouse.dbt_build import build_marts
+from warehouse.pipeline.dbt_build import build_marts
 
 
 def test_the_connection_s_options_reach_dbt(warehouse_db: str) -> None:

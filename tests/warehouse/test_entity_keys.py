@@ -7,14 +7,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from lineage.authorization import Access, Privilege
-from lineage.metadata_entity import from_path
-from lineage.search_query import parse_query
+from lineage.model.metadata_entity import from_path
 from lineage.settings import Settings
-from warehouse import metadata_search, metadata_store
-from warehouse.db import connect
-from warehouse.dbt_build import build_marts
-from warehouse.migrate import MIGRATIONS_DIR, apply_migrations
+from warehouse.db import metadata_search, metadata_store
+from warehouse.db.connection import connect
+from warehouse.db.migrate import MIGRATIONS_DIR, apply_migrations
+from warehouse.pipeline.dbt_build import build_marts
+from warehouse.service.authorization import Access, Privilege
+from warehouse.service.search_query import parse_query
 
 PROGRAM = "namespace=default,application=Shop,type=spark,program=Load"
 

@@ -1,5 +1,5 @@
 """How the field lineage job's executors share a chunk of pending records, and how its staging
-tables merge (``warehouse.field_lineage_store``), on real PostgreSQL without Spark."""
+tables merge (``warehouse.db.field_lineage_store``), on real PostgreSQL without Spark."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ import orjson
 import psycopg
 import pytest
 
-from lineage.field_flows import source_field_flows
-from lineage.field_paths import field_paths, normalize
-from warehouse.db import connect
-from warehouse.field_lineage_store import (
+from lineage.model.field_paths import field_paths, normalize
+from warehouse.db.connection import connect
+from warehouse.db.field_lineage_store import (
     STAGING_SCHEMA,
     chunk_ranges,
     create_staging,
@@ -21,6 +20,7 @@ from warehouse.field_lineage_store import (
     staging_columns,
     store_results,
 )
+from warehouse.service.field_flows import source_field_flows
 
 RECORD = {"destination": {"name": "orders"}, "operations": [
     {"name": "read", "inputs": [{"source": {"name": "raw"}}], "outputs": ["amount"]},

@@ -29,9 +29,9 @@ from spark_jobs.compaction.job import run_compaction
 from tests.airflow_support import ensure_airflow_db
 from tests.factories import RUN, access, event, write_log
 from tests.warehouse.test_compaction import END, rows
-from warehouse.dbt_build import build_marts
-from warehouse.migrate import apply_migrations, discover
-from warehouse.quality import check_batch
+from warehouse.db.migrate import apply_migrations, discover
+from warehouse.pipeline.dbt_build import build_marts
+from warehouse.pipeline.quality import check_batch
 
 ROOT = Path(__file__).resolve().parents[2]
 DATABASES = ("direct", "pooled", "busy", "crash", "migrators")
@@ -157,8 +157,8 @@ def test_two_compactions_through_pgbouncer_exclude_each_other(
 
 _HOLD_THE_LOCK = """
 import sys, time
-from warehouse.compaction_store import BatchMerge
-from warehouse.db import connect
+from warehouse.db.compaction_store import BatchMerge
+from warehouse.db.connection import connect
 merge = BatchMerge(connect(sys.argv[1], autocommit=True), "crashing")
 print("locked", flush=True)
 time.sleep(600)

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from warehouse.db import connect
-from warehouse.migrate import MIGRATIONS_DIR, MigrationError, apply_migrations, discover
+from warehouse.db.connection import connect
+from warehouse.db.migrate import MIGRATIONS_DIR, MigrationError, apply_migrations, discover
 
 
 def test_migrations_apply_once_and_then_do_nothing(empty_db: str) -> None:

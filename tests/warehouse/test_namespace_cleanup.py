@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lineage.metadata_entity import entity
-from warehouse import metadata_store, namespace_cleanup, namespace_store
-from warehouse.db import connect
+from lineage.model.metadata_entity import entity
+from warehouse.db import metadata_store, namespace_store
+from warehouse.db.connection import connect
+from warehouse.pipeline import namespace_cleanup
 
 NAMESPACES = ("a_b", "a1b", "aXb", "c1", "c2")
 

@@ -12,14 +12,14 @@ from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, R
 from openlineage.client.facet_v2 import column_lineage_dataset as cl
 from openlineage.client.facet_v2 import schema_dataset
 
-from lineage.field_lineage_response import FieldKey, field_lineage
-from lineage.field_transformations import TransformationFilter
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
 from tests.warehouse.test_compaction import rows
-from warehouse.db import connect
-from warehouse.field_lineage_store import FieldLineageQueries
-from warehouse.program_metadata_store import apply_pending
+from warehouse.db.connection import connect
+from warehouse.db.field_lineage_store import FieldLineageQueries
+from warehouse.db.program_metadata_store import apply_pending
+from warehouse.service.field_lineage_response import FieldKey, field_lineage
+from warehouse.service.field_transformations import TransformationFilter
 
 RUN_ID = "0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a11"
 START = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
@@ -27,7 +27,7 @@ PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python
 
 
 def client_for(log_root: Path) -> OpenLineageClient:
-    return OpenLineageClient(config={"transport": {"type": "lineage.openlineage_transport.RawLogTransport",
+    return OpenLineageClient(config={"transport": {"type": "lineage.transport.openlineage.RawLogTransport",
                                                    "log_root": str(log_root)}})
 
 

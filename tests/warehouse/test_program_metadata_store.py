@@ -10,13 +10,13 @@ from typing import Any
 
 import orjson
 
-from lineage.client import RunContext
-from lineage.metadata_entity import entity
+from lineage.client.run_context import RunContext
+from lineage.model.metadata_entity import entity
 from spark_jobs.compaction.job import run_compaction
 from tests.factories import access, event, move_into_hour, write_log
-from warehouse import metadata_store, schema_store
-from warehouse.db import connect
-from warehouse.program_metadata_store import apply_program_metadata
+from warehouse.db import metadata_store, schema_store
+from warehouse.db.connection import connect
+from warehouse.db.program_metadata_store import apply_program_metadata
 
 END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 PURCHASES = entity([("namespace", "default"), ("dataset", "purchases")])
@@ -143,7 +143,7 @@ def test_two_applications_at_once_apply_each_change_once(
     the first's chunk and finds its events applied (one change record each, not two)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from warehouse.program_metadata_store import apply_pending
+    from warehouse.db.program_metadata_store import apply_pending
 
     write_log(log_root, [change("add_tags", f"{minute:02d}:00", tags=[f"t{minute}"]) for minute in range(30)])
     run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db))

@@ -10,8 +10,8 @@ import pytest
 from lineage.errors import LineageError
 from spark_jobs.compaction.job import run_compaction
 from tests.factories import RUN, access, event, write_log
-from warehouse.db import connect
-from warehouse.quality import DataQualityError, check_batch
+from warehouse.db.connection import connect
+from warehouse.pipeline.quality import DataQualityError, check_batch
 
 END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 
@@ -44,7 +44,7 @@ def test_a_failed_batch_blocks_the_gate_until_it_is_acknowledged(
     """A producer's clock put a run's end before its start: the batch fails its check. A later
     gate with nothing new compacted checks it again and fails again (before, a re-run skipped
     the check); acknowledging it, with a reason, lets the gate pass."""
-    from warehouse.quality import acknowledge, blocking, gate
+    from warehouse.pipeline.quality import acknowledge, blocking, gate
 
     write_log(log_root, [event("run_start", event_time="2026-11-21T05:10:00Z"), access("purchases"),
                          event("run_end", {"status": "completed"}, event_time="2026-11-21T05:00:00Z")])

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from lineage.client import RunContext
+from lineage.client.run_context import RunContext
 from lineage.errors import CompactionBusyError, DataQualityError
-from lineage.log_writer import EventLogWriter, partition_of
+from lineage.transport.log_file import EventLogWriter, partition_of
 from spark_jobs.compaction.new_files_trigger import NewLogFilesTrigger
 from spark_jobs.refresh import refresh
 from tests.factories import access, event, write_log
-from warehouse.compaction_store import take_lock as take_compaction_lock
-from warehouse.db import connect
+from warehouse.db.compaction_store import take_lock as take_compaction_lock
+from warehouse.db.connection import connect
 
 
 def write_run(log_root: Path, run_id: str) -> None:

@@ -13,15 +13,15 @@ from typing import Any
 import orjson
 from fastapi import APIRouter
 
-from lineage.authorization import Privilege
-from lineage.dataset_schema import parse_schema
 from lineage.errors import InvalidSchemaError
-from lineage.metadata_entity import dataset_entity
+from lineage.model.dataset_schema import parse_schema
+from lineage.model.metadata_entity import dataset_entity
 from lineage_api.asset_events import emit_metadata_changes
 from lineage_api.deps import Airflow, Caller, Connection, Incarnation, Namespace
 from lineage_api.http_errors import answers
 from lineage_api.models import DatasetProperties, SchemaStored, SchemaUpdate, SchemaVersions
-from warehouse import namespace_store, schema_store
+from warehouse.db import namespace_store, schema_store
+from warehouse.service.authorization import Privilege
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
 

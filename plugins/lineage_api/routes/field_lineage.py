@@ -8,23 +8,23 @@ from typing import Annotated, Any, Literal
 import psycopg
 from fastapi import APIRouter, Query
 
-from lineage import field_lineage_response
-from lineage.authorization import Access, Privilege
-from lineage.dataset_schema import DatasetSchema
 from lineage.errors import NotFoundError
-from lineage.field_hiding import hide_unreadable_programs
-from lineage.field_lineage_response import FieldKey
-from lineage.field_transformations import TransformationFilter
 from lineage.limits import check_levels, check_window
-from lineage.metadata_entity import dataset_entity
-from lineage.timespec import visible_window
+from lineage.model.dataset_schema import DatasetSchema
+from lineage.model.metadata_entity import dataset_entity
 from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, readable_program, seconds
 from lineage_api.http_errors import answers
 from lineage_api.links import field_links
 from lineage_api.models import CdapField, DatasetFields, FieldLineageAnswer
 from lineage_api.path_names import segment
-from warehouse import field_lineage_store as store
-from warehouse import namespace_store, schema_store
+from warehouse.db import field_lineage_store as store
+from warehouse.db import namespace_store, schema_store
+from warehouse.service import field_lineage_response
+from warehouse.service.authorization import Access, Privilege
+from warehouse.service.field_hiding import hide_unreadable_programs
+from warehouse.service.field_lineage_response import FieldKey
+from warehouse.service.field_transformations import TransformationFilter
+from warehouse.service.timespec import visible_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
 

@@ -1,6 +1,6 @@
 """CDAP's field lineage endpoints (the lineage HTTP handler of cdapio/cdap): a field's summary,
 its operations with the programs that ran them, and a dataset's summary of every field, in
-CDAP's JSON shapes (``lineage.field_summaries``). Same paths, window and authorization as the
+CDAP's JSON shapes (``warehouse.service.field_summaries``). Same paths, window and authorization as the
 rest of the v3 API; datasets the caller cannot read are hidden as elsewhere."""
 
 from __future__ import annotations
@@ -10,21 +10,21 @@ from typing import Annotated, Any, Literal
 import psycopg
 from fastapi import APIRouter, Query
 
-from lineage.authorization import Access, Privilege
 from lineage.errors import NotFoundError
-from lineage.field_hiding import Readable, hide_unreadable_programs, hide_unreadable_sources
-from lineage.field_lineage_response import FieldKey
-from lineage.field_summaries import Direction
-from lineage.metadata_entity import dataset_entity
-from lineage.timespec import visible_window
+from lineage.model.metadata_entity import dataset_entity
 from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, readable_program
 from lineage_api.http_errors import answers
 from lineage_api.models import DatasetFieldLineageSummary, FieldLineageDetails, FieldLineageSummary
 from lineage_api.path_names import segment
 from lineage_api.routes.field_lineage import described_dataset
-from warehouse import field_lineage_store as store
-from warehouse import field_lineage_summaries as summaries
-from warehouse import namespace_store
+from warehouse.db import field_lineage_store as store
+from warehouse.db import field_lineage_summaries as summaries
+from warehouse.db import namespace_store
+from warehouse.service.authorization import Access, Privilege
+from warehouse.service.field_hiding import Readable, hide_unreadable_programs, hide_unreadable_sources
+from warehouse.service.field_lineage_response import FieldKey
+from warehouse.service.field_summaries import Direction
+from warehouse.service.timespec import visible_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}/lineage", responses=answers(404))
 

@@ -19,13 +19,13 @@ from typing import Any
 import psycopg
 from fastapi import APIRouter
 
-from lineage.authorization import INSTANCE, Access, Privilege, check_principal, grant_subject, grant_target
 from lineage.errors import NotFoundError
-from lineage.metadata_entity import MetadataEntity, from_path
+from lineage.model.metadata_entity import MetadataEntity, from_path
 from lineage_api.deps import Caller, Connection, namespace_incarnation
 from lineage_api.http_errors import answers
 from lineage_api.models import Grant, GrantGiven, GrantRequest, GrantRevoked, MyGrants
-from warehouse import grant_store
+from warehouse.db import grant_store
+from warehouse.service.authorization import INSTANCE, Access, Privilege, check_principal, grant_subject, grant_target
 
 router = APIRouter(prefix="/v3/grants", responses=answers(404))
 

@@ -8,12 +8,12 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from lineage.authorization import INSTANCE, Privilege, check_principal
 from lineage.errors import NotFoundError
 from lineage_api.deps import Caller, Connection
 from lineage_api.http_errors import answers
 from lineage_api.models import IngestKey, IngestKeyCreated, IngestKeyRequest
-from warehouse import ingest_key_store
+from warehouse.db import ingest_key_store
+from warehouse.service.authorization import INSTANCE, Privilege, check_principal
 
 router = APIRouter(prefix="/v3/ingest-keys", responses=answers(404))
 

@@ -10,10 +10,16 @@ from typing import Annotated, Any
 import psycopg
 from fastapi import APIRouter, Query
 
-from lineage.authorization import Access, Privilege
 from lineage.errors import NotFoundError
 from lineage.limits import check_levels, check_window
-from lineage.lineage_graph import (
+from lineage.model.metadata_entity import MetadataEntity, dataset_entity, program_entity, program_run_entity
+from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, seconds
+from lineage_api.http_errors import answers
+from lineage_api.links import entity_links
+from lineage_api.models import LineageAnswer, ProgramRuns, RunAccesses, RunAnswer
+from warehouse.db import lineage_store, namespace_store, run_store
+from warehouse.service.authorization import Access, Privilege
+from warehouse.service.lineage_graph import (
     HIDDEN,
     DataRef,
     ProgramRef,
@@ -23,14 +29,8 @@ from lineage.lineage_graph import (
     parse_collapse,
     walk_lineage,
 )
-from lineage.metadata_entity import MetadataEntity, dataset_entity, program_entity, program_run_entity
-from lineage.run_hierarchy import parse_rollup, roll_up
-from lineage.timespec import visible_window
-from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, seconds
-from lineage_api.http_errors import answers
-from lineage_api.links import entity_links
-from lineage_api.models import LineageAnswer, ProgramRuns, RunAccesses, RunAnswer
-from warehouse import lineage_store, namespace_store, run_store
+from warehouse.service.run_hierarchy import parse_rollup, roll_up
+from warehouse.service.timespec import visible_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}", responses=answers(404))
 

@@ -18,19 +18,19 @@ from typing import Annotated, Any
 import psycopg
 from fastapi import APIRouter, Body, Depends
 
-from lineage.authorization import Access, Privilege
 from lineage.errors import InvalidEntityError
-from lineage.metadata_entity import MetadataEntity, entity, from_path
-from lineage.metadata_values import check_scope
-from lineage.timespec import visible_window
+from lineage.model.metadata_entity import MetadataEntity, entity, from_path
+from lineage.model.metadata_values import check_scope
 from lineage_api.asset_events import AirflowApi, emit_metadata_changes
 from lineage_api.deps import Airflow, Caller, Connection, HistoryWindow, Incarnation, Namespace
 from lineage_api.http_errors import answers
 from lineage_api.links import entity_links
 from lineage_api.models import ChangeAnswer, EntityMetadata, MetadataHistory, Properties, Tags
 from lineage_api.path_names import segment
-from warehouse import metadata_store, namespace_store
-from warehouse.metadata_store import UPDATED_BY
+from warehouse.db import metadata_store, namespace_store
+from warehouse.db.metadata_store import UPDATED_BY
+from warehouse.service.authorization import Access, Privilege
+from warehouse.service.timespec import visible_window
 
 router = APIRouter(responses=answers(404))
 

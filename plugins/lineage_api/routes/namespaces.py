@@ -6,14 +6,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
 
-from lineage.authorization import INSTANCE, Privilege, namespace_key
 from lineage.errors import NotFoundError
-from lineage.namespaces import check_namespace
+from lineage.model.namespaces import check_namespace
 from lineage_api.asset_events import emit_namespace_deletion
 from lineage_api.deps import Airflow, Caller, Connection
 from lineage_api.http_errors import answers
 from lineage_api.models import NamespaceCreated, NamespaceDeleted, NamespaceDeletion, NamespaceInfo, NamespaceUpdate
-from warehouse import namespace_store
+from warehouse.db import namespace_store
+from warehouse.service.authorization import INSTANCE, Privilege, namespace_key
 
 router = APIRouter(prefix="/v3/namespaces")
 

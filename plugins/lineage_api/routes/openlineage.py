@@ -3,7 +3,7 @@ event (RunEvent, DatasetEvent, JobEvent) or a JSON array of them, optionally gzi
 HTTP transport of ``openlineage-python`` works with ``url=http://<airflow>/lineage`` (it then
 posts to ``/api/v1/lineage``, where the plugin mounts this route too) or ``.../lineage/``.
 
-Each acceptable event is appended verbatim to the raw log (``lineage.sealed_log``: few files,
+Each acceptable event is appended verbatim to the raw log (``warehouse.ingest.sealed_log``: few files,
 sealed by age or size) and the answer comes once it is on disk (the log's writer thread syncs
 once for all the requests that arrived meanwhile); the endpoint never writes
 warehouse tables, the compaction does. 201 when every event landed; 400 (malformed) or 403 (a
@@ -21,14 +21,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from lineage.authorization import Privilege, namespace_key
 from lineage.errors import NotAuthorizedError, RequestTimeoutError, RequestTooLargeError
-from lineage.openlineage_ingest import IngestLimits, Sorted, decode_body, sort_events
-from lineage.sealed_log import SealedLog
 from lineage.settings import Settings
 from lineage_api.http_errors import answers
 from lineage_api.ingest_auth import IngestCaller
 from lineage_api.models import LineageAccepted
+from warehouse.ingest.openlineage_requests import IngestLimits, Sorted, decode_body, sort_events
+from warehouse.ingest.sealed_log import SealedLog
+from warehouse.service.authorization import Privilege, namespace_key
 
 router = APIRouter()  # at /api/v1 of the app, and alone at Airflow's /api/v1 (lineage_api.app)
 

@@ -15,10 +15,10 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse
 
-from lineage.authorization import INSTANCE, Privilege
 from lineage.errors import NotFoundError, UnavailableError
-from lineage_api import warehouse_queries
 from lineage_api.deps import Caller, Connection
+from warehouse.db import status_queries as warehouse_queries
+from warehouse.service.authorization import INSTANCE, Privilege
 
 router = APIRouter()
 public_router = APIRouter()  # scripts and styles: no data in them

@@ -1,6 +1,6 @@
 """Metadata search and suggest ("Search", Interactions 1 and 2 of the *Metadata and Data
 Discovery* design), in one namespace or across all (``/v3/metadata/...``). The query language
-is ``lineage.search_query``'s."""
+is ``warehouse.service.search_query``'s."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from typing import Annotated, Any
 import psycopg
 from fastapi import APIRouter, Query
 
-from lineage.authorization import Access
 from lineage.errors import InvalidSearchError
 from lineage.limits import limits, setting
-from lineage.metadata_values import check_scope
-from lineage.search_query import parse_query
+from lineage.model.metadata_values import check_scope
 from lineage_api.deps import Caller, Connection, Namespace
 from lineage_api.http_errors import answers
 from lineage_api.links import details_links
 from lineage_api.models import SearchAnswer, SuggestAnswer
-from warehouse import metadata_search
+from warehouse.db import metadata_search
+from warehouse.service.authorization import Access
+from warehouse.service.search_query import parse_query
 
 router = APIRouter()
 MAX_OFFSET = 100_000

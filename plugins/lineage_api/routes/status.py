@@ -7,10 +7,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from lineage.authorization import INSTANCE, Privilege
-from lineage_api import warehouse_queries
 from lineage_api.deps import Caller, Connection
 from lineage_api.models import Compactions, Health, Summary
+from warehouse.db import status_queries as warehouse_queries
+from warehouse.service.authorization import INSTANCE, Privilege
 
 public_router = APIRouter()
 router = APIRouter(prefix="/api/v1")
@@ -19,7 +19,7 @@ router = APIRouter(prefix="/api/v1")
 @public_router.get("/health", response_model=Health)
 def health(request: Request) -> dict[str, str]:
     """Liveness of the plugin and reachability of the warehouse; no login needed."""
-    return {"status": "ok", "warehouse": "ok" if warehouse_queries.ping(request.app.state.warehouse) else "unreachable"}
+    return {"status": "ok", "warehouse": "ok" if request.app.state.warehouse.answers() else "unreachable"}
 
 
 @router.get("/compactions", response_model=Compactions)

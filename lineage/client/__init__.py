@@ -1,0 +1,1 @@
+"""The client: a run's context, delivery to the log, access types, external resources."""

@@ -1,0 +1,1 @@
+"""The vocabulary: events, field operations and paths, metadata entities and values, schemas."""

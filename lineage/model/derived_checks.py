@@ -1,0 +1,193 @@
+"""What an event the core derives from a validated one still needs checked (the trusted
+construction of ``lineage.model.events.derived_event``), without the JSON Schema validator's cost.
+
+A derived event's structure is its builder's, but its texts and lists come from the source's
+producer (names, run ids, field names, descriptions, facets), and any of them may break a rule
+of the format (a run id with a space, a 2,000-character column name). ``plainly_valid`` holds
+when the event's id, namespace, run, producer and payload meet every rule the schema file sets
+for them (the file stays the single home of the rules: the checks are compiled from it, as
+predicates that answer yes or no and build no error) and a schema change's fields make a schema
+(``parse_change``: names unique and not blank). A check is never looser than the schema: a
+pattern must match the whole text, an array must be a list, and a schema keyword the compiler
+does not know fails loudly when the checks are compiled. When an event is not plainly valid,
+its caller validates it in full, for the schema's own reason. The event's time is not checked:
+``format_time`` wrote it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any
+
+import orjson
+
+from lineage.errors import InvalidMetadataChangeError
+from lineage.model.program_metadata import parse_change
+from lineage.schemas import schema
+
+Check = Callable[[Any], bool]
+_ANNOTATIONS = {"description", "title"}
+
+
+def plainly_valid(event: Mapping[str, Any]) -> bool:
+    """Whether the derived ``event`` is valid by the checks above (see the module's docstring)."""
+    envelope, payloads = _checks()
+    check = payloads.get(event["kind"])
+    return (check is not None and all(rule(event[key]) for key, rule in envelope.items() if key in event)
+            and "run" in event and _plain_payload(event["kind"], event["payload"], check))
+
+
+# Payloads found plainly valid, by kind and JSON text: the expansion derives the same field-operations
+# record and schema change again and again (a task's START, RUNNING and COMPLETE repeat them; hourly
+# runs repeat them every hour), and checking a 20-column record costs more than rendering it. The
+# checks are pure functions of this key, so a hit is the same answer.
+_REMEMBERED_KINDS = frozenset({"field_operations", "metadata_change"})
+_PLAIN_PAYLOADS: dict[tuple[str, bytes], None] = {}
+_PLAIN_PAYLOADS_KEPT = 4096
+
+
+def _plain_payload(kind: str, payload: Any, check: Check) -> bool:
+    if kind not in _REMEMBERED_KINDS:
+        return check(payload)
+    try:
+        key = (kind, orjson.dumps(payload))
+    except TypeError:  # not JSON: the full validation says why
+        return False
+    if key in _PLAIN_PAYLOADS:
+        return True
+    if not check(payload):
+        return False
+    if len(_PLAIN_PAYLOADS) >= _PLAIN_PAYLOADS_KEPT:
+        _PLAIN_PAYLOADS.clear()  # bounded; cleared whole, which is safe from any thread
+    _PLAIN_PAYLOADS[key] = None
+    return True
+
+
+@cache
+def _checks() -> tuple[dict[str, Check], dict[str, Check]]:
+    """The checks of the envelope's varying parts (id, namespace, run, producer) and of each
+    kind's payload but ``openlineage`` (which the expansion never derives), compiled from the
+    schema; a schema change also passes ``parse_change``."""
+    root = schema()
+    envelope = {key: _compiled(root["properties"][key]) for key in ("event_id", "namespace", "run", "producer")}
+    payloads = {}
+    for branch in root["allOf"]:
+        kind = branch["if"]["properties"]["kind"].get("const")
+        if kind is not None and kind != "openlineage":
+            payloads[kind] = _compiled(branch["then"]["properties"]["payload"])
+    shape = payloads["metadata_change"]
+    payloads["metadata_change"] = lambda payload: shape(payload) and _makes_a_change(payload)
+    return envelope, payloads
+
+
+def _makes_a_change(payload: Mapping[str, Any]) -> bool:
+    try:
+        parse_change(payload)
+    except InvalidMetadataChangeError:
+        return False
+    return True
+
+
+def _compiled(spec: Mapping[str, Any]) -> Check:
+    """A yes/no check of the values ``spec`` accepts (no looser than the schema's validator)."""
+    while "$ref" in spec:
+        spec = schema()["definitions"][spec["$ref"].rsplit("/", 1)[1]]
+    kind = spec.get("type")
+    if "enum" in spec and set(spec) - _ANNOTATIONS <= {"enum", "type"}:
+        allowed = frozenset(spec["enum"])
+        if not all(isinstance(value, str) for value in allowed):
+            raise ValueError(f"only enums of texts are compiled, got {spec['enum']}")
+        return lambda value: isinstance(value, str) and value in allowed
+    if kind == "string":
+        return _text(spec)
+    if kind == "boolean" and set(spec) - _ANNOTATIONS == {"type"}:
+        return lambda value: isinstance(value, bool)
+    if kind == "array":
+        return _array(spec)
+    if kind == "object":
+        return _object(spec)
+    raise ValueError(f"schema rule not compiled into a check: {dict(spec)}")
+
+
+def _text(spec: Mapping[str, Any]) -> Check:
+    _only(spec, {"type", "minLength", "maxLength", "pattern"})
+    low, high = spec.get("minLength", 0), spec.get("maxLength", sys.maxsize)
+    whole = re.compile(spec["pattern"]).fullmatch if "pattern" in spec else None
+    if whole is None:
+        return lambda value: isinstance(value, str) and low <= len(value) <= high
+    return lambda value: isinstance(value, str) and low <= len(value) <= high and whole(value) is not None
+
+
+def _array(spec: Mapping[str, Any]) -> Check:
+    _only(spec, {"type", "minItems", "maxItems", "items"})
+    low, high = spec.get("minItems", 0), spec.get("maxItems", sys.maxsize)
+    items = spec.get("items", {})
+    if isinstance(items, list):  # a tuple: a rule per position
+        positions = [_compiled(item) for item in items]
+        return lambda value: (isinstance(value, list) and low <= len(value) <= high
+                              and all(check(item) for check, item in zip(positions, value, strict=False)))
+    item_check = _compiled(items)
+    return lambda value: (isinstance(value, list) and low <= len(value) <= high
+                          and all(item_check(item) for item in value))
+
+
+def _object(spec: Mapping[str, Any]) -> Check:
+    _only(spec, {"type", "properties", "required", "additionalProperties", "maxProperties", "propertyNames",
+                 "oneOf"})
+    members = {key: _compiled(member) for key, member in spec.get("properties", {}).items()}
+    required = frozenset(spec.get("required", ()))
+    extra = _extra(spec.get("additionalProperties", True))
+    most = spec.get("maxProperties", sys.maxsize)
+    name = _compiled({"type": "string", **spec["propertyNames"]}) if "propertyNames" in spec else None
+    one_of = _one_of_keys(spec.get("oneOf"))
+
+    def closed(value: Any) -> bool:  # the common shape, checked in one pass
+        if not isinstance(value, dict) or not value.keys() >= required:
+            return False
+        for key, item in value.items():
+            member = members.get(key)
+            if member is None or not member(item):
+                return False
+        return True
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, dict) or len(value) > most or not value.keys() >= required:
+            return False
+        if one_of and sum(key in value for key in one_of) != 1:
+            return False
+        for key, item in value.items():
+            member = members.get(key, extra)
+            if member is None or not member(item) or (name is not None and not name(key)):
+                return False
+        return True
+
+    if extra is None and not one_of and name is None and most == sys.maxsize:
+        return closed
+    return check
+
+
+def _extra(rule: bool | Mapping[str, Any]) -> Check | None:
+    """The check of an object's keys beyond its properties (None: there must be none)."""
+    if rule is False:
+        return None
+    if rule is True:
+        return lambda _: True
+    return _compiled(rule)
+
+
+def _one_of_keys(branches: Any) -> tuple[str, ...]:
+    """A ``oneOf`` of branches each requiring one key, as those keys (exactly one must be present)."""
+    if branches is None:
+        return ()
+    if any(set(branch) != {"required"} or len(branch["required"]) != 1 for branch in branches):
+        raise ValueError(f"only a oneOf of single required keys is compiled, got {branches}")
+    return tuple(branch["required"][0] for branch in branches)
+
+
+def _only(spec: Mapping[str, Any], keywords: set[str]) -> None:
+    unknown = set(spec) - keywords - _ANNOTATIONS
+    if unknown:
+        raise ValueError(f"schema keywords not compiled into a check: {sorted(unknown)} in {dict(spec)}")

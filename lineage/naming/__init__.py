@@ -1,0 +1,1 @@
+"""Naming: OpenLineage identities of datasets and jobs, JDBC, partitions, the namespace map."""

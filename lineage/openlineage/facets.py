@@ -1,0 +1,122 @@
+"""What the warehouse keeps of an OpenLineage event's facets beyond what ``openlineage_mapping``
+turns into runs, accesses, field operations and schemas (pure; kept for export later).
+
+- **Run hierarchy**: the ``parent`` run facet (``{"run": {"runId"}, "job": {"namespace", "name"},
+  "root"?: {"run", "job"}}``) names the run's parent run and, optionally, its root run (an
+  Airflow DAG run, a Spark application, a dbt command). Each is a run of the program its job is
+  (``lineage.naming.identity.job_program``), so the link holds whether that run is ever seen or not.
+- **Facets kept as they are**: the event's run and job facets, and each dataset's facets, except
+  those the warehouse stores in a form of their own (``parent``; ``schema``, ``columnLineage``,
+  ``symlinks``). A facet that is not a JSON object (``null``, a list, a string) is skipped; one
+  over ``MAX_FACET_BYTES`` is dropped with a warning naming it. Neither rejects the event.
+- **Aliases**: the ``symlinks`` dataset facet names other identities of the same dataset (a Hive
+  table and its storage location); they become the dataset's aliases, not datasets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from lineage.errors import InvalidEntityError
+from lineage.naming.identity import NamespaceMap, dataset_identity, job_program
+
+MAX_FACET_BYTES = 65_536
+MAX_FACET_NAME_LENGTH = 256
+MAX_ALIASES = 100
+PARENT_FACET = "parent"
+SYMLINKS_FACET = "symlinks"
+MAPPED_RUN_FACETS = frozenset({PARENT_FACET})
+MAPPED_DATASET_FACETS = frozenset({"schema", "columnLineage", SYMLINKS_FACET})
+
+
+@dataclass
+class KeptFacets:
+    """Facets worth keeping, by name, and the warnings about those dropped for their size."""
+
+    facets: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def kept_facets(owner: Any, skip: frozenset[str], label: str) -> KeptFacets:
+    """The facets of ``owner`` (a run, job or dataset of an event) to keep; ``label`` names the
+    owner in warnings (``run``, ``job``, ``dataset s3://lake/a``)."""
+    kept = KeptFacets()
+    facets = owner.get("facets") if isinstance(owner, Mapping) else None
+    if not isinstance(facets, Mapping):
+        return kept
+    for name, facet in facets.items():
+        if name in skip or not isinstance(facet, Mapping) or not 0 < len(name) <= MAX_FACET_NAME_LENGTH:
+            continue
+        try:
+            size = len(orjson.dumps(facet))
+        except TypeError:  # text UTF-8 cannot encode (a lone surrogate): not storable
+            continue
+        if size > MAX_FACET_BYTES:
+            kept.warnings.append(f"{label} facet {name[:80]!r} dropped: {size} bytes, over the "
+                                 f"{MAX_FACET_BYTES}-byte limit")
+            continue
+        kept.facets[name] = facet
+    return kept
+
+
+def parent_links(event: Mapping[str, Any], namespaces: NamespaceMap) -> tuple[dict[str, Any], list[str]]:
+    """``{"parent": run, "root"?: run}`` from the event's ``parent`` run facet (each run as
+    ``{"namespace", "application", "program_type", "program", "run_id"}``), and warnings for
+    what was malformed and skipped. No facet: ``({}, [])``; a malformed root keeps the parent."""
+    run = event.get("run")
+    facets = run.get("facets") if isinstance(run, Mapping) else None
+    facet = facets.get(PARENT_FACET) if isinstance(facets, Mapping) else None
+    if facet is None:
+        return {}, []
+    try:
+        links = {"parent": _run_of(facet, namespaces)}
+    except InvalidEntityError as exc:
+        return {}, [f"parent facet skipped: {exc}"]
+    root = facet.get("root") if isinstance(facet, Mapping) else None
+    if root is None:
+        return links, []
+    try:
+        links["root"] = _run_of(root, namespaces)
+    except InvalidEntityError as exc:
+        return links, [f"parent facet's root skipped: {exc}"]
+    return links, []
+
+
+def _run_of(reference: Any, namespaces: NamespaceMap) -> dict[str, str]:
+    """The run ``{"run": {"runId"}, "job": {"namespace", "name"}}`` names, as the warehouse keys runs."""
+    if not isinstance(reference, Mapping):
+        raise InvalidEntityError("it is not an object")
+    run, job = reference.get("run"), reference.get("job")
+    run_id = run.get("runId") if isinstance(run, Mapping) else None
+    if not isinstance(run_id, str) or not run_id:
+        raise InvalidEntityError("run.runId is missing")
+    if not isinstance(job, Mapping):
+        raise InvalidEntityError("job is missing")
+    program = job_program(job.get("namespace"), job.get("name"), namespaces)
+    return {"namespace": program.namespace, **program.run(run_id)}
+
+
+def aliases(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[str, str]]:
+    """The other identities the dataset's ``symlinks`` facet names, as datasets are named
+    (``{"namespace", "name", "type"}``: warehouse namespace, rendered identity, the symlink's
+    type such as TABLE); malformed identifiers, and the dataset's own identity, are skipped."""
+    facets = dataset.get("facets")
+    facet = facets.get(SYMLINKS_FACET) if isinstance(facets, Mapping) else None
+    identifiers = facet.get("identifiers") if isinstance(facet, Mapping) else None
+    own = dataset_identity(dataset.get("namespace"), dataset.get("name")).render()
+    found: dict[str, dict[str, str]] = {own: {}}
+    for item in identifiers if isinstance(identifiers, list) else []:
+        if not isinstance(item, Mapping):
+            continue
+        try:
+            identity = dataset_identity(item.get("namespace"), item.get("name"))
+        except InvalidEntityError:
+            continue
+        kind = item.get("type")
+        found.setdefault(identity.render(), {
+            **namespaces.dataset_ref(identity), "type": kind[:64] if isinstance(kind, str) and kind else "unknown"})
+    return [alias for alias in found.values() if alias][:MAX_ALIASES]

@@ -1,0 +1,441 @@
+"""What an OpenLineage event becomes in the warehouse: the native events (format v2) it stands for.
+
+The raw log keeps each OpenLineage event verbatim, wrapped in an ``openlineage`` envelope
+(``wrap``); the compaction ``expand``s it into the events our own client writes, so runs,
+accesses, field lineage, schemas and search need no second code path:
+
+- a RunEvent's job is a program: application = job namespace, program type ``openlineage``,
+  program = job name (kept whole, see ``lineage.naming.identity``); its run is the run ``runId``;
+- START is a run start, COMPLETE / FAIL / ABORT a run end (completed / failed / killed);
+  RUNNING, OTHER and events without ``eventType`` only add to the run. Runs accumulate over
+  all their events in any arrival order (the merge keeps the earliest start and the latest end);
+- each input is a read, each output a write (a dataset on both sides is both);
+- a ``schema`` facet becomes the dataset's SYSTEM schema (nested fields as ``a/b`` paths);
+- a ``columnLineage`` facet on an output becomes one field-operations record for it: a read per
+  source dataset, one operation per output field whose inputs keep their transformation (type,
+  subtype, description, masking), and the write.
+
+- the ``parent`` run facet becomes the run's parent (and root) run (``run_parent``); the other
+  run and job facets, and each dataset's facets and ``symlinks`` aliases, are kept as they are
+  (``run_facets``, ``dataset_facets``; see ``lineage.openlineage.facets``), with the warnings
+  about the event (an ``eventTime`` without offset, a facet dropped for its size).
+
+A facet that is malformed is skipped, never a reason to reject the event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from lineage.errors import InvalidEntityError, InvalidEventError
+from lineage.model.events import SCHEMA_VERSION, derived_event, format_time, new_event
+from lineage.naming.identity import (
+    DEFAULT_NAMESPACE,
+    DatasetIdentity,
+    NamespaceMap,
+    PinnedNamespaceMap,
+    dataset_identity,
+    job_program,
+    pin_namespaces,
+)
+from lineage.openlineage.event import check_openlineage, content_id, event_shape, event_time, time_warnings
+from lineage.openlineage.facets import (
+    MAPPED_DATASET_FACETS,
+    MAPPED_RUN_FACETS,
+    PARENT_FACET,
+    SYMLINKS_FACET,
+    aliases,
+    kept_facets,
+    parent_links,
+)
+
+KIND = "openlineage"
+_RUN_ENDS = {"COMPLETE": "completed", "FAIL": "failed", "ABORT": "killed"}
+_SUBTYPES = {"IDENTITY", "TRANSFORMATION", "AGGREGATION", "JOIN", "FILTER", "GROUP_BY", "SORT", "WINDOW",
+             "CONDITIONAL"}
+_MAX_TYPE_LENGTH = 256
+_MAX_WARNINGS = 100
+
+
+def wrap(event: dict[str, Any], namespaces: NamespaceMap, *, producer: str | None = None) -> dict[str, Any]:
+    """The raw-log envelope carrying ``event`` verbatim; InvalidEventError when it is not acceptable.
+
+    The envelope's namespace is the warehouse namespace of the event's job (of its dataset for
+    a DatasetEvent). Its ``namespaces`` record pins the warehouse namespace of every OpenLineage
+    namespace the event names (``referenced_namespaces``), as ``namespaces`` maps them now: the
+    ingest checks WRITE on exactly these (``touched_namespaces``), and the compaction maps with
+    the record, never with a map changed since.
+    """
+    check_openlineage(event)
+    envelope = new_event(KIND, event_namespace(event, namespaces), {}, event, event_time=event_time(event),
+                         event_id=content_id(event), producer=(producer or str(event.get("producer") or ""))[:256])
+    envelope["namespaces"] = pin_namespaces(namespaces, *referenced_namespaces(event))
+    return envelope
+
+
+def envelope_of(event: Any, namespaces: NamespaceMap, *, producer: str | None = None) -> dict[str, Any]:
+    """``wrap(event)``, or for a malformed event an envelope all the same (namespace ``default``,
+    time now), so the compaction quarantines it with its reason instead of it being lost."""
+    try:
+        return wrap(event, namespaces, producer=producer)
+    except InvalidEventError as exc:
+        payload = event if isinstance(event, dict) else {"value": event}
+        try:
+            event_id = content_id(payload)
+        except InvalidEventError:  # not even JSON the log can write: its reason stands in for it
+            payload = {"unwritable": str(exc)[:1000]}
+            event_id = content_id(payload)
+        return {"schema_version": SCHEMA_VERSION, "event_id": event_id, "kind": KIND,
+                "event_time": format_time(datetime.now(UTC)), "namespace": DEFAULT_NAMESPACE, "payload": payload}
+
+
+def event_namespace(event: Mapping[str, Any], namespaces: NamespaceMap) -> str:
+    """The warehouse namespace an OpenLineage event belongs to."""
+    if event_shape(event) == "dataset":
+        return namespaces.for_dataset(event["dataset"]["namespace"])
+    return namespaces.for_job(event["job"]["namespace"])
+
+
+def referenced_namespaces(event: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    """Every OpenLineage namespace a checked event names, by every route it has into the
+    warehouse: ``(job namespaces, dataset namespaces)``. Jobs: the event's job, its ``parent``
+    facet's job and root job. Datasets: the DatasetEvent's dataset, inputs and outputs, each
+    one's ``symlinks`` identifiers and ``columnLineage`` sources (fields' ``inputFields`` and
+    the dataset-level ``dataset`` list). Malformed parts are skipped, as the mapping skips them."""
+    jobs: set[str] = set()
+    datasets: set[str] = set()
+
+    def named(value: Any, into: set[str]) -> None:
+        if isinstance(value, Mapping) and isinstance(value.get("namespace"), str) and value["namespace"]:
+            into.add(value["namespace"])
+
+    named(event.get("job"), jobs)
+    parent = _facet(event.get("run") or {}, PARENT_FACET)
+    if parent is not None:
+        named(parent.get("job"), jobs)
+        root = parent.get("root")
+        if isinstance(root, Mapping):
+            named(root.get("job"), jobs)
+    listed = [event.get("dataset")] if event_shape(event) == "dataset" else []
+    listed += [*(event.get("inputs") or []), *(event.get("outputs") or [])]
+    for dataset in listed:
+        if not isinstance(dataset, Mapping):
+            continue
+        named(dataset, datasets)
+        symlinks = _facet(dataset, SYMLINKS_FACET)
+        for item in _list(symlinks.get("identifiers") if symlinks else None):
+            named(item, datasets)
+        column_lineage = _facet(dataset, "columnLineage")
+        if column_lineage is None:
+            continue
+        for item in _list(column_lineage.get("dataset")):
+            named(item, datasets)
+        fields = column_lineage.get("fields")
+        for spec in fields.values() if isinstance(fields, Mapping) else ():
+            for item in _list(spec.get("inputFields") if isinstance(spec, Mapping) else None):
+                named(item, datasets)
+    return jobs, datasets
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def touched_namespaces(envelope: Mapping[str, Any]) -> set[str]:
+    """Every warehouse namespace a wrapped event writes into: the values its ``namespaces`` record pins."""
+    record = envelope.get("namespaces") or {}
+    return {envelope["namespace"], *record.get("jobs", {}).values(), *record.get("datasets", {}).values()}
+
+
+def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[str, Any]]:
+    """The native events an ``openlineage`` envelope stands for, each with a derived id."""
+    event = envelope["payload"]
+    namespaces = PinnedNamespaceMap.pinned(envelope.get("namespaces"), namespaces)
+    base_id = envelope["event_id"]
+    moment = event_time(event)
+    derived: list[tuple[str, str, dict[str, str], dict[str, Any]]] = []  # (kind, namespace, run, payload)
+    shape = event_shape(event)
+    if shape != "run":
+        return []
+    try:
+        run = job_program(event["job"]["namespace"], event["job"]["name"], namespaces).run(event["run"]["runId"])
+    except InvalidEntityError as exc:
+        raise InvalidEventError(f"OpenLineage event: {exc}") from exc
+    namespace = envelope["namespace"]
+    event_type = event.get("eventType")
+    if event_type == "START":
+        derived.append(("run_start", namespace, run, {}))
+    elif event_type in _RUN_ENDS:
+        derived.append(("run_end", namespace, run, {"status": _RUN_ENDS[event_type]}))
+    for side, access in (("inputs", "read"), ("outputs", "write")):
+        for dataset in event.get(side) or []:
+            derived.append(("dataset_access", namespace, run,
+                            {"dataset": _dataset_ref(dataset, namespaces), "access": access}))
+    for dataset in event.get("outputs") or []:
+        operations = _column_lineage_operations(dataset, namespaces)
+        if operations is not None:
+            derived.append(("field_operations", namespace, run, operations))
+    for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
+        change = schema_change(dataset, namespaces)
+        if change is not None:
+            derived.append(("metadata_change", namespace, run, change))
+    events = [derived_event(kind, namespace, run, payload, event_time=moment, event_id=f"{base_id}.{index}",
+                            producer=envelope.get("producer"))
+              for index, (kind, namespace, run, payload) in enumerate(derived)]
+    return events + _kept_events(event, envelope, run, namespaces, first_index=len(events))
+
+
+def _kept_events(event: dict[str, Any], envelope: Mapping[str, Any], run: dict[str, str],
+                 namespaces: NamespaceMap, first_index: int) -> list[dict[str, Any]]:
+    """The events keeping what the warehouse stores beside runs and accesses: the run's parent
+    (``run_parent``), each dataset's facets and aliases (``dataset_facets``), and the run's and
+    job's facets with the warnings about this event (``run_facets``), in that order. Nothing here
+    rejects the event: what does not fit is skipped, with a warning."""
+    payloads: list[tuple[str, dict[str, Any]]] = []
+    links, warnings = parent_links(event, namespaces)
+    if links:
+        payloads.append(("run_parent", links))
+    datasets: dict[str, dict[str, Any]] = {}
+    for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
+        ref = _dataset_ref(dataset, namespaces)
+        kept = kept_facets(dataset, MAPPED_DATASET_FACETS, f"dataset {ref['name'][:80]}")
+        warnings.extend(kept.warnings)
+        entry = datasets.setdefault(ref["name"], {"dataset": ref, "facets": {}, "aliases": []})
+        entry["facets"].update(kept.facets)
+        entry["aliases"] += [alias for alias in aliases(dataset, namespaces) if alias not in entry["aliases"]]
+    payloads += [("dataset_facets", {key: value for key, value in entry.items() if value})
+                 for entry in datasets.values() if entry["facets"] or entry["aliases"]]
+    facets: dict[str, Any] = {}
+    for side, owner, skip in (("run", event.get("run"), MAPPED_RUN_FACETS), ("job", event.get("job"), frozenset())):
+        kept = kept_facets(owner, skip, side)
+        warnings.extend(kept.warnings)
+        if kept.facets:
+            facets[side] = kept.facets
+    kept_events: list[dict[str, Any]] = []
+
+    def build(kind: str, payload: dict[str, Any]) -> dict[str, Any] | str:
+        """The next kept event, or why the raw format refuses it."""
+        try:
+            return derived_event(kind, envelope["namespace"], run, payload, event_time=event_time(event),
+                                 event_id=f"{envelope['event_id']}.{first_index + len(kept_events)}",
+                                 producer=envelope.get("producer"))
+        except InvalidEventError as exc:
+            return str(exc)[:200]
+
+    for kind, payload in payloads:
+        built = build(kind, payload)
+        if isinstance(built, str) and kind == "run_parent" and "root" in payload:
+            parent_only = build(kind, {"parent": payload["parent"]})
+            if not isinstance(parent_only, str):
+                warnings.append(f"parent facet's root skipped: {built}")
+                built = parent_only
+        if isinstance(built, str):
+            warnings.append(f"{kind} skipped: {built}")
+        else:
+            kept_events.append(built)
+    warnings = [*time_warnings(event), *warnings]
+    if facets or warnings:
+        built = build("run_facets", {**facets, **({"warnings": list(dict.fromkeys(warnings))[:_MAX_WARNINGS]}
+                                                  if warnings else {})})
+        if isinstance(built, str):  # the facets do not fit the format: keep the warnings
+            built = build("run_facets", {"warnings": [*dict.fromkeys(warnings), f"facets skipped: {built}"][
+                -_MAX_WARNINGS:]})
+        if not isinstance(built, str):
+            kept_events.append(built)
+    return kept_events
+
+
+def _identity(dataset: Mapping[str, Any]) -> DatasetIdentity:
+    try:
+        return dataset_identity(dataset["namespace"], dataset["name"])
+    except InvalidEntityError as exc:
+        raise InvalidEventError(f"OpenLineage event: {exc}") from exc
+
+
+def _dataset_ref(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, str]:
+    """A dataset of an event as our events name it: warehouse namespace + rendered identity."""
+    return namespaces.dataset_ref(_identity(dataset))
+
+
+def _facet(dataset: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    facets = dataset.get("facets")
+    facet = facets.get(name) if isinstance(facets, Mapping) else None
+    return facet if isinstance(facet, Mapping) else None
+
+
+def schema_change(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
+    """A ``set_schema`` change for a dataset with a ``schema`` facet (None without a usable one)."""
+    facet = _facet(dataset, "schema")
+    fields = list(_schema_fields(facet.get("fields"), "")) if facet else []
+    if not fields:
+        return None
+    ref = _dataset_ref(dataset, namespaces)
+    return {"entity": [["namespace", ref["namespace"]], ["dataset", ref["name"]]], "operation": "set_schema",
+            "schema": {"fields": fields}}
+
+
+def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:
+    """A schema facet's fields as ``{"name", "type"}``, nested fields as ``parent/child`` paths."""
+    if not isinstance(fields, list):
+        return
+    for field in fields:
+        if not isinstance(field, Mapping) or not isinstance(field.get("name"), str) or not field["name"]:
+            continue
+        path = prefix + field["name"]
+        type_name = field.get("type")
+        yield {"name": path, "type": type_name[:_MAX_TYPE_LENGTH] if isinstance(type_name, str) and type_name
+               else "unknown"}
+        yield from _schema_fields(field.get("fields"), path + "/")
+
+
+_DERIVED_OPERATIONS: dict[tuple[NamespaceMap, bytes], bytes] = {}
+_DERIVED_BYTES_KEPT = 32 * 1024 * 1024  # keys and records together: the memo never holds more
+_DERIVED_OUTPUT_BYTES = 256 * 1024  # a larger output is derived each time, never memoized
+_derived_bytes = 0
+
+
+def _column_lineage_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
+    """``field_operations(output)``, derived once per distinct output (a task's START, RUNNING and
+    COMPLETE usually repeat it): the record is kept as JSON and a fresh copy returned each time.
+    The memo is bounded by bytes (``_DERIVED_BYTES_KEPT``), not entries: 200 distinct 1 MB
+    outputs once held half a gigabyte."""
+    global _derived_bytes
+    if _facet(output, "columnLineage") is None:
+        return None
+    try:
+        key = (namespaces, orjson.dumps(output, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
+    except TypeError:  # e.g. an integer beyond 64 bits in some facet: derive it without the memo
+        return field_operations(output, namespaces)
+    if len(key[1]) > _DERIVED_OUTPUT_BYTES:
+        return field_operations(output, namespaces)
+    record = _DERIVED_OPERATIONS.get(key)
+    if record is None:
+        record = orjson.dumps(field_operations(output, namespaces))
+        size = len(key[1]) + len(record)
+        if _derived_bytes + size > _DERIVED_BYTES_KEPT:
+            _DERIVED_OPERATIONS.clear()  # cleared whole, which is safe from any thread
+            _derived_bytes = 0
+        _DERIVED_OPERATIONS[key] = record
+        _derived_bytes += size
+    derived: dict[str, Any] | None = orjson.loads(record)
+    return derived
+
+
+def memo_bytes() -> int:
+    """What the column-lineage memo holds now, in bytes (keys and records)."""
+    return sum(len(key[1]) + len(record) for key, record in list(_DERIVED_OPERATIONS.items()))
+
+
+def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
+    """The field-operations record a ``columnLineage`` facet on ``output`` stands for (None without one).
+
+    Sources listed only in the facet (not among the event's inputs) are read too. Dataset-level
+    dependencies (the facet's ``dataset`` list) are inputs of every output field, as INDIRECT.
+    Each output field's operation is named for its inputs' transformations.
+    """
+    facet = _facet(output, "columnLineage")
+    if facet is None or not isinstance(facet.get("fields"), Mapping):
+        return None
+    reads: dict[tuple[str, str], dict[str, Any]] = {}  # source identity -> its read operation
+
+    def read_of(item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The read operation of ``item``'s source dataset (None for a malformed source)."""
+        try:
+            identity = _identity(item)
+        except InvalidEventError:
+            return None
+        key = (identity.namespace, identity.name)
+        if key not in reads:
+            reads[key] = {"id": f"read:{len(reads) + 1}", "type": "read", "name": "read",
+                          "description": f"read {identity.render()}",
+                          "inputs": [{"source": _dataset_ref(item, namespaces)}], "outputs": []}
+        return reads[key]
+
+    def inputs_of(items: Any, default: dict[str, Any] | None) -> list[dict[str, Any]]:
+        found = []
+        for item in items if isinstance(items, list) else []:
+            field = item.get("field") if isinstance(item, Mapping) else None
+            read = read_of(item) if isinstance(field, str) and field else None
+            if read is None:
+                continue
+            if field not in read["outputs"]:
+                read["outputs"].append(field)
+            for transformation in _transformations(item.get("transformations"), default):
+                found.append({"field": field, "origin": read["id"], **transformation})
+        return found
+
+    dataset_level = inputs_of(facet.get("dataset"), {"type": "INDIRECT"})
+    transforms = []
+    for name, spec in sorted(facet["fields"].items()):
+        if not isinstance(spec, Mapping) or not name:
+            continue
+        inputs = inputs_of(spec.get("inputFields"), _old_shape(spec)) + dataset_level
+        if not inputs:
+            continue
+        description = spec.get("transformationDescription") or next(
+            (item["transformation"].get("description") for item in inputs
+             if item.get("transformation", {}).get("description")), "")
+        operation_name = _operation_name(inputs)
+        transforms.append({"id": f"field:{name}", "type": "transform", "name": operation_name,
+                           "description": str(description)[:4096], "inputs": _unique(inputs), "outputs": [name]})
+    if not transforms:
+        return None
+    write = {"id": "write", "type": "write", "name": "write",
+             "inputs": [{"field": op["outputs"][0], "origin": op["id"]} for op in transforms]}
+    return {"destination": _dataset_ref(output, namespaces), "operations": [*reads.values(), *transforms, write]}
+
+
+def _old_shape(spec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The transformation an old-shape facet (``transformationType``) gives each input."""
+    kind = spec.get("transformationType")
+    if kind == "IDENTITY":
+        return {"type": "DIRECT", "subtype": "IDENTITY"}
+    if kind == "MASKED":
+        return {"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": True}
+    return None
+
+
+def _transformations(raw: Any, default: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``[{"transformation": {...}}]`` per transformation of an input (``[{}]`` when untyped)."""
+    found = []
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, Mapping) or item.get("type") not in ("DIRECT", "INDIRECT"):
+            continue
+        transformation: dict[str, Any] = {"type": item["type"]}
+        if isinstance(item.get("subtype"), str) and item["subtype"] in _SUBTYPES:  # a list or object: dropped
+            transformation["subtype"] = item["subtype"]
+        if isinstance(item.get("description"), str) and item["description"]:
+            transformation["description"] = item["description"][:4096]
+        if isinstance(item.get("masking"), bool):
+            transformation["masking"] = item["masking"]
+        found.append({"transformation": transformation})
+    if found:
+        return found
+    return [{"transformation": default}] if default else [{}]
+
+
+def _operation_name(inputs: list[dict[str, Any]]) -> str:
+    """Named for what the DIRECT inputs say: identity, aggregation or transformation."""
+    subtypes = {item.get("transformation", {}).get("subtype") for item in inputs
+                if item.get("transformation", {}).get("type") == "DIRECT"}
+    if subtypes == {"IDENTITY"}:
+        return "identity"
+    if "AGGREGATION" in subtypes:
+        return "aggregation"
+    return "transformation"
+
+
+def _unique(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    kept = []
+    for item in inputs:
+        key = repr(sorted(item.items(), key=lambda pair: pair[0]))
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
+

@@ -1,0 +1,10 @@
+"""Automatic capture from PySpark's plans: ``with lineage.spark.track(spark, namespace=...):``
+around ordinary PySpark code (``capture``: the listener and the run; ``plan``: column lineage
+and steps from the analyzed plan's JSON; ``operations``: the step-by-step record). PySpark is
+imported only when a capture starts."""
+
+from __future__ import annotations
+
+from lineage.spark.capture import TrackError, track
+
+__all__ = ["TrackError", "track"]

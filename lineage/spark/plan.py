@@ -1,0 +1,765 @@
+"""Column lineage from a Spark analyzed plan's JSON (``qe.analyzed().toJSON()``), in pure Python.
+
+Spark serializes a plan as a JSON array of nodes in pre-order; a node holds ``class``,
+``num-children`` and its fields, where a child is named by its index among the node's children
+and an expression (or a list of them) is itself such an array. Attributes carry an ``exprId``,
+so following ids from the write back to the relations read gives each written column's sources.
+
+``plan_lineage`` answers, for a write command: the columns written, each with the source
+columns it comes from and how (the OpenLineage column lineage vocabulary: DIRECT IDENTITY /
+TRANSFORMATION / AGGREGATION, INDIRECT CONDITIONAL per column; FILTER, JOIN, GROUP_BY, SORT,
+WINDOW for the whole output, as ``indirect``), the function that made it (``concat_ws``) with a
+description that reads like the code (``concat_ws(' ', first, last)``), and the leaves read, in
+the order Spark's ``collectLeaves`` lists them (then its subqueries'), so the caller can name
+each leaf's dataset. It also answers step by step: each ``expr AS name`` of a select, an
+aggregate or a window, each generator's output and each union column is a ``Step`` reading
+source columns or earlier steps' outputs, which ``lineage.spark.operations`` turns into the
+field operations record (read, each step, write); the per-column answer is those steps composed.
+
+A node it does not know still gives lineage: its new attributes depend on every attribute its
+expressions reference (DIRECT TRANSFORMATION), and its name is kept in ``unsupported``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeGuard
+
+from lineage.model.field_paths import Transformation
+
+# -- the plan as a tree ----------------------------------------------------------------------
+
+
+@dataclass
+class Node:
+    kind: str  # the class's short name: Project, AttributeReference, ...
+    fields: dict[str, Any]
+    children: list[Node]
+    _trees: dict[str, list[Node]] = field(default_factory=dict, repr=False, compare=False)
+
+    def expression(self, name: str) -> Node | None:
+        found = self.expressions(name)
+        return found[0] if found and _is_tree(self.fields.get(name)) else None
+
+    def expressions(self, name: str) -> list[Node]:
+        """The expression trees of a field, built once per node (the analysis and the naming of
+        operations both read them)."""
+        if name not in self._trees:
+            value = self.fields.get(name)
+            if not isinstance(value, list):
+                trees: list[Node] = []
+            elif _is_tree(value):  # one expression
+                trees = [build_tree(value)]
+            else:
+                trees = [build_tree(item) for item in value if _is_tree(item)]
+            self._trees[name] = trees
+        return self._trees[name]
+
+    def child_field(self, name: str) -> Node | None:
+        """A child named by a field (an index among the children), or an inline plan."""
+        value = self.fields.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(self.children):
+            return self.children[value]
+        return build_tree(value) if _is_tree(value) else None
+
+    @property
+    def expr_id(self) -> int | None:
+        ident = self.fields.get("exprId")
+        return ident.get("id") if isinstance(ident, dict) and isinstance(ident.get("id"), int) else None
+
+
+def _is_tree(value: Any) -> TypeGuard[list[dict[str, Any]]]:
+    return isinstance(value, list) and bool(value) and isinstance(value[0], dict) and "class" in value[0]
+
+
+def build_tree(nodes: list[dict[str, Any]]) -> Node:
+    """The tree of a pre-order node array."""
+    iterator = iter(nodes)
+
+    def take() -> Node:
+        raw = next(iterator)
+        count = raw.get("num-children", 0)
+        children = [take() for _ in range(count if isinstance(count, int) else 0)]
+        return Node(str(raw.get("class", "")).rsplit(".", 1)[-1].rstrip("$"), raw, children)
+
+    return take()
+
+
+# -- what the analysis answers ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceColumn:
+    leaf: int  # the leaf's position among the query's leaves in pre-order (Spark's collectLeaves)
+    column: str
+
+
+@dataclass(frozen=True)
+class StepColumn:
+    """The output of a step: a column the job computed on the way (``split(body, ',')[0] AS
+    first_name``), which later steps and the write read."""
+
+    step: int  # the step's position in ``PlanLineage.steps``
+    column: str
+
+
+Column = SourceColumn | StepColumn
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: Column
+    transformation: Transformation
+
+
+@dataclass(frozen=True)
+class Step:
+    """One computed column as the code wrote it: ``expression AS column`` in a select, an
+    aggregate or a window, a generator's output (``explode``), a union's column. Its inputs are
+    the columns the expression reads (source columns or earlier steps' outputs) and how."""
+
+    column: str
+    operation: str  # the function at its top: concat_ws, sum, cast, explode, union...
+    description: str  # the expression as code
+    inputs: tuple[Edge, ...]
+    # Steps of one select that compute from one call over the same inputs (``split(body, ',')[0]``,
+    # ``split(body, ',')[1]``...) are one operation with several outputs, as a parser's would be:
+    # (the select, the call's function, the call as code); None for a step of its own.
+    shared: tuple[int, str, str] | None = None
+
+
+@dataclass(frozen=True)
+class ColumnLineage:
+    column: str
+    inputs: tuple[Edge, ...]
+    operation: str  # identity, or the function that made the column (concat_ws, sum, cast...)
+    description: str  # the expression as code, "" for a column passed through
+
+
+@dataclass(frozen=True)
+class Leaf:
+    kind: str  # LogicalRelation, HiveTableRelation, LocalRelation, ...
+    columns: tuple[str, ...]
+    table: tuple[str, ...] | None = None  # (catalog, database, table) when the JSON names it
+    # the JSON shows the relation has no catalog table (an absent Option is left out), so the JVM
+    # need not be asked for one
+    tableless: bool = False
+
+
+@dataclass
+class PlanLineage:
+    """A write's column lineage twice: ``columns``/``indirect`` from the source columns (the
+    OpenLineage column lineage facet's reading: each written column's sources, composed through
+    every step), and ``steps``/``written`` step by step as the code computed them (what the
+    field operations record holds: read, each step, write)."""
+
+    command: str
+    columns: list[ColumnLineage]
+    indirect: list[Edge]
+    leaves: dict[int, Leaf]  # by position among the query's leaves (see SourceColumn)
+    target_table: tuple[str, ...] | None = None
+    target_tableless: bool = False  # as ``Leaf.tableless``, for the write command
+    unsupported: list[str] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    written: list[ColumnLineage] = field(default_factory=list)  # inputs: source columns or steps' outputs
+
+
+WRITE_COMMANDS = {
+    "InsertIntoHadoopFsRelationCommand", "CreateDataSourceTableAsSelectCommand", "InsertIntoHiveTable",
+    "CreateHiveTableAsSelectCommand", "OptimizedCreateHiveTableAsSelectCommand", "SaveIntoDataSourceCommand",
+    "InsertIntoDataSourceCommand", "AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic",
+    "CreateTableAsSelect", "ReplaceTableAsSelect", "InsertIntoStatement", "MergeIntoTable",
+    "ReplaceData", "WriteDelta", "CreateTableAsSelectStatement",
+}
+
+# -- attribute dependencies -------------------------------------------------------------------
+
+_DIRECT = "DIRECT"
+_INDIRECT = "INDIRECT"
+# a source column (or a step's output) -> how it reaches an attribute
+Deps = dict[Column, Transformation]
+
+_IDENTITY = Transformation(_DIRECT, "IDENTITY")
+_MASKING_FUNCTIONS = {"Md5", "Sha1", "Sha2", "Crc32", "Murmur3Hash", "XxHash64", "HiveHash", "Count", "CountIf",
+                      "ApproximateCountDistinct", "HyperLogLogPlusPlus", "IsNull", "IsNotNull", "Length",
+                      "OctetLength", "BitLength", "Size"}
+_PASS_THROUGH = {"SubqueryAlias", "View", "Distinct", "Deduplicate", "DeduplicateWithinWatermark", "GlobalLimit",
+                 "LocalLimit", "Limit", "Offset", "Tail", "Repartition", "RepartitionByExpression",
+                 "RebalancePartitions", "Sample", "ResolvedHint", "UnresolvedHint", "WithWatermark",
+                 "InMemoryRelation", "Subquery", "CollectMetrics", "ReturnAnswer", "WithCTE", "CTERelationDef",
+                 "EventTimeWatermark", "Coalesce", "WriteFiles", "AnalysisBarrier"}
+_LEAVES = {"LogicalRelation", "HiveTableRelation", "DataSourceV2Relation", "DataSourceV2ScanRelation",
+           "LocalRelation", "LogicalRDD", "Range", "OneRowRelation", "StreamingRelation",
+           "StreamingDataSourceV2Relation", "ExternalRDD", "LocalTableScan"}
+
+
+def combine(outer: Transformation, inner: Transformation) -> Transformation:
+    """How a source reaches an attribute through an intermediate one (``inner`` first)."""
+    if outer.type == _INDIRECT or inner.type == _INDIRECT:
+        indirect = outer if outer.type == _INDIRECT else inner
+        return Transformation(_INDIRECT, indirect.subtype, masking=outer.masking or inner.masking)
+    if "AGGREGATION" in (outer.subtype, inner.subtype):
+        subtype = "AGGREGATION"
+    elif outer.subtype == inner.subtype == "IDENTITY":
+        subtype = "IDENTITY"
+    else:
+        subtype = "TRANSFORMATION"
+    return Transformation(_DIRECT, subtype, masking=outer.masking or inner.masking)
+
+
+def _merge(into: Deps, source: Column, how: Transformation) -> None:
+    """Keep the strongest way a source reaches an attribute: DIRECT over INDIRECT."""
+    known = into.get(source)
+    if known is None or (known.type == _INDIRECT and how.type == _DIRECT):
+        into[source] = how
+
+
+class _Analysis:
+    def __init__(self, positions: dict[int, int]) -> None:
+        self.positions = positions  # id(leaf node) -> its position among the query's leaves
+        self.leaves: dict[int, Leaf] = {}
+        self.indirect: dict[tuple[Column, str], Transformation] = {}  # a source can be a join key and filtered
+        self.steps: list[Step] = []
+        self.lists = 0  # select lists seen (a step's ``shared`` names its list)
+        self._composed: dict[int, dict[SourceColumn, Transformation]] = {}  # a step -> its sources
+        self.unsupported: list[str] = []
+        self.attributes: dict[int, Deps] = {}  # exprId -> its sources
+        self.ctes: dict[int, list[tuple[str, int | None]]] = {}  # CTE id -> its definition's outputs
+
+    # plan nodes: each returns its output attributes as (name, exprId) in order
+
+    def plan(self, node: Node) -> list[tuple[str, int | None]]:
+        kind = node.kind
+        if kind == "CTERelationRef":
+            return self._cte_ref(node)
+        if kind in _LEAVES or (not node.children and kind not in WRITE_COMMANDS and node.expressions("output")):
+            return self._leaf(node)
+        if kind in ("Project",):
+            self.plan(node.children[0])
+            return self._named_list(node.expressions("projectList"))
+        if kind == "Filter":
+            outputs = self.plan(node.children[0])
+            self._indirect(node.expression("condition"), "FILTER")
+            return outputs
+        if kind == "Join":
+            left, right = self.plan(node.children[0]), self.plan(node.children[1])
+            self._indirect(node.expression("condition"), "JOIN")
+            join_type = str(node.fields.get("joinType"))
+            return left if ("LeftSemi" in join_type or "LeftAnti" in join_type) else [*left, *right]
+        if kind == "Aggregate":
+            self.plan(node.children[0])
+            for grouping in node.expressions("groupingExpressions"):
+                self._indirect(grouping, "GROUP_BY")
+            return self._named_list(node.expressions("aggregateExpressions"))
+        if kind == "Sort":
+            outputs = self.plan(node.children[0])
+            for order in node.expressions("order"):
+                self._indirect(order, "SORT")
+            return outputs
+        if kind == "Window":
+            outputs = self.plan(node.children[0])
+            for spec in (*node.expressions("partitionSpec"), *node.expressions("orderSpec")):
+                self._indirect(spec, "WINDOW")
+            return [*outputs, *self._named_list(node.expressions("windowExpressions"))]
+        if kind == "Union":
+            return self._union(node)
+        if kind == "Expand":
+            return self._expand(node)
+        if kind == "Generate":
+            outputs = self.plan(node.children[0]) if node.children else []
+            generator = node.expression("generator")
+            deps = self._expression_deps(generator) if generator else {}
+            generated = []
+            generated_deps = {s: combine(_transformation("TRANSFORMATION"), t) for s, t in deps.items()}
+            for attribute in node.expressions("generatorOutput"):
+                name = str(attribute.fields.get("name"))
+                if attribute.expr_id is not None:
+                    self.attributes[attribute.expr_id] = {self._step(
+                        name, function_name(generator.kind) if generator else "generate",
+                        describe(generator) if generator else "", generated_deps): _IDENTITY}
+                generated.append((name, attribute.expr_id))
+            return [*outputs, *generated]
+        if kind == "WithCTE":  # children: the CTE definitions, then the plan (the "plan" field says which)
+            main = node.child_field("plan") or node.children[-1]
+            for definition in node.children:
+                if definition is not main:
+                    self._cte(definition)
+            return self.plan(main)
+        if kind in _PASS_THROUGH and node.children:
+            outputs = self.plan(node.children[0])
+            for other in node.children[1:]:
+                self.plan(other)
+            return outputs
+        return self._unknown(node)
+
+    def _cte(self, definition: Node) -> None:
+        """A CTE's definition: its outputs, kept by its id for the references to it."""
+        outputs = self.plan(definition.children[0]) if definition.children else []
+        cte_id = definition.fields.get("id")
+        if isinstance(cte_id, int):
+            self.ctes[cte_id] = outputs
+
+    def _cte_ref(self, node: Node) -> list[tuple[str, int | None]]:
+        """A reference to a CTE: its attributes stand for the definition's, by position."""
+        cte_id = node.fields.get("cteId")
+        definition = self.ctes.get(cte_id, []) if isinstance(cte_id, int) else []
+        outputs = []
+        for position, attribute in enumerate(node.expressions("output")):
+            defined = definition[position][1] if position < len(definition) else None
+            if attribute.expr_id is not None and defined is not None:
+                self.attributes[attribute.expr_id] = dict(self.attributes.get(defined, {}))
+            outputs.append((str(attribute.fields.get("name")), attribute.expr_id))
+        return outputs
+
+    def _leaf(self, node: Node) -> list[tuple[str, int | None]]:
+        index = self.positions.get(id(node), -1 - len(self.leaves))
+        outputs = []
+        for attribute in node.expressions("output"):
+            name = str(attribute.fields.get("name"))
+            if attribute.expr_id is not None:
+                self.attributes[attribute.expr_id] = {SourceColumn(index, name): _IDENTITY}
+            outputs.append((name, attribute.expr_id))
+        self.leaves[index] = Leaf(node.kind, tuple(name for name, _ in outputs), _table_of(node.fields),
+                                  _tableless(node))
+        return outputs
+
+    def _union(self, node: Node) -> list[tuple[str, int | None]]:
+        branches = [self.plan(child) for child in node.children]
+        if not branches:
+            return []
+        first = branches[0]
+        for position, (name, expr_id) in enumerate(first):
+            if expr_id is None:
+                continue
+            deps = dict(self.attributes.get(expr_id, {}))
+            for branch in branches[1:]:
+                other = branch[position][1] if position < len(branch) else None
+                for source, how in self.attributes.get(other, {}).items() if other is not None else ():
+                    _merge(deps, source, how)
+            self.attributes[expr_id] = {self._step(name, "union", f"union of {len(branches)} queries' {name}",
+                                                   deps): _IDENTITY}
+        return first
+
+    def _expand(self, node: Node) -> list[tuple[str, int | None]]:
+        """ROLLUP / CUBE / GROUPING SETS: each output column is, row by row, one of the projections'."""
+        for child in node.children:
+            self.plan(child)
+        rows = node.fields.get("projections")
+        rows = rows if isinstance(rows, list) else []
+        outputs = []
+        for position, attribute in enumerate(node.expressions("output")):
+            deps: Deps = {}
+            for row in rows:
+                item = row[position] if isinstance(row, list) and position < len(row) else None
+                if _is_tree(item):
+                    for source, how in self._expression_deps(build_tree(item)).items():
+                        _merge(deps, source, how)
+            if attribute.expr_id is not None:
+                self.attributes[attribute.expr_id] = deps
+            outputs.append((str(attribute.fields.get("name")), attribute.expr_id))
+        return outputs
+
+    def _unknown(self, node: Node) -> list[tuple[str, int | None]]:
+        self.unsupported.append(node.kind)
+        outputs: list[tuple[str, int | None]] = []
+        for child in node.children:
+            outputs.extend(self.plan(child))
+        referenced: Deps = {}
+        for name, value in node.fields.items():
+            if name in ("output",) or not isinstance(value, list):
+                continue
+            trees = [value] if _is_tree(value) else [item for item in value if _is_tree(item)]
+            for tree in trees:
+                expression = build_tree(tree)
+                if expression.kind.endswith(("Relation", "Project", "Command")):
+                    continue
+                for source, how in self._expression_deps(expression).items():
+                    _merge(referenced, source, combine(_transformation("TRANSFORMATION"), how))
+        new_outputs = []
+        for attribute in node.expressions("output"):
+            if attribute.expr_id is not None and attribute.expr_id not in self.attributes:
+                self.attributes[attribute.expr_id] = dict(referenced)
+            new_outputs.append((str(attribute.fields.get("name")), attribute.expr_id))
+        return new_outputs or outputs
+
+    def _indirect(self, expression: Node | None, subtype: str) -> None:
+        if expression is None:
+            return
+        for source, how in self._expression_deps(expression).items():
+            self.indirect.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=how.masking))
+
+    def _named_list(self, expressions: list[Node]) -> list[tuple[str, int | None]]:
+        """A project/aggregate/window list: each item an attribute passed through (or renamed, or
+        a nested field read as is), or ``expr AS name``: a step."""
+        self.lists += 1
+        outputs = []
+        for expression in expressions:
+            name = str(expression.fields.get("name"))
+            if expression.kind == "Alias" and expression.expr_id is not None:
+                deps = self._expression_deps(expression.children[0])
+                top = _top_function(expression)
+                call = _innermost_call(top) if top is not None else None
+                shared = (self.lists, function_name(call.kind), describe(call)) if call is not None else None
+                self.attributes[expression.expr_id] = deps if top is None else {
+                    self._step(name, function_name(top.kind), describe(top), deps, shared): _IDENTITY}
+            outputs.append((name, expression.expr_id))
+        return outputs
+
+    def _step(self, column: str, operation: str, description: str, deps: Deps,
+              shared: tuple[int, str, str] | None = None) -> StepColumn:
+        self.steps.append(Step(column, operation, description,
+                               tuple(Edge(source, how) for source, how in sorted(deps.items(), key=_edge_order)),
+                               shared))
+        return StepColumn(len(self.steps) - 1, column)
+
+    def compose(self, deps: Deps) -> dict[SourceColumn, Transformation]:
+        """``deps`` from the source columns: each step's output replaced by the step's own
+        sources, the transformations combined (DIRECT over INDIRECT, as within an expression)."""
+        found: Deps = {}
+        for column, how in deps.items():
+            if isinstance(column, StepColumn):
+                for source, inner in self._step_sources(column.step).items():
+                    _merge(found, source, combine(how, inner))
+            else:
+                _merge(found, column, how)
+        return {column: how for column, how in found.items() if isinstance(column, SourceColumn)}
+
+    def _step_sources(self, index: int) -> dict[SourceColumn, Transformation]:
+        if index not in self._composed:
+            self._composed[index] = self.compose({edge.source: edge.transformation
+                                                  for edge in self.steps[index].inputs})
+        return self._composed[index]
+
+    def _expression_deps(self, expression: Node) -> Deps:
+        """The sources an expression reads and how (walking functions down to attributes)."""
+        deps: Deps = {}
+        self._walk(expression, _IDENTITY, deps)
+        return deps
+
+    def _walk(self, expression: Node, how: Transformation, deps: Deps) -> None:
+        kind = expression.kind
+        if kind == "GetStructField" and self._struct_field(expression, how, deps):
+            return
+        if kind in ("AttributeReference", "OuterReference"):
+            expr_id = expression.expr_id
+            for source, inner in self.attributes.get(expr_id, {}).items() if expr_id is not None else ():
+                _merge(deps, source, combine(how, inner))
+            return
+        if kind in ("Alias", "KnownNotNull", "KnownFloatingPointNormalized", "PromotePrecision", "SortOrder"):
+            for child in expression.children[:1]:
+                self._walk(child, how, deps)
+            return
+        if kind in ("CaseWhen", "If"):
+            self._conditional(expression, how, deps)
+            return
+        subquery = _subquery_plan(expression)
+        if subquery is not None:  # (SELECT max(amount) ...), EXISTS (...), x IN (SELECT ...): its values
+            step = combine(how, _transformation("TRANSFORMATION"))
+            for _, expr_id in self.plan(subquery):
+                for source, inner in self.attributes.get(expr_id, {}).items() if expr_id is not None else ():
+                    _merge(deps, source, combine(step, inner))
+        if kind == "WindowSpecDefinition":
+            return  # partition and order columns are the Window node's INDIRECT WINDOW inputs
+        step = _transformation("AGGREGATION" if kind == "AggregateExpression" or kind in _AGGREGATES
+                               else "TRANSFORMATION", masking=kind in _MASKING_FUNCTIONS)
+        combined = combine(how, step)
+        for child in expression.children:
+            self._walk(child, combined, deps)
+
+    def _struct_field(self, expression: Node, how: Transformation, deps: Deps) -> bool:
+        """``address.city`` read straight from a relation's column is that nested field, as is:
+        the source is ``address.city``, not the whole ``address`` transformed."""
+        attribute, path = _struct_path(expression)
+        passed = self.attributes.get(attribute.expr_id) if attribute is not None and attribute.expr_id is not None \
+            else None
+        if not path or not passed or any(inner != _IDENTITY or not isinstance(source, SourceColumn)
+                                         for source, inner in passed.items()):
+            return False
+        for source in passed:
+            assert isinstance(source, SourceColumn)
+            _merge(deps, SourceColumn(source.leaf, ".".join((source.column, *path))), combine(how, _IDENTITY))
+        return True
+
+    def _conditional(self, expression: Node, how: Transformation, deps: Deps) -> None:
+        """CASE WHEN / IF: the conditions are INDIRECT CONDITIONAL, the values DIRECT."""
+        children = expression.children
+        if expression.kind == "If":
+            conditions, values = children[:1], children[1:]
+        else:  # CaseWhen: condition, value, condition, value, ..., [else]
+            conditions = children[0:len(children) // 2 * 2:2]
+            values = [child for index, child in enumerate(children) if index % 2 or index == len(children) - 1]
+        value_how = combine(how, _transformation("TRANSFORMATION"))
+        for value in values:
+            self._walk(value, value_how, deps)
+        condition_deps: Deps = {}
+        for condition in conditions:
+            self._walk(condition, _IDENTITY, condition_deps)
+        for source, inner in condition_deps.items():
+            _merge(deps, source, Transformation(_INDIRECT, "CONDITIONAL", masking=inner.masking))
+
+
+def _subquery_plan(expression: Node) -> Node | None:
+    """The plan of a subquery expression (Spark's ``PlanExpression``: a scalar subquery, EXISTS,
+    IN (SELECT ...), a lateral subquery), held inline in its ``plan`` field."""
+    if not _is_tree(expression.fields.get("plan")):
+        return None
+    found = expression.expressions("plan")
+    return found[0] if found else None
+
+
+def subquery_plans(plan: Node) -> list[Node]:
+    """Every subquery plan under ``plan``, in the order of Spark's ``QueryPlan.subqueriesAll``:
+    those of each node (pre-order), then theirs, so the leaves of ``plan`` and then of these
+    number the leaves as ``collectLeaves`` over the query and its ``subqueriesAll`` do."""
+    direct = [sub for node in _walk_plan(plan) for sub in _node_subqueries(node)]
+    return direct + [deeper for sub in direct for deeper in subquery_plans(sub)]
+
+
+def _node_subqueries(node: Node) -> Iterator[Node]:
+    for name, value in node.fields.items():
+        if name in ("class", "num-children") or not isinstance(value, list):
+            continue
+        for tree in node.expressions(name):
+            yield from _expression_subqueries(tree)
+
+
+def _expression_subqueries(expression: Node) -> Iterator[Node]:
+    for node in _walk_plan(expression):
+        found = _subquery_plan(node)
+        if found is not None:
+            yield found
+
+
+def _struct_path(expression: Node) -> tuple[Node | None, tuple[str, ...]]:
+    """``GetStructField(GetStructField(address, geo), n)`` -> (address, ("geo", "n"))."""
+    ordinals: list[int] = []
+    node = expression
+    while node.kind == "GetStructField" and node.children and isinstance(node.fields.get("ordinal"), int):
+        ordinals.append(node.fields["ordinal"])
+        node = node.children[0]
+    if node.kind != "AttributeReference":
+        return None, ()
+    path = []  # names from the types, by ordinal (Spark leaves ``name`` out of a resolved field)
+    data_type = node.fields.get("dataType")
+    for ordinal in reversed(ordinals):
+        fields = data_type.get("fields") if isinstance(data_type, dict) else None
+        if not isinstance(fields, list) or not 0 <= ordinal < len(fields) or not isinstance(fields[ordinal], dict):
+            return None, ()
+        path.append(str(fields[ordinal].get("name")))
+        data_type = fields[ordinal].get("type")
+    return node, tuple(path)
+
+
+def _transformation(subtype: str, masking: bool = False) -> Transformation:
+    return Transformation(_DIRECT, subtype, masking=masking)
+
+
+_AGGREGATES = {"Sum", "Average", "Avg", "Min", "Max", "Count", "CountIf", "First", "Last", "CollectList",
+               "CollectSet", "StddevPop", "StddevSamp", "VariancePop", "VarianceSamp", "ApproximateCountDistinct",
+               "HyperLogLogPlusPlus", "Percentile", "ApproximatePercentile", "Median", "Mode", "MaxBy", "MinBy",
+               "BoolAnd", "BoolOr", "BitAndAgg", "BitOrAgg", "BitXorAgg", "Corr", "CovPopulation", "CovSample",
+               "Skewness", "Kurtosis", "AnyValue", "ListAgg", "Product", "RegrCount"}
+
+
+def _table_of(fields: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """(catalog, database, table) from a node's serialized CatalogTable or identifier, if any."""
+    for key in ("tableMeta", "table", "catalogTable", "identifier", "tableIdentifier"):
+        value = fields.get(key)
+        if isinstance(value, dict):
+            ident = value.get("identifier", value)
+            if isinstance(ident, dict) and isinstance(ident.get("table"), str):
+                return tuple(part for part in (ident.get("catalog"), ident.get("database"), ident["table"])
+                             if isinstance(part, str) and part)
+    return None
+
+
+_WITH_CATALOG_TABLE = {"LogicalRelation", "InsertIntoHadoopFsRelationCommand"}  # an Option[CatalogTable] field
+
+
+def _tableless(node: Node) -> bool:
+    """Whether the JSON shows that ``node`` has no catalog table: Spark leaves an Option that is
+    None out of the JSON, and writes Some(table) as the table."""
+    return node.kind in _WITH_CATALOG_TABLE and "catalogTable" not in node.fields
+
+
+# -- describing expressions like code --------------------------------------------------------
+
+_SYMBOLS = {"Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "Remainder": "%", "IntegralDivide": "div",
+            "EqualTo": "=", "EqualNullSafe": "<=>", "LessThan": "<", "LessThanOrEqual": "<=", "GreaterThan": ">",
+            "GreaterThanOrEqual": ">=", "And": "AND", "Or": "OR", "BitwiseAnd": "&", "BitwiseOr": "|",
+            "BitwiseXor": "^"}
+_NAMES = {"ConcatWs": "concat_ws", "Md5": "md5", "Sha1": "sha1", "Sha2": "sha2", "Crc32": "crc32",
+          "Murmur3Hash": "hash", "XxHash64": "xxhash64", "Average": "avg", "Cast": "cast", "CaseWhen": "case",
+          "If": "if", "Coalesce": "coalesce", "Explode": "explode", "RowNumber": "row_number",
+          "DenseRank": "dense_rank", "Rank": "rank", "WindowExpression": "window", "AggregateExpression": "aggregate",
+          "Concat": "concat", "Substring": "substring", "Upper": "upper", "Lower": "lower", "Not": "not",
+          # classes whose SQL name is not their snake case
+          "InitCap": "initcap", "StringTrim": "trim", "StringTrimLeft": "ltrim", "StringTrimRight": "rtrim",
+          "RegExpReplace": "regexp_replace", "RegExpExtract": "regexp_extract", "StringSplit": "split",
+          "StringReplace": "replace", "StringLPad": "lpad", "StringRPad": "rpad", "SubstringIndex": "substring_index",
+          "StringLocate": "locate", "SoundEx": "soundex", "UnBase64": "unbase64", "DateFormatClass": "date_format",
+          "ParseToDate": "to_date", "ParseToTimestamp": "to_timestamp", "FromUnixTime": "from_unixtime",
+          "DayOfMonth": "dayofmonth", "DayOfWeek": "dayofweek", "DayOfYear": "dayofyear", "WeekOfYear": "weekofyear",
+          "DateDiff": "datediff", "TruncDate": "trunc", "TruncTimestamp": "date_trunc", "UnaryMinus": "negative",
+          "MonotonicallyIncreasingID": "monotonically_increasing_id", "NTile": "ntile",
+          "CreateNamedStruct": "struct", "CreateArray": "array", "CreateMap": "map", "JsonToStructs": "from_json",
+          "StructsToJson": "to_json", "GetArrayItem": "get", "GetMapValue": "element_at", "Pmod": "pmod",
+          "CollectList": "collect_list", "CollectSet": "collect_set", "CountIf": "count_if",
+          "ApproximateCountDistinct": "approx_count_distinct", "HyperLogLogPlusPlus": "approx_count_distinct"}
+MAX_DESCRIPTION = 300
+
+
+def function_name(kind: str) -> str:
+    """``ConcatWs`` -> ``concat_ws``, ``Add`` -> ``add``, ``Sum`` -> ``sum``."""
+    return _NAMES.get(kind) or re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
+
+
+def describe(expression: Node) -> str:
+    """The expression as code: ``concat_ws(' ', first, last)``, ``(age * 2)``, ``sum(amount)``."""
+    text = _describe(expression)
+    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
+
+
+def _describe(node: Node) -> str:
+    kind = node.kind
+    if kind in ("AttributeReference", "OuterReference", "UnresolvedAttribute"):
+        return str(node.fields.get("name"))
+    if kind == "Literal":
+        value = node.fields.get("value")
+        return "NULL" if value is None else repr(value) if node.fields.get("dataType") == "string" else str(value)
+    if kind == "Alias":
+        return _describe(node.children[0]) if node.children else ""
+    if kind == "GetStructField" and node.children:
+        attribute, path = _struct_path(node)
+        if attribute is not None:
+            return ".".join((str(attribute.fields.get("name")), *path))
+        return f"{_describe(node.children[0])}.{node.fields.get('name') or node.fields.get('ordinal')}"
+    if kind == "AggregateExpression":
+        inner = _describe(node.children[0]) if node.children else "?"
+        return inner.replace("(", "(DISTINCT ", 1) if node.fields.get("isDistinct") else inner
+    if kind == "Cast":
+        return f"CAST({_describe(node.children[0])} AS {node.fields.get('dataType')})" if node.children else "CAST"
+    if kind in _SYMBOLS and len(node.children) == 2:
+        return f"({_describe(node.children[0])} {_SYMBOLS[kind]} {_describe(node.children[1])})"
+    if kind == "CaseWhen":
+        parts = [_describe(child) for child in node.children]
+        pairs = " ".join(f"WHEN {parts[i]} THEN {parts[i + 1]}" for i in range(0, len(parts) - 1, 2))
+        tail = f" ELSE {parts[-1]}" if len(parts) % 2 else ""
+        return f"CASE {pairs}{tail} END"
+    if kind == "WindowExpression":
+        return f"{_describe(node.children[0])} OVER (...)" if node.children else "window"
+    return f"{function_name(kind)}({', '.join(_describe(child) for child in node.children)})"
+
+
+def _innermost_call(expression: Node) -> Node | None:
+    """The one function call of ``expression`` that reads its columns directly (``split(body,
+    ',')`` in ``CAST(split(body, ',')[2] AS int)``), or None when there are several or none."""
+    calls: dict[str, Node] = {}
+
+    def walk(node: Node) -> None:
+        if node.kind in ("AttributeReference", "OuterReference", "Literal"):
+            return
+        if any(child.kind in ("AttributeReference", "OuterReference") for child in node.children):
+            calls.setdefault(describe(node), node)
+        for child in node.children:
+            walk(child)
+
+    walk(expression)
+    return next(iter(calls.values())) if len(calls) == 1 else None
+
+
+def _top_function(expression: Node) -> Node | None:
+    """The function at the top of a named expression (under Alias and casts Spark inserted)."""
+    node = expression
+    while node.kind in ("Alias", "KnownNotNull", "PromotePrecision") and node.children:
+        node = node.children[0]
+    if node.kind == "AggregateExpression" and node.children:
+        node = node.children[0]
+    if node.kind == "GetStructField" and _struct_path(node)[0] is not None:
+        return None  # a nested field read as is
+    return None if node.kind in ("AttributeReference", "OuterReference") else node
+
+
+# -- the answer ------------------------------------------------------------------------------
+
+
+def plan_lineage(nodes: list[dict[str, Any]]) -> PlanLineage:
+    """The column lineage of a write command's analyzed plan (see the module's doc)."""
+    root = build_tree(nodes)
+    if "query" in root.fields:
+        query = root.child_field("query")
+    else:  # a command whose query is its child, or a plain query plan
+        query = root.children[0] if root.kind in WRITE_COMMANDS and root.children else root
+    leaves = [node for plan in ([query, *subquery_plans(query)] if query is not None else [])
+              for node in _walk_plan(plan) if not node.children]
+    analysis = _Analysis({id(node): position for position, node in enumerate(leaves)})
+    outputs: list[tuple[str, int | None]] = analysis.plan(query) if query is not None else []
+    expressions = _named_expressions(query) if query is not None else {}
+    names = _output_names(root, outputs)
+    columns, written = [], []
+    for name, (_, expr_id) in zip(names, outputs, strict=False):
+        steps_deps = analysis.attributes.get(expr_id, {}) if expr_id is not None else {}
+        deps = analysis.compose(steps_deps)
+        top = _top_function(expressions[expr_id]) if expr_id in expressions else None
+        edges = tuple(Edge(source, how) for source, how in sorted(deps.items(), key=_edge_order))
+        identity = top is None and all(edge.transformation.subtype == "IDENTITY" for edge in edges)
+        operation = "identity" if identity else function_name(top.kind) if top is not None else "transform"
+        description = "" if top is None else describe(top)
+        columns.append(ColumnLineage(name, edges, operation, description))
+        written.append(ColumnLineage(name, tuple(Edge(column, how) for column, how
+                                                 in sorted(steps_deps.items(), key=_edge_order)),
+                                     operation, description))
+    flat: dict[tuple[SourceColumn, str], Transformation] = {}
+    for (column, subtype), how in analysis.indirect.items():
+        for source, inner in analysis.compose({column: how}).items():
+            flat.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=inner.masking))
+    indirect = [Edge(source, how) for (source, subtype), how
+                in sorted(flat.items(), key=lambda item: (item[0][0].leaf, item[0][0].column, item[0][1]))]
+    return PlanLineage(root.kind, columns, indirect, analysis.leaves, _table_of(root.fields), _tableless(root),
+                       sorted(set(analysis.unsupported)), analysis.steps, written)
+
+
+def _column_order(column: Column) -> tuple[int, int, str]:
+    """Source columns first (by leaf), then steps' outputs (by step): a stable order."""
+    if isinstance(column, SourceColumn):
+        return 0, column.leaf, column.column
+    return 1, column.step, column.column
+
+
+def _edge_order(item: tuple[Column, Transformation]) -> tuple[int, int, str]:
+    return _column_order(item[0])
+
+
+def _output_names(root: Node, outputs: list[tuple[str, int | None]]) -> list[str]:
+    """The written column names: the command's ``outputColumnNames`` when it has them."""
+    listed = root.fields.get("outputColumnNames")
+    if isinstance(listed, str) and listed.startswith("["):
+        names = [part.strip() for part in listed[1:-1].split(",") if part.strip()]
+        if len(names) == len(outputs):
+            return names
+    if isinstance(listed, list) and len(listed) == len(outputs):
+        return [str(name) for name in listed]
+    return [name for name, _ in outputs]
+
+
+def _named_expressions(plan: Node) -> dict[int, Node]:
+    """exprId -> the Alias that defined it, anywhere in the plan (for operation names)."""
+    found: dict[int, Node] = {}
+    for node in _walk_plan(plan):
+        for key in ("projectList", "aggregateExpressions", "windowExpressions"):
+            for expression in node.expressions(key):
+                if expression.kind == "Alias" and expression.expr_id is not None:
+                    found[expression.expr_id] = expression
+    return found
+
+
+def _walk_plan(node: Node) -> Iterator[Node]:
+    """``node`` and its descendants in pre-order (a stack: nested generators would cost the
+    plan's depth for every node)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))

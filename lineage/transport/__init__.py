@@ -1,0 +1,1 @@
+"""Where events go: the raw log file, and the OpenLineage in-process transport."""

@@ -1,0 +1,1 @@
+"""The stores: one module per aggregate over the warehouse's tables, its migrations."""

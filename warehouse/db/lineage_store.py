@@ -1,0 +1,204 @@
+"""Lineage reads: the time-windowed walk's queries, a run's accesses, a program's runs.
+
+The walk is CDAP's (the *Metadata and Data Discovery* design), set at a time
+(``warehouse.service.lineage_graph.walk_lineage`` walks):
+each half-step is one query over the whole frontier (never one query per node, as CDAP's
+scan-per-node BFS does) on the ``lineage_marts.lineage_walk`` mart, whose rows bucket runs by
+start day so that a window only reads its own days' buckets; the exact window rule is then
+checked on the runs' times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from lineage.errors import MartNotBuiltError
+from warehouse.db.run_store import epoch_seconds, linked_runs
+from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation
+
+WALK_MART = "lineage_marts.lineage_walk"
+
+
+def in_window(started: str, stopped: str) -> str:
+    """SQL for the *Metadata and Data Discovery* design's scan condition: a run belongs to
+    [%(start)s, %(end)s) when it started
+    before end and had not stopped before start (a running run has no stop). The one home of
+    that rule: the walk applies it to the mart's run times and bucket bounds, ``run_in_window``
+    to rows of ``lineage.runs``."""
+    return f"({started} < %(end)s and coalesce({stopped}, 'infinity'::timestamptz) >= %(start)s)"
+
+
+def run_in_window(run: str) -> str:
+    """The window rule on the row ``run`` of ``lineage.runs``, at the run's time ``run_at``: its
+    start, or else its earliest event (migration 0020), so a run known only from its end (an
+    OpenLineage COMPLETE or FAIL without START) is in the windows around its end. Every windowed
+    answer on runs uses it; the walk's mart is built from the same ``run_at``."""
+    return in_window(f"{run}.run_at", f"{run}.stopped_at")
+
+
+# A bucket row is in the window when any of its runs is: all of them are when the bucket's
+# latest start and earliest stop satisfy the rule; otherwise its runs are checked one by one.
+_ANY_RUN_IN_WINDOW = f"""({in_window("w.latest_start", "w.earliest_stop")}
+    or ({in_window("w.earliest_start", "w.latest_stop")}
+        and exists (select 1 from unnest(w.run_starts, w.run_stops) as run(started, stopped)
+                    where {in_window("run.started", "run.stopped")})))"""
+
+
+def _bucket_rows(key: str, columns: str, condition: str = "true") -> str:
+    """Mart rows of the frontier %(keys)s on ``key`` whose buckets can hold runs of the window:
+    the days from the day before start to end's day, and the long/running bucket."""
+    return f"""
+        select {columns} from {WALK_MART} w
+        where w.{key} = any(%(keys)s) and w.bucket between %(first_day)s and %(last_day)s and {condition}
+        union all
+        select {columns} from {WALK_MART} w
+        where w.{key} = any(%(keys)s) and w.bucket = '-infinity'::date and {condition}"""
+
+
+# One BFS half-step over the whole frontier: data -> programs, or programs -> data.
+_NEIGHBOURS = {
+    key: f"select distinct {other} from ({_bucket_rows(key, f'w.{other}', _ANY_RUN_IN_WINDOW)}) n"
+    for key, other in (("dataset_key", "program_key"), ("program_key", "dataset_key"))
+}
+
+_RELATIONS = f"""
+    with hits as (
+        select w.program_key, w.dataset_key, w.access, w.component, run.run_id
+        from ({_bucket_rows("program_key", "w.*")}) w
+        cross join lateral unnest(w.run_ids, w.run_starts, w.run_stops) as run(run_id, started, stopped)
+        where {in_window("run.started", "run.stopped")}
+    ),
+    relations as (
+        select program_key, dataset_key, access,
+               array_agg(distinct run_id) as runs,
+               coalesce(array_agg(distinct component) filter (where component <> ''), '{{}}') as components
+        from hits group by program_key, dataset_key, access
+    )
+    select d.namespace as data_namespace, d.dataset_type, d.dataset,
+           p.namespace as program_namespace, p.application, p.program_type, p.program,
+           r.access, r.runs, r.components
+    from relations r
+    join lineage.datasets d using (dataset_key)
+    join lineage.programs p using (program_key)"""
+
+
+def dataset_named(conn: psycopg.Connection, data: DataRef) -> DataRef:
+    """The dataset a lookup of ``data`` finds: ``data`` itself when a dataset of that name exists or
+    no dataset has it as an alias (OpenLineage's symlinks), else the dataset the alias names."""
+    if data.type != "dataset":
+        return data
+    found = conn.execute(
+        """select d.namespace, d.dataset_type, d.dataset
+           from lineage.dataset_aliases a join lineage.datasets d using (dataset_key)
+           where a.namespace = %(namespace)s and a.alias = %(name)s
+             and not exists (select from lineage.datasets own where own.namespace = %(namespace)s
+                             and own.dataset_type = 'dataset' and own.dataset = %(name)s)""",
+        {"namespace": data.namespace, "name": data.name}).fetchone()
+    return data if found is None else DataRef(*found)
+
+
+class LineageQueries:
+    """The dataset-lineage walk's queries (``warehouse.service.lineage_graph.LineageQueries``) for the
+    window [start, end): one query per call, over the whole frontier it is given."""
+
+    def __init__(self, conn: psycopg.Connection, start: datetime, end: datetime) -> None:
+        self.conn = conn
+        self.window: dict[str, Any] = {
+            "start": start, "end": end,
+            "first_day": (start - timedelta(days=1)).astimezone(UTC).date(), "last_day": end.astimezone(UTC).date(),
+        }
+
+    def dataset_key(self, data: DataRef) -> int | None:
+        found = self.conn.execute(
+            "select dataset_key from lineage.datasets where namespace = %s and dataset_type = %s and dataset = %s",
+            (data.namespace, data.type, data.name),
+        ).fetchone()
+        return None if found is None else int(found[0])
+
+    def programs_of(self, data_keys: Sequence[int]) -> list[int]:
+        return self._neighbours("dataset_key", data_keys)
+
+    def data_of(self, program_keys: Sequence[int]) -> list[int]:
+        return self._neighbours("program_key", program_keys)
+
+    def relations(self, program_keys: Sequence[int]) -> list[Relation]:
+        with _mart(), self.conn.cursor(row_factory=dict_row) as cursor:
+            rows = cursor.execute(_RELATIONS, {**self.window, "keys": sorted(program_keys)}).fetchall()
+        return [_relation(row) for row in rows]
+
+    def _neighbours(self, key: str, keys: Sequence[int]) -> list[int]:
+        with _mart():
+            rows = self.conn.execute(_NEIGHBOURS[key], {**self.window, "keys": sorted(keys)}).fetchall()
+        return sorted(row[0] for row in rows)
+
+
+@contextmanager
+def _mart() -> Iterator[None]:
+    try:
+        yield
+    except psycopg.errors.UndefinedTable as error:
+        raise MartNotBuiltError.of(WALK_MART) from error
+
+
+def _relation(row: dict[str, Any]) -> Relation:
+    return Relation(
+        data=DataRef(row["data_namespace"], row["dataset_type"], row["dataset"]),
+        program=ProgramRef(row["program_namespace"], row["application"], row["program_type"], row["program"]),
+        access=row["access"],
+        runs=tuple(row["runs"]),
+        components=tuple(row["components"]),
+    )
+
+
+def run_accesses(
+    conn: psycopg.Connection, namespace: str, application: str, program_type: str, program: str, run_id: str
+) -> dict[str, Any] | None:
+    """A run with what it read and wrote (and when), or None when unknown."""
+    with conn.cursor(row_factory=dict_row) as cursor:
+        run = cursor.execute(
+            """select run_key, run_id, status, started_at, stopped_at from lineage.run_details
+               where namespace = %s and application = %s and program_type = %s and program = %s and run_id = %s""",
+            (namespace, application, program_type, program, run_id),
+        ).fetchone()
+        if run is None:
+            return None
+        accesses = cursor.execute(
+            """select d.namespace, d.dataset_type as type, d.dataset as name, a.access,
+                      nullif(a.component, '') as component, a.accessed_at
+               from lineage.dataset_accesses a join lineage.datasets d using (dataset_key)
+               where a.run_key = %s order by a.accessed_at, d.dataset, a.access""",
+            (run.pop("run_key"),),
+        ).fetchall()
+    return {**epoch_seconds(run), "accesses": [epoch_seconds(access) for access in accesses]}
+
+
+def program_runs(
+    conn: psycopg.Connection, namespace: str, application: str, program_type: str, program: str,
+    start: datetime, end: datetime,
+) -> list[dict[str, Any]] | None:
+    """The program's runs in the window, newest first (by their time: the start, or else the
+    earliest event), each with its parent run (or None); None when the program is unknown."""
+    with conn.cursor(row_factory=dict_row) as cursor:
+        found = cursor.execute(
+            """select program_key from lineage.programs
+               where namespace = %s and application = %s and program_type = %s and program = %s""",
+            (namespace, application, program_type, program),
+        ).fetchone()
+        if found is None:
+            return None
+        runs = cursor.execute(
+            f"""select run_key, run_id, status, started_at, stopped_at from lineage.runs r
+                where program_key = %(program)s and {run_in_window("r")}
+                order by run_at desc, run_id""",
+            {"program": found["program_key"], "start": start, "end": end},
+        ).fetchall()
+    parents = linked_runs(conn, [run["run_key"] for run in runs])
+    return [{"parent": parents.get(run.pop("run_key"), {}).get("parent"), **epoch_seconds(run)} for run in runs]
+
+

@@ -1,0 +1,145 @@
+"""The cleanup after a namespace deletion (the *System Applications (CDAP 6.0)* design, "Namespace
+Deletion"), run by the ``lineage_namespace_cleanup`` DAG on the asset event the delete emits.
+
+For each deletion not cleaned yet, one transaction removes the namespace's records from before
+the deletion: metadata and its change records, watermarks and schema versions, runs of its
+programs (with their parents, facets and warnings) and accesses to its datasets (with their
+field lineage), dataset facets and aliases, the programs and datasets left without any,
+operation sets writing into it, and compacted events still pending. What a namespace re-created
+since then recorded is kept. Once the marts are rebuilt, ``finish`` marks
+the deletion cleaned, which lifts the race guard, and re-derives the namespace's search rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import orjson
+import psycopg
+from psycopg import sql
+
+from warehouse.db import metadata_search
+from warehouse.db.connection import connect
+from warehouse.service.authorization import namespace_key
+
+log = logging.getLogger(__name__)
+
+# (label, statement) in dependency order; %(ns)s is the namespace, %(before)s the deletion time,
+# %(key)s the namespace's entity key: its entities' keys are that key or start with it and ",".
+# starts_with, not LIKE: a namespace name may hold "_", LIKE's any-character wildcard.
+_OF_NAMESPACE = "(entity_key = %(key)s or starts_with(entity_key, %(key)s || ','))"
+_STEPS: list[tuple[str, str]] = [
+    ("metadata", "delete from lineage.metadata where namespace = %(ns)s and updated_at < %(before)s"),
+    ("metadata_changes", f"""delete from lineage.metadata_changes
+                            where {_OF_NAMESPACE} and changed_at < %(before)s"""),
+    ("metadata_event_times", f"""delete from lineage.metadata_event_times
+                                where {_OF_NAMESPACE} and written_at < %(before)s"""),
+    ("dataset_schema_versions", """delete from lineage.dataset_schema_versions
+                                   where namespace = %(ns)s and created_at < %(before)s"""),
+    ("pending_events", "delete from lineage.pending_events where namespace = %(ns)s and event_time < %(before)s"),
+    # runs of the namespace's programs from before the deletion, and what hangs on them
+    ("old_runs", """create temp table old_runs on commit drop as
+                    select run_key from lineage.runs
+                    where namespace = %(ns)s and coalesce(started_at, stopped_at, '-infinity') < %(before)s"""),
+    ("field_lineage_runs", """delete from lineage.field_lineage_runs f
+                              where f.run_key in (select run_key from old_runs)
+                                 or f.dataset_key in (select dataset_key from lineage.datasets where namespace = %(ns)s)
+                                    and f.recorded_at < %(before)s"""),
+    ("dataset_accesses", """delete from lineage.dataset_accesses a
+                            where a.run_key in (select run_key from old_runs)
+                               or a.namespace = %(ns)s and a.accessed_at < %(before)s"""),
+    ("run_parents", "delete from lineage.run_parents where run_key in (select run_key from old_runs)"),
+    ("run_facets", "delete from lineage.run_facets where run_key in (select run_key from old_runs)"),
+    ("run_warnings", "delete from lineage.run_warnings where run_key in (select run_key from old_runs)"),
+    ("dataset_facets", """delete from lineage.dataset_facets f
+                          where f.dataset_key in (select dataset_key from lineage.datasets where namespace = %(ns)s)
+                            and f.event_time < %(before)s"""),
+    ("dataset_aliases", """delete from lineage.dataset_aliases a
+                           where (a.namespace = %(ns)s
+                                  or a.dataset_key in (select dataset_key from lineage.datasets
+                                                       where namespace = %(ns)s))
+                             and a.event_time < %(before)s"""),
+    ("runs", """delete from lineage.runs r using old_runs o where r.run_key = o.run_key
+                and not exists (select from lineage.dataset_accesses a where a.run_key = r.run_key)
+                and not exists (select from lineage.field_lineage_runs f where f.run_key = r.run_key)"""),
+    ("programs", """delete from lineage.programs p where p.namespace = %(ns)s and p.created_at < %(before)s
+                    and not exists (select from lineage.runs r where r.program_key = p.program_key)"""),
+    ("datasets", """delete from lineage.datasets d where d.namespace = %(ns)s and d.created_at < %(before)s
+                    and not exists (select from lineage.dataset_accesses a where a.dataset_key = d.dataset_key)
+                    and not exists (select from lineage.field_lineage_runs f where f.dataset_key = d.dataset_key)
+                    and not exists (select from lineage.dataset_facets f where f.dataset_key = d.dataset_key)
+                    and not exists (select from lineage.dataset_aliases a where a.dataset_key = d.dataset_key)"""),
+    # operation sets writing into the namespace that no run row uses any more
+    ("old_sets", """create temp table old_sets on commit drop as
+                    select fingerprint from lineage.field_operation_sets s
+                    where s.destination_namespace = %(ns)s
+                      and not exists (select from lineage.field_lineage_runs f
+                                      where f.set_fingerprint = s.fingerprint)"""),
+    ("field_path_sources", "delete from lineage.field_path_sources where set_fingerprint in (select * from old_sets)"),
+    ("field_source_flows", "delete from lineage.field_source_flows where set_fingerprint in (select * from old_sets)"),
+    ("field_paths", "delete from lineage.field_paths where set_fingerprint in (select * from old_sets)"),
+    ("field_operation_sets", "delete from lineage.field_operation_sets where fingerprint in (select * from old_sets)"),
+]
+_TEMPORARY = {"old_runs", "old_sets"}
+
+
+@dataclass(frozen=True)
+class CleanupSummary:
+    deletion_id: int
+    namespace: str
+    removed: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def render(self) -> str:
+        rows = ", ".join(f"{table} {count}" for table, count in self.removed.items() if count) or "nothing"
+        return (f"namespace {self.namespace!r} (deletion {self.deletion_id}): removed {sum(self.removed.values())} "
+                f"rows ({rows}) in {self.seconds:.1f}s")
+
+
+def pending(conn: psycopg.Connection) -> list[tuple[int, str, datetime]]:
+    """Deletions not cleaned yet, oldest first: (deletion id, namespace, deletion time)."""
+    return [(int(i), str(ns), at) for i, ns, at in conn.execute(
+        """select deletion_id, namespace, deleted_at from lineage.namespace_deletions
+           where cleaned_at is null order by deletion_id""").fetchall()]
+
+
+def clean(conn: psycopg.Connection, deletion_id: int, namespace: str, deleted_at: datetime) -> CleanupSummary:
+    """Remove the namespace's records from before ``deleted_at`` in one transaction of its own
+    (``conn`` must be in autocommit mode, so that each deletion commits or fails alone); idempotent."""
+    if not conn.autocommit:
+        raise ValueError("namespace cleanup needs an autocommit connection: each deletion is its own transaction")
+    began = time.perf_counter()
+    params = {"ns": namespace, "before": deleted_at, "key": namespace_key(namespace)}
+    removed: dict[str, int] = {}
+    with conn.transaction():
+        for label, statement in _STEPS:
+            started = time.perf_counter()
+            count = conn.execute(sql.SQL(statement), params).rowcount
+            log.info("cleanup %s: %s: %d rows in %.1fs", namespace, label, count, time.perf_counter() - started)
+            if label not in _TEMPORARY:
+                removed[label] = count
+        conn.execute("drop table old_runs, old_sets")  # "on commit drop" too, but not inside a caller's savepoint
+        conn.execute("update lineage.namespace_deletions set removed = %s where deletion_id = %s",
+                     (orjson.dumps(removed).decode(), deletion_id))
+    return CleanupSummary(deletion_id, namespace, removed, time.perf_counter() - began)
+
+
+def clean_pending(database_url: str) -> list[CleanupSummary]:
+    """Clean every deletion not cleaned yet, oldest first, each in its own transaction: one that
+    fails leaves those before it done (the next run retries it and those after it)."""
+    with connect(database_url, autocommit=True) as conn:
+        return [clean(conn, *deletion) for deletion in pending(conn)]
+
+
+def finish(database_url: str, deletion_ids: list[int]) -> None:
+    """Mark the deletions cleaned (after the marts were rebuilt): the race guard lifts, and the
+    namespace's search rows are re-derived without it."""
+    with connect(database_url) as conn, conn.transaction():
+        namespaces = [row[0] for row in conn.execute(
+            """update lineage.namespace_deletions set cleaned_at = clock_timestamp()
+               where deletion_id = any(%s) and cleaned_at is null returning namespace""", (deletion_ids,)).fetchall()]
+        for namespace in sorted(set(namespaces)):
+            metadata_search.refresh_namespace(conn, namespace)

@@ -1,0 +1,1 @@
+"""Pure answers and rules of the server: walks, authorization, responses, search queries."""

@@ -1,0 +1,27 @@
+"""The Airflow Assets the warehouse publishes: names and URIs in one place, for the DAGs that
+emit them, the plugin that emits metadata changes, and the DAGs users write to subscribe.
+
+    from airflow.sdk import Asset, dag
+    from warehouse.service.assets import METADATA_CHANGES
+
+    @dag(schedule=[Asset(name=METADATA_CHANGES.name, uri=METADATA_CHANGES.uri)])
+    def on_metadata_change(): ...   # each event's extra carries {"change_ids": [...]}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AssetName:
+    name: str
+    uri: str
+
+
+RUNS = AssetName("lineage_runs", "lineage://warehouse/lineage/runs")
+DATASET_ACCESSES = AssetName("lineage_dataset_accesses", "lineage://warehouse/lineage/dataset_accesses")
+PENDING_EVENTS = AssetName("lineage_pending_events", "lineage://warehouse/lineage/pending_events")
+MARTS = AssetName("lineage_marts", "lineage://warehouse/lineage_marts")
+METADATA_CHANGES = AssetName("lineage_metadata_changes", "lineage://warehouse/lineage/metadata_changes")
+NAMESPACE_DELETIONS = AssetName("lineage_namespace_deletions", "lineage://warehouse/lineage/namespace_deletions")

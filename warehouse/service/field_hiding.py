@@ -1,0 +1,125 @@
+"""What a caller sees of field lineage that touches datasets they cannot read (the *Metadata Custom
+Entities and Authorization* design's READ, applied as the lineage graph applies it): that
+something hidden is there, and nothing of it.
+
+In a stored path (``FieldPath.to_dict()``), a **read of an unreadable dataset** (any of its
+sources unreadable) becomes an anonymous operation: id ``hidden:1``, ``hidden:2``, ... in the
+path's order, name ``hidden``, no description, one hidden source, no inputs, and one output
+field named ``hidden`` for all the fields it read. Every input taken from it then reads
+``{"field": "hidden", "origin": "hidden:n"}`` (duplicates merged), and the path's source fields
+of unreadable datasets become one hidden source field. The drawings (``field_views``) are made
+from the hidden path, so their nodes and edges hold no hidden name either, and the path carries
+the fingerprint of what is shown (the stored one would confirm a guess at the hidden names). Operations of the
+readable pipeline keep their names: they are the destination's, which the caller may read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from lineage.model.field_paths import path_fingerprint
+from warehouse.service.authorization import HIDDEN
+
+HIDDEN_SOURCE = {"namespace": "", "type": HIDDEN, "name": ""}
+HIDDEN_PROGRAM = {"namespace": "", "application": "", "type": HIDDEN, "program": "", "entity": "PROGRAM"}
+HIDDEN_SOURCE_FIELD = {**HIDDEN_SOURCE, "field": ""}
+
+# (namespace, type, name) of a dataset or stream -> whether the caller may read it
+Readable = Callable[[str, str, str], bool]
+# a program (namespace, application, type, program) -> whether the caller may read it
+ReadableProgram = Callable[[Mapping[str, Any]], bool]
+
+
+def _distinct(items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    kept: list[dict[str, Any]] = []
+    for item in items:
+        if item not in kept:
+            kept.append(item)
+    return kept
+
+
+def _shown(source: dict[str, Any], readable: Readable) -> bool:
+    return source["type"] not in ("dataset", "stream") or readable(source["namespace"], source["type"],
+                                                                    source["name"])
+
+
+def hide_path(path: dict[str, Any], readable: Readable) -> dict[str, Any]:
+    """``path`` as a caller who can read only what ``readable`` says sees it."""
+    hidden_reads = [operation["id"] for operation in path["operations"]
+                    if not all(_shown(source, readable) for source in operation["sources"])]
+    if not hidden_reads and all(_shown(source, readable) for source in path["sources"]):
+        return path
+    alias = {op_id: f"{HIDDEN}:{number}" for number, op_id in enumerate(hidden_reads, start=1)}
+
+    def shown_input(item: dict[str, Any]) -> dict[str, Any]:
+        return {**item, "field": HIDDEN, "origin": alias[item["origin"]]} if item["origin"] in alias else item
+
+    operations = [
+        {**operation, "id": alias[operation["id"]], "name": HIDDEN, "sources": [HIDDEN_SOURCE], "inputs": [],
+         "outputs": [HIDDEN], **({"description": ""} if "description" in operation else {})}
+        if operation["id"] in alias else
+        {**operation, "inputs": _distinct(shown_input(item) for item in operation["inputs"])}
+        for operation in path["operations"]]
+    sources = _distinct(source if _shown(source, readable) else HIDDEN_SOURCE_FIELD for source in path["sources"])
+    origin = alias.get(path["origin"], path["origin"])
+    return {**path, "origin": origin, "operations": operations, "sources": sources,
+            "fingerprint": path_fingerprint(path["field"], origin, operations)}
+
+
+def hide_flow(row: dict[str, Any], readable: Readable, document_key: str = "flow") -> dict[str, Any]:
+    """A stored flow row (where a source field went, ``field_lineage_store.flows``) as the caller
+    sees it. Into an unreadable destination: nothing of the destination's record (no operations,
+    fields, drops, runs or programs), only that a hidden dataset is there. Otherwise reads of
+    unreadable datasets inside the flow are hidden as in a path."""
+    destination = {"namespace": row["destination_namespace"], "type": row["destination_type"],
+                   "name": row["destination"]}
+    if not _shown(destination, readable):
+        return {**row, "destination_namespace": "", "destination": "", "destination_type": HIDDEN,
+                "flow_fingerprint": HIDDEN, "runs": [], "programs": [], "descriptions": {},
+                document_key: {"operations": [], "destinationFields": [], "drops": []}}
+    flow = row[document_key]
+    hidden_reads = [operation["id"] for operation in flow["operations"]
+                    if not all(_shown(source, readable) for source in operation.get("sources", []))]
+    if not hidden_reads:
+        return row
+    alias = {op_id: f"{HIDDEN}:{number}" for number, op_id in enumerate(hidden_reads, start=1)}
+    operations = [
+        {**operation, "id": alias[operation["id"]], "name": HIDDEN, "sources": [HIDDEN_SOURCE], "inputs": [],
+         "outputs": [HIDDEN]}
+        if operation["id"] in alias else
+        {**operation, "inputs": _distinct({**item, "field": HIDDEN, "origin": alias[item["origin"]]}
+                                          if item.get("origin") in alias else item
+                                          for item in operation.get("inputs", []))}
+        for operation in flow["operations"]]
+    return {**row, document_key: {**flow, "operations": operations}}
+
+
+def hide_unreadable_sources(value: Any, readable: Readable) -> Any:
+    """``value`` (a field lineage answer or part of it) with every dataset or stream reference
+    (``{"namespace", "type", "name", ...}``) the caller cannot read replaced by a ``hidden`` one."""
+    if isinstance(value, list):
+        return [hide_unreadable_sources(item, readable) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if {"namespace", "type", "name"} <= value.keys() and value["type"] in ("dataset", "stream") and not readable(
+            value["namespace"], value["type"], value["name"]):
+        return {**dict.fromkeys(value, ""), "type": HIDDEN}
+    return {key: hide_unreadable_sources(item, readable) for key, item in value.items()}
+
+
+def hide_unreadable_programs(value: Any, readable: ReadableProgram) -> Any:
+    """``value`` with each program info (``{"program": {... "entity": "PROGRAM"}, ...}``, as paths,
+    flows and operation sets list the programs that ran them) the caller cannot read made
+    anonymous; the hidden ones of one list merge into one (the latest)."""
+    if isinstance(value, list):
+        shown = [hide_unreadable_programs(item, readable) for item in value]
+        hidden = [item for item in shown if isinstance(item, dict) and item.get("program") == HIDDEN_PROGRAM]
+        return [item for item in shown if item not in hidden or item is hidden[0]]
+    if not isinstance(value, dict):
+        return value
+    program = value.get("program")
+    if isinstance(program, dict) and program.get("entity") == "PROGRAM" and program != HIDDEN_PROGRAM:
+        return {**value, "program": program if readable(program) else HIDDEN_PROGRAM}
+    return {key: hide_unreadable_programs(item, readable) for key, item in value.items()}
+

@@ -1,0 +1,252 @@
+"""The field lineage answer of the *Field Level Lineage* design: a field's paths, its upstream
+fields (provenance, FLL-2) or the fields generated from it (impact, FLL-1), walked level by
+level and rendered from rows.
+
+The warehouse stores each distinct operation set once and one small row per run (see
+``warehouse.db.field_lineage_store``); it answers ``FieldLineageQueries`` with rows, one query per
+call over a whole set of fields. This module walks (``graph_walk``) and renders: the rows of one
+path recorded by several operation sets merge into one path with all their runs, the latest
+descriptions, and a drawing (``field_views``) when a view is asked for. Asked for direct
+lineage only, each path is first narrowed to its direct chains (``field_transformations``), so
+the walk follows only those.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol
+
+from warehouse.service.authorization import HIDDEN
+from warehouse.service.field_hiding import Readable, hide_flow, hide_path
+from warehouse.service.field_summaries import program_infos
+from warehouse.service.field_transformations import TransformationFilter, kept_rows
+from warehouse.service.field_views import detailed_view, simple_view
+from warehouse.service.graph_walk import walk
+
+VIEWS = {"simple": simple_view, "detailed": detailed_view}
+
+
+class FieldKey(NamedTuple):
+    namespace: str
+    dataset: str
+    field: str
+
+
+class FieldLineageQueries(Protocol):
+    """What the walk asks the warehouse, for one time window."""
+
+    def paths(self, keys: Sequence[FieldKey]) -> list[dict[str, Any]]:
+        """Per field of ``keys`` and operation set with a run in the window, the set's path of
+        the field: ``namespace``, ``dataset``, ``field``, ``path_fingerprint``, ``path`` (a
+        stored ``FieldPath.to_dict()``), ``descriptions`` (operation id -> text),
+        ``described_at``, ``runs`` (run ids), ``first_seen``, ``last_seen`` (datetimes),
+        ``programs`` (``field_summaries.program_infos``' input)."""
+
+    def flows(self, key: FieldKey) -> list[dict[str, Any]]:
+        """Per operation set with a run in the window that reads the source field ``key``: ``flow``
+        (a stored ``SourceFieldFlow.to_dict()``), ``flow_fingerprint``, the set's
+        ``destination_namespace``, ``destination_type``, ``destination``, ``descriptions``,
+        ``described_at``, ``runs``, ``first_seen``, ``last_seen``, ``programs``."""
+
+    def fed_by(self, keys: Sequence[FieldKey]) -> Iterable[FieldKey]:
+        """The fields whose paths start at any field of ``keys``, with a run in the window."""
+
+
+def merge_rows(rows: Iterable[Mapping[str, Any]], document: str, key_of: Callable[[Mapping[str, Any]], Any]
+               ) -> dict[Any, dict[str, Any]]:
+    """Rows of one key (a path's or a flow's fingerprint, with its field or destination) as one:
+    their runs (a set) and programs merge, first and last seen widen, and the most recently
+    described row gives the ``document`` (``path`` or ``flow``) and its descriptions."""
+    merged: dict[Any, dict[str, Any]] = {}
+    for row in rows:
+        key = key_of(row)
+        if key not in merged:
+            merged[key] = {**row, "runs": set(row["runs"]), "programs": list(row["programs"])}
+            continue
+        entry = merged[key]
+        entry["runs"].update(row["runs"])
+        entry["programs"].extend(row["programs"])
+        entry["first_seen"] = min(entry["first_seen"], row["first_seen"])
+        entry["last_seen"] = max(entry["last_seen"], row["last_seen"])
+        if row["described_at"] > entry["described_at"]:
+            entry.update({document: row[document], "descriptions": row["descriptions"],
+                          "described_at": row["described_at"]})
+    return merged
+
+
+def _seen(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A merged entry's runs and programs and when they were first and last seen, as rendered."""
+    return {"runs": sorted(entry["runs"]), "runCount": len(entry["runs"]), "programs": program_infos(entry["programs"]),
+            "firstSeenInSeconds": int(entry["first_seen"].timestamp()),
+            "lastSeenInSeconds": int(entry["last_seen"].timestamp())}
+
+
+def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], view: str | None = None, *,
+                 transformations: TransformationFilter = "all", readable: Readable | None = None
+                 ) -> dict[FieldKey, list[dict[str, Any]]]:
+    """Each field's distinct paths as the API renders them, for every field of ``keys`` (an
+    empty list for a field without rows): the rows of one path fingerprint merge (their runs,
+    first and last seen; the most recently described row gives the path and its descriptions);
+    paths in order of first run, then fingerprint. ``view`` adds a ``graph`` of that view;
+    ``transformations="direct"`` keeps each path's direct chains only (``kept_rows``); with
+    ``readable``, each path is rendered as that caller sees it (``field_hiding.hide_path``)."""
+    merged = merge_rows(kept_rows(rows, transformations), "path", lambda row: (
+        FieldKey(row["namespace"], row["dataset"], row["field"]), row["path_fingerprint"]))
+    paths: dict[FieldKey, list[dict[str, Any]]] = {key: [] for key in keys}
+    ordered = sorted(merged.items(), key=lambda item: (item[0][0], item[1]["first_seen"], item[0][1]))
+    for (field_key, fingerprint), entry in ordered:
+        path, descriptions = entry["path"], entry["descriptions"]
+        if readable is not None and (shown := hide_path(path, readable)) is not path:
+            path, fingerprint = shown, shown["fingerprint"]  # the fingerprint of what is shown
+        rendered: dict[str, Any] = {
+            "operations": _described(path["operations"], descriptions),
+            "sources": path["sources"],
+            **_seen(entry),
+            "fingerprint": fingerprint,
+        }
+        if path.get("warnings"):
+            rendered["warnings"] = path["warnings"]
+        if view:
+            rendered["graph"] = VIEWS[view](path, field_key.dataset)
+        paths.setdefault(field_key, []).append(rendered)
+    return paths
+
+
+def _described(operations: list[dict[str, Any]], descriptions: Mapping[str, str]) -> list[dict[str, Any]]:
+    """``operations`` (parsed for this answer only, so changed in place: a wide record's paths hold
+    thousands) each with its latest description."""
+    for operation in operations:
+        operation["description"] = descriptions.get(operation["id"], "")
+    return operations
+
+
+def path_sources(paths: Iterable[Mapping[str, Any]]) -> list[FieldKey]:
+    """The distinct source fields the rendered ``paths`` start from, in order of appearance."""
+    return list(dict.fromkeys(FieldKey(s["namespace"], s["name"], s["field"]) for p in paths for s in p["sources"]))
+
+
+@dataclasses.dataclass(frozen=True)
+class Rendering:
+    """How paths are rendered: the view drawn (None: no drawing), the transformations kept, and
+    what the caller may read (None: everything). The walk follows the paths as stored; what the
+    answer shows of each (hidden parts, drawing) is kept aside, by field and fingerprint."""
+
+    view: str | None = None
+    transformations: TransformationFilter = "all"
+    readable: Readable | None = None
+    shown: dict[tuple[FieldKey, str], dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def paths(self, rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey]
+              ) -> dict[FieldKey, list[dict[str, Any]]]:
+        if self.readable is None:
+            return render_paths(rows, keys, self.view, transformations=self.transformations)
+        rows, keys = list(rows), list(keys)
+        walked = render_paths(rows, keys, transformations=self.transformations)
+        for key, rendered in render_paths(rows, keys, self.view, transformations=self.transformations,
+                                          readable=self.readable).items():  # in the same order
+            self.shown.update(((key, path["fingerprint"]), shown) for path, shown in zip(walked[key], rendered,
+                                                                                          strict=True))
+        return walked
+
+    def show(self, key: FieldKey, paths: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``paths`` of ``key`` as the answer shows them."""
+        return [self.shown.get((key, path["fingerprint"]), path) for path in paths]
+
+    def show_field(self, key: FieldKey, level: int, paths: Iterable[dict[str, Any]]) -> dict[str, Any]:
+        """An upstream or impacted field: of a dataset the caller cannot read, only its place."""
+        if self.readable is not None and not self.readable(key.namespace, "dataset", key.dataset):
+            return {"namespace": "", "dataset": HIDDEN, "field": HIDDEN, "level": level, "paths": []}
+        return {"namespace": key.namespace, "dataset": key.dataset, "field": key.field, "level": level,
+                "paths": self.show(key, paths)}
+
+
+def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: int, *,
+                  direction: str = "incoming", view: str | None = None, levels: int = 1,
+                  transformations: TransformationFilter = "all", readable: Readable | None = None
+                  ) -> dict[str, Any]:
+    """The *Field Level Lineage* design's answer for the field ``key`` in the window [start, end) (epoch seconds, as
+    ``queries`` was asked): its paths (incoming) with ``upstream`` fields up to ``levels``
+    datasets away, or the fields generated from it up to ``levels`` datasets away (outgoing,
+    ``impacts``). One query for the field's paths, then per level one (upstream) or two
+    (downstream) queries over the whole level. ``transformations="direct"``: every path, and
+    so every step of the walk, is narrowed to its chains of direct edges. ``readable``: what the
+    caller may read (None: everything); the walk goes through what they cannot read, the answer
+    shows only that something hidden is there (``warehouse.service.field_hiding``)."""
+    body: dict[str, Any] = {"fieldName": key.field, "startTimeInSeconds": start, "endTimeInSeconds": end,
+                            "direction": direction}
+    paths: dict[FieldKey, list[dict[str, Any]]] = {}
+    rendering = Rendering(view, transformations, readable)
+    if direction == "incoming":
+        paths.update(rendering.paths(queries.paths([key]), [key]))
+        body["paths"] = rendering.show(key, paths[key])
+        body["upstream"] = _found(upstream(queries, key, paths, rendering, levels - 1), paths, rendering)
+    else:
+        flows = queries.flows(key)
+        body["flows"] = render_flows(flows if readable is None else [hide_flow(row, readable) for row in flows])
+        body["impacts"] = _found(downstream(queries, key, paths, rendering, levels), paths, rendering)
+    return body
+
+
+def render_flows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Where a source field goes, as the API renders it: per destination and distinct flow (rows
+    merge their runs and programs; the most recently described gives the descriptions), the
+    operations up to the write or the drop, the destination fields reached, the drops (operation
+    id, name, description) and ``reachesNothing`` for a field read and neither written nor
+    dropped; in order of first run."""
+    merged = merge_rows(rows, "flow", lambda row: (row["destination_namespace"], row["destination"],
+                                                    row["flow_fingerprint"]))
+    rendered = []
+    for (namespace, dataset, fingerprint), entry in sorted(merged.items(),
+                                                           key=lambda item: (item[1]["first_seen"], item[0])):
+        flow, descriptions = entry["flow"], entry["descriptions"]
+        names = {operation["id"]: operation["name"] for operation in flow["operations"]}
+        rendered.append({
+            "destination": {"namespace": namespace, "type": entry["destination_type"], "name": dataset},
+            "operations": [{**operation, "description": descriptions.get(operation["id"], "")}
+                           for operation in flow["operations"]],
+            "destinationFields": flow["destinationFields"],
+            "drops": [{"operation": op_id, "name": names[op_id], "description": descriptions.get(op_id, "")}
+                      for op_id in flow["drops"]],
+            "reachesNothing": not flow["destinationFields"] and not flow["drops"],
+            **_seen(entry),
+            "fingerprint": fingerprint,
+        })
+    return rendered
+
+
+def upstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey, list[dict[str, Any]]],
+             rendering: Rendering, levels: int) -> list[tuple[FieldKey, ...]]:
+    """The fields upstream of ``key`` (whose rendered paths ``paths`` holds), level by level:
+    the sources of the previous level's paths that have lineage of their own in the window (a
+    source without it ends the walk there). ``paths`` gains the paths of every field visited."""
+
+    def sources(frontier: tuple[FieldKey, ...]) -> list[FieldKey]:
+        return path_sources(path for field in frontier for path in paths[field])
+
+    def with_lineage(_: tuple[FieldKey, ...], found: tuple[FieldKey, ...]) -> Iterator[FieldKey]:
+        paths.update(rendering.paths(queries.paths(found), found))
+        return (field for field in found if paths[field])
+
+    return walk([key], sources, levels, with_lineage)
+
+
+def downstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey, list[dict[str, Any]]],
+               rendering: Rendering, levels: int) -> list[tuple[FieldKey, ...]]:
+    """The fields generated from ``key``, level by level: the fields fed by the previous level,
+    each with only its paths that start at a field of the previous level (into ``paths``)."""
+
+    def starting_at_frontier(frontier: tuple[FieldKey, ...], found: tuple[FieldKey, ...]) -> Iterator[FieldKey]:
+        starts = set(frontier)
+        rendered = rendering.paths(queries.paths(found), found)
+        for field in found:
+            paths[field] = [path for path in rendered[field] if starts.intersection(path_sources([path]))]
+        return (field for field in found if paths[field])
+
+    return walk([key], queries.fed_by, levels, starting_at_frontier)
+
+
+def _found(levels: list[tuple[FieldKey, ...]], paths: Mapping[FieldKey, list[dict[str, Any]]],
+           rendering: Rendering) -> list[dict[str, Any]]:
+    return [rendering.show_field(field, level, paths[field])
+            for level, fields in enumerate(levels, start=1) for field in fields]

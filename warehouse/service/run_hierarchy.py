@@ -1,0 +1,80 @@
+"""Runs in a hierarchy, and dataset lineage rolled up to it (CDAP's ``rollup=workflow`` idea).
+
+A run may have a parent run and a root run (OpenLineage's ``parent`` facet): an Airflow DAG run
+is the parent of its task runs, a Spark application of its queries, a dbt command of its
+models; the root is the top of the hierarchy. Lineage ``rollup=parent`` (or ``root``) shows,
+in place of each run that has a parent (root), that run, under its own program: the relations
+of a DAG's tasks become relations of the DAG, their runs merged into the DAG's runs. Runs
+without a parent stay as they are. Roll-up changes how the walk's relations are shown, not
+which relations the walk finds (the walk still steps from data to the programs that accessed
+it); the warehouse answers the links of all the relations' runs in one query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from lineage.errors import InvalidLineageRequestError
+from warehouse.service.lineage_graph import ProgramRef, Relation
+
+ROLLUPS = ("parent", "root")
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """A run, as the warehouse names runs: its program and its run id."""
+
+    program: ProgramRef
+    run_id: str
+
+
+@dataclass(frozen=True)
+class RunLinks:
+    """A run's parent run and the root run of its hierarchy, as recorded (either may be None)."""
+
+    parent: RunRef | None = None
+    root: RunRef | None = None
+
+    def rolled_up(self, rollup: str) -> RunRef | None:
+        """The run that stands for this one under ``rollup``: its parent, or its root (the parent
+        when no root was recorded: a parent naming no root is the top)."""
+        return self.parent if rollup == "parent" else self.root or self.parent
+
+
+RunLinksOf = Callable[[Sequence[RunRef]], Mapping[RunRef, RunLinks]]
+"""The recorded links of the given runs (runs without any are left out), in one call."""
+
+
+def parse_rollup(value: str | None) -> str | None:
+    """``parent``, ``root`` or None (no roll-up); InvalidLineageRequestError for anything else."""
+    if value is None or not value.strip():
+        return None
+    chosen = value.strip().lower()
+    if chosen not in ROLLUPS:
+        raise InvalidLineageRequestError(f"rollup {value[:40]!r} is not one of {', '.join(ROLLUPS)}")
+    return chosen
+
+
+def roll_up(relations: Iterable[Relation], links_of: RunLinksOf, rollup: str) -> list[Relation]:
+    """The relations with each run replaced by the run that stands for it under ``rollup``, and
+    relations of the same (data, program, access) merged (their runs and components united)."""
+    rows = list(relations)
+    runs = sorted({RunRef(r.program, run_id) for r in rows for run_id in r.runs},
+                  key=lambda run: (run.program.id, run.run_id))
+    links = links_of(runs) if runs else {}
+    merged: dict[tuple[str, str, str], tuple[Relation, set[str], set[str]]] = {}
+    for relation in rows:
+        if not relation.runs:  # nothing to stand in for: kept as it is
+            merged.setdefault((relation.data.id, relation.program.id, relation.access),
+                              (relation, set(), set(relation.components)))
+        for run_id in relation.runs:
+            found = links.get(RunRef(relation.program, run_id))
+            shown = (found.rolled_up(rollup) if found else None) or RunRef(relation.program, run_id)
+            key = (relation.data.id, shown.program.id, relation.access)
+            _, run_ids, components = merged.setdefault(
+                key, (Relation(relation.data, shown.program, relation.access, ()), set(), set()))
+            run_ids.add(shown.run_id)
+            components.update(relation.components)
+    return [Relation(base.data, base.program, base.access, tuple(sorted(run_ids)), tuple(sorted(components)))
+            for base, run_ids, components in merged.values()]
