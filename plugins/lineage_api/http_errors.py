@@ -29,7 +29,7 @@ from lineage.errors import (
     UnavailableError,
 )
 from lineage.settings import WAREHOUSE_CONN_ID
-from lineage_api.models import ErrorBody, SchemaConflictBody
+from lineage_api.models.base import ErrorBody, SchemaConflictBody
 from lineage_api.warehouse_pool import failure_kind
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from lineage.model.metadata_entity import dataset_entity
 from lineage_api.asset_events import emit_metadata_changes
 from lineage_api.deps import Airflow, Caller, Connection, Incarnation, Namespace
 from lineage_api.http_errors import answers
-from lineage_api.models import DatasetProperties, SchemaStored, SchemaUpdate, SchemaVersions
+from lineage_api.models.dataset_schemas import DatasetProperties, SchemaStored, SchemaUpdate, SchemaVersions
 from warehouse.db import namespace_store, schema_store
 from warehouse.service.authorization import Privilege
 

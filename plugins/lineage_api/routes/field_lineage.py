@@ -15,7 +15,7 @@ from lineage.model.metadata_entity import dataset_entity
 from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, readable_program, seconds
 from lineage_api.http_errors import answers
 from lineage_api.links import field_links
-from lineage_api.models import CdapField, DatasetFields, FieldLineageAnswer
+from lineage_api.models.field_lineage import CdapField, DatasetFields, FieldLineageAnswer
 from lineage_api.path_names import segment
 from warehouse.db import field_lineage_store as store
 from warehouse.db import namespace_store, schema_store

@@ -14,7 +14,7 @@ from lineage.errors import NotFoundError
 from lineage.model.metadata_entity import dataset_entity
 from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, readable_program
 from lineage_api.http_errors import answers
-from lineage_api.models import DatasetFieldLineageSummary, FieldLineageDetails, FieldLineageSummary
+from lineage_api.models.field_lineage import DatasetFieldLineageSummary, FieldLineageDetails, FieldLineageSummary
 from lineage_api.path_names import segment
 from lineage_api.routes.field_lineage import described_dataset
 from warehouse.db import field_lineage_store as store

@@ -23,7 +23,7 @@ from lineage.errors import NotFoundError
 from lineage.model.metadata_entity import MetadataEntity, from_path
 from lineage_api.deps import Caller, Connection, namespace_incarnation
 from lineage_api.http_errors import answers
-from lineage_api.models import Grant, GrantGiven, GrantRequest, GrantRevoked, MyGrants
+from lineage_api.models.grants import Grant, GrantGiven, GrantRequest, GrantRevoked, MyGrants
 from warehouse.db import grant_store
 from warehouse.service.authorization import INSTANCE, Access, Privilege, check_principal, grant_subject, grant_target
 

@@ -11,7 +11,7 @@ from fastapi import APIRouter
 from lineage.errors import NotFoundError
 from lineage_api.deps import Caller, Connection
 from lineage_api.http_errors import answers
-from lineage_api.models import IngestKey, IngestKeyCreated, IngestKeyRequest
+from lineage_api.models.openlineage import IngestKey, IngestKeyCreated, IngestKeyRequest
 from warehouse.db import ingest_key_store
 from warehouse.service.authorization import INSTANCE, Privilege, check_principal
 

@@ -16,7 +16,7 @@ from lineage.model.metadata_entity import MetadataEntity, dataset_entity, progra
 from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, seconds
 from lineage_api.http_errors import answers
 from lineage_api.links import entity_links
-from lineage_api.models import LineageAnswer, ProgramRuns, RunAccesses, RunAnswer
+from lineage_api.models.lineage import LineageAnswer, ProgramRuns, RunAccesses, RunAnswer
 from warehouse.db import lineage_store, namespace_store, run_store
 from warehouse.service.authorization import Access, Privilege
 from warehouse.service.lineage_graph import (

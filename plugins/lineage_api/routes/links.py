@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from lineage_api.links import entity_links, page_entity
-from lineage_api.models import Links
+from lineage_api.models.base import Links
 
 router = APIRouter()
 

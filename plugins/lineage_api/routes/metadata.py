@@ -25,7 +25,7 @@ from lineage_api.asset_events import AirflowApi, emit_metadata_changes
 from lineage_api.deps import Airflow, Caller, Connection, HistoryWindow, Incarnation, Namespace
 from lineage_api.http_errors import answers
 from lineage_api.links import entity_links
-from lineage_api.models import ChangeAnswer, EntityMetadata, MetadataHistory, Properties, Tags
+from lineage_api.models.metadata import ChangeAnswer, EntityMetadata, MetadataHistory, Properties, Tags
 from lineage_api.path_names import segment
 from warehouse.db import metadata_store, namespace_store
 from warehouse.db.metadata_store import UPDATED_BY

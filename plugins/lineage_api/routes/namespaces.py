@@ -11,7 +11,13 @@ from lineage.model.namespaces import check_namespace
 from lineage_api.asset_events import emit_namespace_deletion
 from lineage_api.deps import Airflow, Caller, Connection
 from lineage_api.http_errors import answers
-from lineage_api.models import NamespaceCreated, NamespaceDeleted, NamespaceDeletion, NamespaceInfo, NamespaceUpdate
+from lineage_api.models.namespaces import (
+    NamespaceCreated,
+    NamespaceDeleted,
+    NamespaceDeletion,
+    NamespaceInfo,
+    NamespaceUpdate,
+)
 from warehouse.db import namespace_store
 from warehouse.service.authorization import INSTANCE, Privilege, namespace_key
 

@@ -25,7 +25,7 @@ from lineage.errors import NotAuthorizedError, RequestTimeoutError, RequestTooLa
 from lineage.settings import Settings
 from lineage_api.http_errors import answers
 from lineage_api.ingest_auth import IngestCaller
-from lineage_api.models import LineageAccepted
+from lineage_api.models.openlineage import LineageAccepted
 from warehouse.ingest.openlineage_requests import IngestLimits, Sorted, decode_body, sort_events
 from warehouse.ingest.sealed_log import SealedLog
 from warehouse.service.authorization import Privilege, namespace_key

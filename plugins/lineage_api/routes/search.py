@@ -15,7 +15,7 @@ from lineage.model.metadata_values import check_scope
 from lineage_api.deps import Caller, Connection, Namespace
 from lineage_api.http_errors import answers
 from lineage_api.links import details_links
-from lineage_api.models import SearchAnswer, SuggestAnswer
+from lineage_api.models.search import SearchAnswer, SuggestAnswer
 from warehouse.db import metadata_search
 from warehouse.service.authorization import Access
 from warehouse.service.search_query import parse_query

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 
 from lineage_api.deps import Caller, Connection
-from lineage_api.models import Compactions, Health, Summary
+from lineage_api.models.status import Compactions, Health, Summary
 from warehouse.db import status_queries as warehouse_queries
 from warehouse.service.authorization import INSTANCE, Privilege
 

@@ -1,0 +1,69 @@
+"""Dataset schemas and their versions (the Datasets 3.5.0 design)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field, WithJsonSchema, model_validator
+
+from lineage.errors import InvalidRequestError
+from lineage_api.models.base import Body
+
+
+class SchemaFieldBody(Body):
+    name: str
+    type: str
+    nullable: bool = True
+
+
+class SchemaBody(Body):
+    fields: list[SchemaFieldBody]
+
+
+_SCHEMA_JSON_SCHEMA: dict[str, Any] = {"anyOf": [
+    {"type": "object", "required": ["fields"], "properties": {"fields": {"type": "array", "items": {
+        "type": "object", "required": ["name", "type"],
+        "properties": {"name": {"type": "string"}, "type": {"type": "string"},
+                       "nullable": {"type": "boolean", "default": True}}}}}},
+    {"type": "string", "description": "the same schema as a JSON string"}]}
+SCHEMA_BODY_RULE = ('the body is {"schema": {"fields": [{"name": ..., "type": ..., "nullable": ...}]}}; '
+                    "other dataset properties are metadata (POST .../metadata/properties)")
+
+
+class SchemaUpdate(Body):
+    """``{"schema": {"fields": [...]}}``; the schema may be a JSON string, as CDAP's dataset
+    properties carry it. Its rules are checked by ``lineage.model.dataset_schema``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_: Annotated[dict[str, Any] | str, WithJsonSchema(_SCHEMA_JSON_SCHEMA)] = Field(alias="schema")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_key(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or set(data) != {"schema"}:
+            raise InvalidRequestError(SCHEMA_BODY_RULE)
+        return data
+
+
+class SchemaStored(Body):
+    version: int | None
+    changeId: int | None
+    assetEvent: bool
+
+
+class DatasetProperties(Body):
+    schema_: SchemaBody | None = Field(alias="schema")
+    version: int | None
+
+
+class SchemaVersion(Body):
+    version: int
+    schema_: SchemaBody = Field(alias="schema")
+    time: int
+    updater: str
+
+
+class SchemaVersions(Body):
+    dataset: str
+    versions: list[SchemaVersion]
