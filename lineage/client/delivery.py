@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lineage.settings import Settings
+from lineage.transport import Transport
 from lineage.transport.log_file import LOG_SUFFIX, EventLogWriter, partition_start
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ class Delivered:
 class Delivery:
     """Writes batches of events into ``writer``'s root, or spills them under ``spill_dir``."""
 
-    def __init__(self, writer: EventLogWriter, spill_dir: Path, *, attempts: int = 3, pause: float = 0.5,
+    def __init__(self, writer: Transport, spill_dir: Path, *, attempts: int = 3, pause: float = 0.5,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.writer = writer
         self.spill_dir = spill_dir

@@ -32,6 +32,7 @@ from lineage.model.dataset_schema import FieldSpec, schema
 from lineage.model.events import HAND_VERSION, SCHEMA_VERSION, new_event
 from lineage.model.field_operations import FieldOperation
 from lineage.settings import Settings
+from lineage.transport import Transport
 from lineage.transport.log_file import EventLogWriter
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ class RunContext:
         *,
         log_root: str | None = None,
         flush_every: int = 10_000,
+        transport: Transport | None = None,
     ) -> None:
         self.namespace = namespace
         self.run = {
@@ -60,7 +62,8 @@ class RunContext:
             "run_id": run_id or str(uuid.uuid4()),
         }
         settings = Settings.from_env()
-        self._delivery = Delivery(EventLogWriter(log_root or settings.log_root), settings.spill_dir,
+        # the raw log under ``log_root`` (default LINEAGE_LOG_ROOT), or any other Transport
+        self._delivery = Delivery(transport or EventLogWriter(log_root or settings.log_root), settings.spill_dir,
                                   attempts=settings.write_attempts)
         self._flush_every = flush_every
         self._buffer: list[dict[str, Any]] = []

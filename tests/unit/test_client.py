@@ -114,3 +114,30 @@ def test_external_stream_writes_are_one_pseudo_run_per_source_and_day(tmp_path: 
         "2026-11-21T00:00:00.000000Z", "2026-11-21T23:59:59.999999Z")
     path = record_external_stream_write("default", "purchaseStream", "web-shop", log_root=str(tmp_path))
     assert [e["kind"] for e in read_events([path])] == ["run_start", "dataset_access", "run_end"]
+
+
+def test_run_context_delivers_through_any_transport(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer is a seam (``lineage.transport.Transport``): a run's batches go to the transport
+    given, whole, in order, and nothing is written under the log root."""
+
+    class Collecting:
+        root = "memory:"
+
+        def __init__(self) -> None:
+            self.batches: list[tuple[str, list[str]]] = []
+
+        def write(self, events, *, prefix="events", now=None):  # type: ignore[no-untyped-def]
+            self.batches.append((prefix, [event["kind"] for event in events]))
+            return f"memory:{len(self.batches)}"
+
+        def place(self, source, name, *, now=None):  # type: ignore[no-untyped-def]
+            raise AssertionError("nothing was spilled")
+
+    monkeypatch.setenv("LINEAGE_LOG_ROOT", str(tmp_path / "never"))
+    transport = Collecting()
+    with RunContext("default", "app", "spark", "job", transport=transport) as run:
+        run.read("purchases")
+        run.write("history")
+    assert [kinds for _, kinds in transport.batches] == [["run_start"], ["dataset_access", "dataset_access", "run_end"]]
+    assert run.files == ["memory:1", "memory:2"]
+    assert not (tmp_path / "never").exists()
