@@ -4,19 +4,19 @@
 -- datasets.
 with path_sources as (
 
-    select * from {{ source('lineage', 'field_path_sources') }}
+    select * from {{ ref('stg_lineage__field_path_sources') }}
 
 ),
 
 sets as (
 
-    select * from {{ source('lineage', 'field_operation_sets') }}
+    select * from {{ ref('stg_lineage__field_operation_sets') }}
 
 ),
 
 field_runs as (
 
-    select * from {{ source('lineage', 'field_lineage_runs') }}
+    select * from {{ ref('stg_lineage__field_lineage_runs') }}
 
 ),
 

@@ -4,19 +4,19 @@
 -- share one row.
 with paths as (
 
-    select * from {{ source('lineage', 'field_paths') }}
+    select * from {{ ref('stg_lineage__field_paths') }}
 
 ),
 
 sets as (
 
-    select * from {{ source('lineage', 'field_operation_sets') }}
+    select * from {{ ref('stg_lineage__field_operation_sets') }}
 
 ),
 
 field_runs as (
 
-    select * from {{ source('lineage', 'field_lineage_runs') }}
+    select * from {{ ref('stg_lineage__field_lineage_runs') }}
 
 ),
 

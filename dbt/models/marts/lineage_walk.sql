@@ -1,7 +1,7 @@
 -- The dataset lineage walk's table (the Metadata and Data Discovery design): one row per (program, data, access, component,
 -- bucket) with the runs that made that access, their times and stops as parallel arrays. A
 -- run's time is lineage.runs.run_at: its start, or else its earliest event (a run known only
--- from its end), the time every other windowed answer uses (warehouse.lineage_store.run_in_window).
+-- from its end), the time every other windowed answer uses (warehouse.db.lineage_store.run_in_window).
 --
 -- A bucket is the UTC day a run started. A run that is still running, ran for more than a day
 -- or has no recorded start is also listed under the '-infinity' bucket, so a window only ever

@@ -2,7 +2,7 @@
 -- Every searchable term of every entity known to search (the Metadata and Data Discovery design, R6, R7, R12, R13): an entity
 -- is known once it has metadata or lineage. One row per (entity, scope, kind, key, value):
 --   name      the entity's own name (its last part), SYSTEM scope; a dataset named by its
---             identity (`s3://lake/sales/2026`, lineage.identity) also has a name row per part of
+--             identity (`s3://lake/sales/2026`, lineage.naming.identity) also has a name row per part of
 --             it (`s3`, `lake`, `sales`, `2026`), so any part finds it
 --   tag       a tag (key 'tags')
 --   property  a property value under its key (the SYSTEM schema property shows as its fields)
@@ -80,7 +80,7 @@ aliases as (
 
 lineage_entities as (
 
-    -- keys and parts as the core rendered them when the rows were written (warehouse.entity_keys)
+    -- keys and parts as the core rendered them when the rows were written (warehouse.db.entity_keys)
     select entity_key, namespace, dataset_type as entity_type, entity_details, entity_key as grant_key, created_at
     from datasets
 
@@ -157,11 +157,11 @@ final as (
         lower(key) collate "C" as key_term,
         left(lower(value), 200) collate "C" as term,
         -- the dataset, stream or program a READ grant on which shows this row, as the core
-        -- decided when the row was written (lineage.authorization.grant_key)
+        -- decided when the row was written (warehouse.service.authorization.grant_key)
         grant_key
     from terms
     where not exists (
-        select from {{ source('lineage', 'namespace_guards') }} as guard
+        select from {{ ref('stg_lineage__namespace_guards') }} as guard
         where guard.namespace = terms.namespace and terms.created_at < guard.visible_since
     )
 

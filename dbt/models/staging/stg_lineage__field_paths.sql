@@ -1,0 +1,7 @@
+with source as (
+
+    select * from {{ source('lineage', 'field_paths') }}
+
+)
+
+select * from source

@@ -1,0 +1,7 @@
+with source as (
+
+    select * from {{ source('lineage', 'metadata_changes') }}
+
+)
+
+select * from source
