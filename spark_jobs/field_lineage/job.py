@@ -27,7 +27,7 @@ from spark_jobs.field_lineage.load import copy_into, new_set_records, pending_re
 from spark_jobs.field_lineage.transforms import fingerprint_records, set_paths
 from spark_jobs.session import build_session
 from warehouse.db.connection import connect
-from warehouse.db.field_lineage_store import (
+from warehouse.db.field_lineage_staging import (
     chunk_ranges,
     create_staging,
     drop_staging,

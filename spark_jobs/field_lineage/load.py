@@ -16,7 +16,7 @@ from pyspark.sql import types as T
 from lineage.settings import libpq_url
 from spark_jobs.compaction.load import copy_arrow_batches
 from spark_jobs.field_lineage.transforms import NEW_SETS_SCHEMA, PENDING_SCHEMA
-from warehouse.db.field_lineage_store import FieldStaging, PendingRange, read_new_sets, read_pending
+from warehouse.db.field_lineage_staging import FieldStaging, PendingRange, read_new_sets, read_pending
 
 BATCH_ROWS = 2_000
 _COPIED = T.StructType([T.StructField("rows", T.LongType())])

@@ -1,5 +1,5 @@
 """How the field lineage job's executors share a chunk of pending records, and how its staging
-tables merge (``warehouse.db.field_lineage_store``), on real PostgreSQL without Spark."""
+tables merge (``warehouse.db.field_lineage_staging``), on real PostgreSQL without Spark."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from lineage.model.field_paths import field_paths, normalize
 from warehouse.db.connection import connect
-from warehouse.db.field_lineage_store import (
+from warehouse.db.field_lineage_staging import (
     STAGING_SCHEMA,
     chunk_ranges,
     create_staging,
