@@ -24,6 +24,7 @@ from warehouse.service.authorization import Access, Privilege
 from warehouse.service.field_hiding import Readable, hide_unreadable_programs, hide_unreadable_sources
 from warehouse.service.field_lineage_response import FieldKey
 from warehouse.service.field_summaries import Direction
+from warehouse.service.hidden import hidden_dataset_ref
 from warehouse.service.timespec import visible_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}/lineage", responses=answers(404))
@@ -92,7 +93,7 @@ def _hide_dataset_id(item: dict[str, Any], key: str, caller: Access, **emptied: 
     """An entry about a dataset the caller cannot read keeps its place, not its name or contents."""
     ref = item[key]
     if not caller.allows(dataset_entity(ref["namespace"], "dataset", ref["dataset"]), Privilege.READ):
-        item.update({key: {**ref, "namespace": "", "dataset": "hidden"}, **emptied})
+        item.update({key: hidden_dataset_ref(ref), **emptied})
 
 
 def _readable(caller: Access) -> Readable:

@@ -19,6 +19,7 @@ from lineage_api.links import entity_links
 from lineage_api.models.lineage import LineageAnswer, ProgramRuns, RunAccesses, RunAnswer
 from warehouse.db import lineage_store, namespace_store, run_store
 from warehouse.service.authorization import Access, Privilege
+from warehouse.service.hidden import hidden_run, hide_access
 from warehouse.service.lineage_graph import (
     HIDDEN,
     DataRef,
@@ -115,17 +116,13 @@ def run(namespace: Namespace, application: str, program_type: str, program: str,
     return found
 
 
-_HIDDEN_RUN = {"namespace": "", "application": "", "type": HIDDEN, "program": "", "run_id": "", "recorded": False,
-               "links": {}}
-
-
 def _run_link(linked: dict[str, Any] | None, caller: Access) -> dict[str, Any] | None:
     """A linked run with its links, or hidden when the caller may not read its program."""
     if linked is None:
         return None
     parts = (linked["namespace"], linked["application"], linked["type"], linked["program"])
     if not caller.allows(program_entity(*parts), Privilege.READ):
-        return {**linked, **_HIDDEN_RUN, **({"status": None, "started_at": None} if "status" in linked else {})}
+        return hidden_run(linked)
     return {**linked, "links": entity_links(program_run_entity(*parts, linked["run_id"]))}
 
 
@@ -144,7 +141,7 @@ def run_accesses(namespace: Namespace, application: str, program_type: str, prog
         if caller.allows(subject, Privilege.READ):
             access["links"] = entity_links(subject)
         else:
-            access.update(namespace="", type="hidden", name="", component=None, links={})
+            hide_access(access)
     return found
 
 
