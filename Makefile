@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh
 
-.PHONY: help demo test test-fast up down setup venv pg migrate compact examples marts dist client bench bench-lineage bench-fields bench-search bench-pages bench-openlineage bench-capture bench-managed-pg bench-freshness lint clean
+.PHONY: help demo test test-fast test-services up down setup venv pg migrate compact examples marts dist client bench bench-lineage bench-fields bench-search bench-pages bench-openlineage bench-capture bench-managed-pg bench-freshness lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -17,6 +17,9 @@ test:  ## run every test (installs what it needs): ruff, mypy, pytest
 
 test-fast:  ## ruff, import contracts, warm mypy + the unit tests (no PostgreSQL, Spark or Airflow), under 30 s
 	@scripts/test.sh --fast
+
+test-services:  ## the middle loop: every test on real services but the end-to-end ones (-m "not e2e")
+	@scripts/test.sh --services
 
 up:  ## start Airflow (standalone, with the plugin) on localhost in the background
 	@scripts/airflow_up.sh

@@ -7,10 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fast=false
+services=false
 if [ "${1:-}" = "--fast" ]; then fast=true; shift; fi
+if [ "${1:-}" = "--services" ]; then services=true; shift; set -- -m "not e2e and not install" tests "$@"; fi
 scripts/bootstrap.sh
-$fast || scripts/browser.sh
-$fast || scripts/pgbouncer.sh
+$fast || $services || scripts/browser.sh
+$fast || $services || scripts/pgbouncer.sh
 export DBT_SEND_ANONYMOUS_USAGE_STATS=False GX_ANALYTICS_ENABLED=false
 mkdir -p .local
 echo "==> ruff"; .venv/bin/ruff check .

@@ -43,6 +43,16 @@ TIERS: dict[str, tuple[str, ...]] = {  # directory under tests/ -> the markers o
     "reliability": ("reliability", "plugin", "airflow", "warehouse"),
     "install": ("install", "airflow", "warehouse"),
 }
+# End-to-end tests: a built wheel in a fresh venv, a browser, a Spark standalone cluster, managed
+# PostgreSQL (TLS, PgBouncer), whole DAG runs (`airflow dags test`), crashes of real processes.
+# `make test-services` runs everything else (the middle loop); `make test` runs both.
+E2E_TIERS = {"install", "pages"}
+E2E_FILES = {
+    "spark/test_standalone_cluster.py", "spark/test_client_install.py", "warehouse/test_managed_postgres.py",
+    "dags/test_compaction_dag.py", "dags/test_namespace_cleanup_dag.py", "dags/test_openlineage_producers.py",
+    "reliability/test_crashes.py", "reliability/test_trust_boundary_late_files.py",
+    "reliability/test_trust_boundary_program_ids.py",
+}
 FIXTURE_MARKERS = {"spark": "spark", "postgres": "warehouse", "warehouse_db": "warehouse", "empty_db": "warehouse"}
 NEEDS_POSTGRES = ("warehouse", "airflow")  # Airflow's metadata DB lives in the same cluster
 
@@ -100,6 +110,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             raise pytest.UsageError(f"{item.nodeid} uses {', '.join(started)}: not a unit test; move it to the "
                                     "directory of what it needs")
         markers = {*TIERS[tier], *(marker for name, marker in FIXTURE_MARKERS.items() if name in fixtures)}
+        if tier in E2E_TIERS or relative.as_posix() in E2E_FILES:
+            markers.add("e2e")
         for marker in sorted(markers):
             item.add_marker(marker)
 
