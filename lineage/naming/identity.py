@@ -216,8 +216,14 @@ def _lookup(pairs: tuple[tuple[str, str], ...], key: str) -> str | None:
 
 def pin_namespaces(namespaces: NamespaceMap, jobs: Iterable[str], datasets: Iterable[str]) -> dict[str, dict[str, str]]:
     """The record ``PinnedNamespaceMap.pinned`` reads: each job and dataset namespace, mapped now."""
-    return {"jobs": {name: namespaces.for_job(name) for name in sorted(set(jobs))},
-            "datasets": {name: namespaces.for_dataset(name) for name in sorted(set(datasets))}}
+    return {"jobs": {name: _mapped_now(namespaces, True, name) for name in sorted(jobs)},
+            "datasets": {name: _mapped_now(namespaces, False, name) for name in sorted(datasets)}}
+
+
+@lru_cache(maxsize=_IDENTITIES_KEPT)
+def _mapped_now(namespaces: NamespaceMap, job: bool, name: str) -> str:
+    """A map's answer for one namespace, remembered (a producer names the same few over and over)."""
+    return namespaces.for_job(name) if job else namespaces.for_dataset(name)
 
 _OBJECT_STORES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gs", "wasb": "wasb", "wasbs": "wasbs",
                   "abfs": "abfs", "abfss": "abfss", "oss": "oss", "cos": "cos"}

@@ -105,40 +105,54 @@ def referenced_namespaces(event: Mapping[str, Any]) -> tuple[set[str], set[str]]
     warehouse: ``(job namespaces, dataset namespaces)``. Jobs: the event's job, its ``parent``
     facet's job and root job. Datasets: the DatasetEvent's dataset, inputs and outputs, each
     one's ``symlinks`` identifiers and ``columnLineage`` sources (fields' ``inputFields`` and
-    the dataset-level ``dataset`` list). Malformed parts are skipped, as the mapping skips them."""
+    the dataset-level ``dataset`` list). Malformed parts are skipped, as the mapping skips them.
+    (Parsed JSON is dicts and lists: checked as such, which is several times faster than the
+    ``Mapping`` ABC on the endpoint's path.)"""
     jobs: set[str] = set()
     datasets: set[str] = set()
-
-    def named(value: Any, into: set[str]) -> None:
-        if isinstance(value, Mapping) and isinstance(value.get("namespace"), str) and value["namespace"]:
-            into.add(value["namespace"])
-
-    named(event.get("job"), jobs)
-    parent = _facet(event.get("run") or {}, PARENT_FACET)
+    _named(event.get("job"), jobs)
+    parent = _dict_facet(event.get("run"), PARENT_FACET)
     if parent is not None:
-        named(parent.get("job"), jobs)
+        _named(parent.get("job"), jobs)
         root = parent.get("root")
-        if isinstance(root, Mapping):
-            named(root.get("job"), jobs)
+        if isinstance(root, dict):
+            _named(root.get("job"), jobs)
     listed = [event.get("dataset")] if event_shape(event) == "dataset" else []
     listed += [*(event.get("inputs") or []), *(event.get("outputs") or [])]
     for dataset in listed:
-        if not isinstance(dataset, Mapping):
+        if not isinstance(dataset, dict):
             continue
-        named(dataset, datasets)
-        symlinks = _facet(dataset, SYMLINKS_FACET)
-        for item in _list(symlinks.get("identifiers") if symlinks else None):
-            named(item, datasets)
-        column_lineage = _facet(dataset, "columnLineage")
+        _named(dataset, datasets)
+        symlinks = _dict_facet(dataset, SYMLINKS_FACET)
+        if symlinks is not None:
+            for item in _list(symlinks.get("identifiers")):
+                _named(item, datasets)
+        column_lineage = _dict_facet(dataset, "columnLineage")
         if column_lineage is None:
             continue
         for item in _list(column_lineage.get("dataset")):
-            named(item, datasets)
+            _named(item, datasets)
         fields = column_lineage.get("fields")
-        for spec in fields.values() if isinstance(fields, Mapping) else ():
-            for item in _list(spec.get("inputFields") if isinstance(spec, Mapping) else None):
-                named(item, datasets)
+        for spec in fields.values() if isinstance(fields, dict) else ():  # the hot loop: one per output field
+            sources = spec.get("inputFields") if isinstance(spec, dict) else None
+            for item in sources if isinstance(sources, list) else ():
+                namespace = item.get("namespace") if isinstance(item, dict) else None
+                if isinstance(namespace, str) and namespace:
+                    datasets.add(namespace)
     return jobs, datasets
+
+
+def _named(value: Any, into: set[str]) -> None:
+    if isinstance(value, dict):
+        namespace = value.get("namespace")
+        if isinstance(namespace, str) and namespace:
+            into.add(namespace)
+
+
+def _dict_facet(owner: Any, name: str) -> dict[str, Any] | None:
+    facets = owner.get("facets") if isinstance(owner, dict) else None
+    facet = facets.get(name) if isinstance(facets, dict) else None
+    return facet if isinstance(facet, dict) else None
 
 
 def _list(value: Any) -> list[Any]:

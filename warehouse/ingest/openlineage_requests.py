@@ -34,9 +34,10 @@ from lineage.naming.identity import NamespaceMap
 from lineage.openlineage.mapping import touched_namespaces, wrap
 
 SHOWN_REFUSALS = 20  # an answer names this many refused events, and counts the rest
-# A body whose structural characters are fewer than this is parsed whole (fast, bounded: as
-# many objects at most); a larger one is split into its elements first.
-_PARSE_WHOLE_BELOW = 200_000
+# A body of fewer values than this is parsed whole (fast, bounded: as many objects at most); a
+# larger one is split into its elements first. A body of at most twice as many bytes cannot hold
+# more (each value but the first follows a separator), so only larger bodies are counted.
+_PARSE_WHOLE_BELOW = 500_000
 # A JSON string (escapes included), or one structural character: what ``split_array`` steps over.
 _TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]')
 _SPACE = b" \t\r\n"
@@ -129,7 +130,7 @@ def decode_body(raw: bytes, content_encoding: str | None, limits: IngestLimits) 
         body = _loads(text)  # not JSON: the parser's reason; JSON: the wrong type
         raise InvalidRequestError(f"the body must be an OpenLineage event (a JSON object) or an array of them, "
                                   f"not {type(body).__name__}")
-    if _structure(text) < _PARSE_WHOLE_BELOW:
+    if len(text) < 2 * _PARSE_WHOLE_BELOW or _structure(text) < _PARSE_WHOLE_BELOW:
         try:
             events = orjson.loads(text)
         except orjson.JSONDecodeError:
