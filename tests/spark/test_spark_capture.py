@@ -108,7 +108,7 @@ def test_a_capture_failure_never_fails_the_job(spark: SparkSession, data: Path, 
     def broken(*_: Any) -> Any:
         raise RuntimeError("injected")
 
-    monkeypatch.setattr("lineage.spark.plan_lineage", broken)
+    monkeypatch.setattr("lineage.spark.capture.plan_lineage", broken)
     with track(spark, application="a", program="b", log_root=str(log_root)) as run:
         spark.read.parquet(str(data / "people")).write.mode("overwrite").parquet(str(data / "copy"))
     assert (data / "copy").exists()
