@@ -23,7 +23,7 @@ if $fast; then
   # mypy (warm: its cache in .mypy_cache) on the other core while the unit tier runs
   .venv/bin/mypy >.local/mypy-fast.log 2>&1 & mypy_pid=$!
   echo "==> pytest (unit tier), mypy beside it"
-  set +e; .venv/bin/pytest -m unit tests/unit "$@"; status=$?; set -e
+  set +e; .venv/bin/pytest -m unit tests/unit -W error "$@"; status=$?; set -e  # warnings are errors here
   if ! wait "$mypy_pid"; then cat .local/mypy-fast.log; exit 1; fi
   echo "==> mypy: $(tail -1 .local/mypy-fast.log)"
   if [ "$status" -eq 5 ]; then echo "pytest collected no tests (unit tier)" >&2; exit 1; fi

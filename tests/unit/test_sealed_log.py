@@ -197,6 +197,7 @@ def test_the_processes_of_a_server_append_to_one_open_file(tmp_path: Path) -> No
     finally:
         for worker in workers:
             worker.kill()
+            worker.communicate()  # reaps it and closes its pipes (an unclosed pipe is a ResourceWarning)
     [path] = log_files(root)  # the first to stop sealed it; the others found nothing to seal
     lines = [orjson.loads(line) for line in path.read_bytes().splitlines()]  # every line whole
     assert sorted((line["worker"], line["thread"], line["index"]) for line in lines) == sorted(
