@@ -12,6 +12,8 @@ migration 0021.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import orjson
 import psycopg
 
@@ -38,28 +40,19 @@ def _fill_missing(conn: psycopg.Connection) -> int:
                                where entity_key is null""").fetchall()
     programs = conn.execute("""select program_key, namespace, application, program_type, program
                                from lineage.programs where entity_key is null""").fetchall()
-    if datasets:
-        conn.execute("create temp table dataset_keys (dataset_key bigint, entity_key text, entity jsonb) "
-                     "on commit drop")
-        with conn.cursor().copy("copy dataset_keys from stdin") as copy:
-            for key, namespace, dataset_type, name in datasets:
-                subject = dataset_entity(namespace, dataset_type, name)
-                copy.write_row((key, subject.render(), _details(subject.parts)))
-        conn.execute("""update lineage.datasets d set entity_key = k.entity_key, entity = k.entity
-                        from dataset_keys k where d.dataset_key = k.dataset_key""")
-        conn.execute("drop table dataset_keys")
-    if programs:
-        conn.execute("create temp table program_keys (program_key bigint, entity_key text, entity jsonb, "
-                     "application_key text, application_entity jsonb) on commit drop")
-        with conn.cursor().copy("copy program_keys from stdin") as copy:
-            for key, namespace, application, program_type, name in programs:
-                subject = program_entity(namespace, application, program_type, name)
-                app = application_entity(namespace, application)
-                copy.write_row((key, subject.render(), _details(subject.parts), app.render(), _details(app.parts)))
-        conn.execute("""update lineage.programs p set entity_key = k.entity_key, entity = k.entity,
-                               application_key = k.application_key, application_entity = k.application_entity
-                        from program_keys k where p.program_key = k.program_key""")
-        conn.execute("drop table program_keys")
+    dataset_rows = []
+    for key, namespace, dataset_type, name in datasets:
+        subject = dataset_entity(namespace, dataset_type, name)
+        dataset_rows.append((key, subject.render(), _details(subject.parts)))
+    _set_columns(conn, "datasets", "dataset_key", [("entity_key", "text"), ("entity", "jsonb")], dataset_rows)
+    program_rows = []
+    for key, namespace, application, program_type, name in programs:
+        subject = program_entity(namespace, application, program_type, name)
+        app = application_entity(namespace, application)
+        program_rows.append((key, subject.render(), _details(subject.parts), app.render(), _details(app.parts)))
+    _set_columns(conn, "programs", "program_key", [("entity_key", "text"), ("entity", "jsonb"),
+                                                   ("application_key", "text"), ("application_entity", "jsonb")],
+                 program_rows)
     return len(datasets) + len(programs)
 
 
@@ -69,24 +62,30 @@ def _fill_ids(conn: psycopg.Connection) -> None:
                                where data_id is null""").fetchall()
     programs = conn.execute("""select program_key, namespace, application, program_type, program
                                from lineage.programs where program_id is null""").fetchall()
-    if datasets:
-        conn.execute("create temp table dataset_ids (dataset_key bigint, data_id text) on commit drop")
-        with conn.cursor().copy("copy dataset_ids from stdin") as copy:
-            for key, namespace, dataset_type, name in datasets:
-                copy.write_row((key, DataRef(namespace, dataset_type, name).id))
-        conn.execute("""update lineage.datasets d set data_id = i.data_id
-                        from dataset_ids i where d.dataset_key = i.dataset_key""")
-        conn.execute("drop table dataset_ids")
-    if programs:
-        conn.execute("create temp table program_ids (program_key bigint, program_id text, run_id_prefix text) "
-                     "on commit drop")
-        with conn.cursor().copy("copy program_ids from stdin") as copy:
-            for key, namespace, application, program_type, name in programs:
-                program = ProgramRef(namespace, application, program_type, name)
-                copy.write_row((key, program.id, program.run_id_prefix))
-        conn.execute("""update lineage.programs p set program_id = i.program_id, run_id_prefix = i.run_id_prefix
-                        from program_ids i where p.program_key = i.program_key""")
-        conn.execute("drop table program_ids")
+    _set_columns(conn, "datasets", "dataset_key", [("data_id", "text")],
+                 [(key, DataRef(namespace, dataset_type, name).id) for key, namespace, dataset_type, name in datasets])
+    program_refs = [(key, ProgramRef(namespace, application, program_type, name))
+                    for key, namespace, application, program_type, name in programs]
+    _set_columns(conn, "programs", "program_key", [("program_id", "text"), ("run_id_prefix", "text")],
+                 [(key, program.id, program.run_id_prefix) for key, program in program_refs])
+
+
+def _set_columns(conn: psycopg.Connection, table: str, key: str, columns: list[tuple[str, str]],
+                 rows: Sequence[tuple[object, ...]]) -> None:
+    """Set ``columns`` (name, SQL type) of ``lineage.<table>`` from ``rows`` (its ``key``, then the
+    columns' values): one COPY into a temporary table, one update. ``table``, ``key`` and the
+    columns are this module's constants, never input."""
+    if not rows:
+        return
+    staged = f"{table}_set_columns"
+    conn.execute(f"create temp table {staged} ({key} bigint, "
+                 f"{', '.join(f'{name} {kind}' for name, kind in columns)}) on commit drop")
+    with conn.cursor().copy(f"copy {staged} from stdin") as copy:
+        for row in rows:
+            copy.write_row(row)
+    conn.execute(f"update lineage.{table} t set {', '.join(f'{name} = s.{name}' for name, _ in columns)} "
+                 f"from {staged} s where t.{key} = s.{key}")
+    conn.execute(f"drop table {staged}")
 
 
 def backfill_ids(conn: psycopg.Connection) -> None:
