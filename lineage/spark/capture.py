@@ -9,7 +9,7 @@ column-level field operations from the plans Spark builds; no jar, no hand-writt
 
 A Python ``QueryExecutionListener`` (py4j callbacks) sees each successful write: its analyzed
 plan's JSON (written by the JVM into a temporary file) gives the column lineage
-(``lineage.spark.plan``, pure Python); a few py4j calls name the datasets read and written
+(``lineage.spark.plan_analysis``, pure Python); a few py4j calls name the datasets read and written
 (``lineage.naming.identity``: paths and tables by the OpenLineage naming spec). Each write becomes,
 in the run: a read of each relation, the write of the target, and one field-operations record
 for the target, step by step as the code computed it (``lineage.spark.operations``).
@@ -49,7 +49,7 @@ from lineage.naming.identity import (
 )
 from lineage.settings import Settings
 from lineage.spark.operations import captured_operations
-from lineage.spark.plan import WRITE_COMMANDS, plan_lineage
+from lineage.spark.plan_analysis import WRITE_COMMANDS, plan_lineage
 
 log = logging.getLogger(__name__)
 DRAIN_MS = 60_000  # how long stop waits for Spark to report the last actions
@@ -420,7 +420,7 @@ def _option(option: Any) -> Any | None:
 
 
 def _leaves(plan: Any) -> list[Any]:
-    """The relations ``plan`` reads: its leaves, then its subqueries' (``spark_plan.subquery_plans``'s order)."""
+    """The relations ``plan`` reads: its leaves, then its subqueries' (``plan_tree.subquery_plans``'s order)."""
     found = _seq(plan.collectLeaves())
     for subquery in _seq(plan.subqueriesAll()):
         found.extend(_seq(subquery.collectLeaves()))

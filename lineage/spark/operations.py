@@ -26,7 +26,7 @@ from typing import Any
 
 from lineage.model.field_paths import Transformation
 from lineage.naming.identity import DatasetIdentity, NamespaceMap
-from lineage.spark.plan import Column, Edge, PlanLineage, SourceColumn, StepColumn
+from lineage.spark.plan_analysis import Column, Edge, PlanLineage, SourceColumn, StepColumn
 
 _IDENTITY = Transformation("DIRECT", "IDENTITY")
 MAX_DESCRIPTION = 1000

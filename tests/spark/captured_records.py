@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from lineage.model.field_paths import Transformation
-from lineage.spark.plan import combine
+from lineage.spark.plan_analysis import combine
 
 Source = tuple[str, str, str, str]  # (source dataset's last name part, source field, type, subtype)
 

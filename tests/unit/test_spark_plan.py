@@ -20,14 +20,9 @@ from lineage.naming.identity import (
     table_identity,
 )
 from lineage.spark.operations import captured_operations
-from lineage.spark.plan import (
-    PlanLineage,
-    build_tree,
-    combine,
-    describe,
-    function_name,
-    plan_lineage,
-)
+from lineage.spark.plan_analysis import PlanLineage, combine, plan_lineage
+from lineage.spark.plan_description import describe, function_name
+from lineage.spark.plan_tree import build_tree
 
 PLANS = Path(__file__).parents[1] / "fixtures" / "spark_plans"
 

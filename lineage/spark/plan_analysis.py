@@ -1,20 +1,19 @@
 """Column lineage from a Spark analyzed plan's JSON (``qe.analyzed().toJSON()``), in pure Python.
 
-Spark serializes a plan as a JSON array of nodes in pre-order; a node holds ``class``,
-``num-children`` and its fields, where a child is named by its index among the node's children
-and an expression (or a list of them) is itself such an array. Attributes carry an ``exprId``,
-so following ids from the write back to the relations read gives each written column's sources.
+The plan is read as a tree (``lineage.spark.plan_tree``). Attributes carry an ``exprId``, so
+following ids from the write back to the relations read gives each written column's sources.
 
 ``plan_lineage`` answers, for a write command: the columns written, each with the source
 columns it comes from and how (the OpenLineage column lineage vocabulary: DIRECT IDENTITY /
 TRANSFORMATION / AGGREGATION, INDIRECT CONDITIONAL per column; FILTER, JOIN, GROUP_BY, SORT,
 WINDOW for the whole output, as ``indirect``), the function that made it (``concat_ws``) with a
-description that reads like the code (``concat_ws(' ', first, last)``), and the leaves read, in
-the order Spark's ``collectLeaves`` lists them (then its subqueries'), so the caller can name
-each leaf's dataset. It also answers step by step: each ``expr AS name`` of a select, an
-aggregate or a window, each generator's output and each union column is a ``Step`` reading
-source columns or earlier steps' outputs, which ``lineage.spark.operations`` turns into the
-field operations record (read, each step, write); the per-column answer is those steps composed.
+description that reads like the code (``concat_ws(' ', first, last)``, by
+``lineage.spark.plan_description``), and the leaves read, in the order Spark's
+``collectLeaves`` lists them (then its subqueries'), so the caller can name each leaf's dataset.
+It also answers step by step: each ``expr AS name`` of a select, an aggregate or a window, each
+generator's output and each union column is a ``Step`` reading source columns or earlier steps'
+outputs, which ``lineage.spark.operations`` turns into the field operations record (read, each
+step, write); the per-column answer is those steps composed.
 
 A node it does not know still gives lineage: its new attributes depend on every attribute its
 expressions reference (DIRECT TRANSFORMATION), and its name is kept in ``unsupported``.
@@ -22,70 +21,23 @@ expressions reference (DIRECT TRANSFORMATION), and its name is kept in ``unsuppo
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any
 
 from lineage.model.field_paths import Transformation
-
-# -- the plan as a tree ----------------------------------------------------------------------
-
-
-@dataclass
-class Node:
-    kind: str  # the class's short name: Project, AttributeReference, ...
-    fields: dict[str, Any]
-    children: list[Node]
-    _trees: dict[str, list[Node]] = field(default_factory=dict, repr=False, compare=False)
-
-    def expression(self, name: str) -> Node | None:
-        found = self.expressions(name)
-        return found[0] if found and _is_tree(self.fields.get(name)) else None
-
-    def expressions(self, name: str) -> list[Node]:
-        """The expression trees of a field, built once per node (the analysis and the naming of
-        operations both read them)."""
-        if name not in self._trees:
-            value = self.fields.get(name)
-            if not isinstance(value, list):
-                trees: list[Node] = []
-            elif _is_tree(value):  # one expression
-                trees = [build_tree(value)]
-            else:
-                trees = [build_tree(item) for item in value if _is_tree(item)]
-            self._trees[name] = trees
-        return self._trees[name]
-
-    def child_field(self, name: str) -> Node | None:
-        """A child named by a field (an index among the children), or an inline plan."""
-        value = self.fields.get(name)
-        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(self.children):
-            return self.children[value]
-        return build_tree(value) if _is_tree(value) else None
-
-    @property
-    def expr_id(self) -> int | None:
-        ident = self.fields.get("exprId")
-        return ident.get("id") if isinstance(ident, dict) and isinstance(ident.get("id"), int) else None
-
-
-def _is_tree(value: Any) -> TypeGuard[list[dict[str, Any]]]:
-    return isinstance(value, list) and bool(value) and isinstance(value[0], dict) and "class" in value[0]
-
-
-def build_tree(nodes: list[dict[str, Any]]) -> Node:
-    """The tree of a pre-order node array."""
-    iterator = iter(nodes)
-
-    def take() -> Node:
-        raw = next(iterator)
-        count = raw.get("num-children", 0)
-        children = [take() for _ in range(count if isinstance(count, int) else 0)]
-        return Node(str(raw.get("class", "")).rsplit(".", 1)[-1].rstrip("$"), raw, children)
-
-    return take()
-
+from lineage.spark.plan_description import describe, function_name, innermost_call, top_function
+from lineage.spark.plan_tree import (
+    Node,
+    build_tree,
+    is_tree,
+    named_expressions,
+    struct_path,
+    subquery_plan,
+    subquery_plans,
+    table_of,
+    tableless,
+    walk_plan,
+)
 
 # -- what the analysis answers ----------------------------------------------------------------
 
@@ -321,8 +273,8 @@ class _Analysis:
             if attribute.expr_id is not None:
                 self.attributes[attribute.expr_id] = {SourceColumn(index, name): _IDENTITY}
             outputs.append((name, attribute.expr_id))
-        self.leaves[index] = Leaf(node.kind, tuple(name for name, _ in outputs), _table_of(node.fields),
-                                  _tableless(node))
+        self.leaves[index] = Leaf(node.kind, tuple(name for name, _ in outputs), table_of(node.fields),
+                                  tableless(node))
         return outputs
 
     def _union(self, node: Node) -> list[tuple[str, int | None]]:
@@ -353,7 +305,7 @@ class _Analysis:
             deps: Deps = {}
             for row in rows:
                 item = row[position] if isinstance(row, list) and position < len(row) else None
-                if _is_tree(item):
+                if is_tree(item):
                     for source, how in self._expression_deps(build_tree(item)).items():
                         _merge(deps, source, how)
             if attribute.expr_id is not None:
@@ -370,7 +322,7 @@ class _Analysis:
         for name, value in node.fields.items():
             if name in ("output",) or not isinstance(value, list):
                 continue
-            trees = [value] if _is_tree(value) else [item for item in value if _is_tree(item)]
+            trees = [value] if is_tree(value) else [item for item in value if is_tree(item)]
             for tree in trees:
                 expression = build_tree(tree)
                 if expression.kind.endswith(("Relation", "Project", "Command")):
@@ -399,8 +351,8 @@ class _Analysis:
             name = str(expression.fields.get("name"))
             if expression.kind == "Alias" and expression.expr_id is not None:
                 deps = self._expression_deps(expression.children[0])
-                top = _top_function(expression)
-                call = _innermost_call(top) if top is not None else None
+                top = top_function(expression)
+                call = innermost_call(top) if top is not None else None
                 shared = (self.lists, function_name(call.kind), describe(call)) if call is not None else None
                 self.attributes[expression.expr_id] = deps if top is None else {
                     self._step(name, function_name(top.kind), describe(top), deps, shared): _IDENTITY}
@@ -454,7 +406,7 @@ class _Analysis:
         if kind in ("CaseWhen", "If"):
             self._conditional(expression, how, deps)
             return
-        subquery = _subquery_plan(expression)
+        subquery = subquery_plan(expression)
         if subquery is not None:  # (SELECT max(amount) ...), EXISTS (...), x IN (SELECT ...): its values
             step = combine(how, _transformation("TRANSFORMATION"))
             for _, expr_id in self.plan(subquery):
@@ -471,7 +423,7 @@ class _Analysis:
     def _struct_field(self, expression: Node, how: Transformation, deps: Deps) -> bool:
         """``address.city`` read straight from a relation's column is that nested field, as is:
         the source is ``address.city``, not the whole ``address`` transformed."""
-        attribute, path = _struct_path(expression)
+        attribute, path = struct_path(expression)
         passed = self.attributes.get(attribute.expr_id) if attribute is not None and attribute.expr_id is not None \
             else None
         if not path or not passed or any(inner != _IDENTITY or not isinstance(source, SourceColumn)
@@ -500,58 +452,6 @@ class _Analysis:
             _merge(deps, source, Transformation(_INDIRECT, "CONDITIONAL", masking=inner.masking))
 
 
-def _subquery_plan(expression: Node) -> Node | None:
-    """The plan of a subquery expression (Spark's ``PlanExpression``: a scalar subquery, EXISTS,
-    IN (SELECT ...), a lateral subquery), held inline in its ``plan`` field."""
-    if not _is_tree(expression.fields.get("plan")):
-        return None
-    found = expression.expressions("plan")
-    return found[0] if found else None
-
-
-def subquery_plans(plan: Node) -> list[Node]:
-    """Every subquery plan under ``plan``, in the order of Spark's ``QueryPlan.subqueriesAll``:
-    those of each node (pre-order), then theirs, so the leaves of ``plan`` and then of these
-    number the leaves as ``collectLeaves`` over the query and its ``subqueriesAll`` do."""
-    direct = [sub for node in _walk_plan(plan) for sub in _node_subqueries(node)]
-    return direct + [deeper for sub in direct for deeper in subquery_plans(sub)]
-
-
-def _node_subqueries(node: Node) -> Iterator[Node]:
-    for name, value in node.fields.items():
-        if name in ("class", "num-children") or not isinstance(value, list):
-            continue
-        for tree in node.expressions(name):
-            yield from _expression_subqueries(tree)
-
-
-def _expression_subqueries(expression: Node) -> Iterator[Node]:
-    for node in _walk_plan(expression):
-        found = _subquery_plan(node)
-        if found is not None:
-            yield found
-
-
-def _struct_path(expression: Node) -> tuple[Node | None, tuple[str, ...]]:
-    """``GetStructField(GetStructField(address, geo), n)`` -> (address, ("geo", "n"))."""
-    ordinals: list[int] = []
-    node = expression
-    while node.kind == "GetStructField" and node.children and isinstance(node.fields.get("ordinal"), int):
-        ordinals.append(node.fields["ordinal"])
-        node = node.children[0]
-    if node.kind != "AttributeReference":
-        return None, ()
-    path = []  # names from the types, by ordinal (Spark leaves ``name`` out of a resolved field)
-    data_type = node.fields.get("dataType")
-    for ordinal in reversed(ordinals):
-        fields = data_type.get("fields") if isinstance(data_type, dict) else None
-        if not isinstance(fields, list) or not 0 <= ordinal < len(fields) or not isinstance(fields[ordinal], dict):
-            return None, ()
-        path.append(str(fields[ordinal].get("name")))
-        data_type = fields[ordinal].get("type")
-    return node, tuple(path)
-
-
 def _transformation(subtype: str, masking: bool = False) -> Transformation:
     return Transformation(_DIRECT, subtype, masking=masking)
 
@@ -561,125 +461,6 @@ _AGGREGATES = {"Sum", "Average", "Avg", "Min", "Max", "Count", "CountIf", "First
                "HyperLogLogPlusPlus", "Percentile", "ApproximatePercentile", "Median", "Mode", "MaxBy", "MinBy",
                "BoolAnd", "BoolOr", "BitAndAgg", "BitOrAgg", "BitXorAgg", "Corr", "CovPopulation", "CovSample",
                "Skewness", "Kurtosis", "AnyValue", "ListAgg", "Product", "RegrCount"}
-
-
-def _table_of(fields: Mapping[str, Any]) -> tuple[str, ...] | None:
-    """(catalog, database, table) from a node's serialized CatalogTable or identifier, if any."""
-    for key in ("tableMeta", "table", "catalogTable", "identifier", "tableIdentifier"):
-        value = fields.get(key)
-        if isinstance(value, dict):
-            ident = value.get("identifier", value)
-            if isinstance(ident, dict) and isinstance(ident.get("table"), str):
-                return tuple(part for part in (ident.get("catalog"), ident.get("database"), ident["table"])
-                             if isinstance(part, str) and part)
-    return None
-
-
-_WITH_CATALOG_TABLE = {"LogicalRelation", "InsertIntoHadoopFsRelationCommand"}  # an Option[CatalogTable] field
-
-
-def _tableless(node: Node) -> bool:
-    """Whether the JSON shows that ``node`` has no catalog table: Spark leaves an Option that is
-    None out of the JSON, and writes Some(table) as the table."""
-    return node.kind in _WITH_CATALOG_TABLE and "catalogTable" not in node.fields
-
-
-# -- describing expressions like code --------------------------------------------------------
-
-_SYMBOLS = {"Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "Remainder": "%", "IntegralDivide": "div",
-            "EqualTo": "=", "EqualNullSafe": "<=>", "LessThan": "<", "LessThanOrEqual": "<=", "GreaterThan": ">",
-            "GreaterThanOrEqual": ">=", "And": "AND", "Or": "OR", "BitwiseAnd": "&", "BitwiseOr": "|",
-            "BitwiseXor": "^"}
-_NAMES = {"ConcatWs": "concat_ws", "Md5": "md5", "Sha1": "sha1", "Sha2": "sha2", "Crc32": "crc32",
-          "Murmur3Hash": "hash", "XxHash64": "xxhash64", "Average": "avg", "Cast": "cast", "CaseWhen": "case",
-          "If": "if", "Coalesce": "coalesce", "Explode": "explode", "RowNumber": "row_number",
-          "DenseRank": "dense_rank", "Rank": "rank", "WindowExpression": "window", "AggregateExpression": "aggregate",
-          "Concat": "concat", "Substring": "substring", "Upper": "upper", "Lower": "lower", "Not": "not",
-          # classes whose SQL name is not their snake case
-          "InitCap": "initcap", "StringTrim": "trim", "StringTrimLeft": "ltrim", "StringTrimRight": "rtrim",
-          "RegExpReplace": "regexp_replace", "RegExpExtract": "regexp_extract", "StringSplit": "split",
-          "StringReplace": "replace", "StringLPad": "lpad", "StringRPad": "rpad", "SubstringIndex": "substring_index",
-          "StringLocate": "locate", "SoundEx": "soundex", "UnBase64": "unbase64", "DateFormatClass": "date_format",
-          "ParseToDate": "to_date", "ParseToTimestamp": "to_timestamp", "FromUnixTime": "from_unixtime",
-          "DayOfMonth": "dayofmonth", "DayOfWeek": "dayofweek", "DayOfYear": "dayofyear", "WeekOfYear": "weekofyear",
-          "DateDiff": "datediff", "TruncDate": "trunc", "TruncTimestamp": "date_trunc", "UnaryMinus": "negative",
-          "MonotonicallyIncreasingID": "monotonically_increasing_id", "NTile": "ntile",
-          "CreateNamedStruct": "struct", "CreateArray": "array", "CreateMap": "map", "JsonToStructs": "from_json",
-          "StructsToJson": "to_json", "GetArrayItem": "get", "GetMapValue": "element_at", "Pmod": "pmod",
-          "CollectList": "collect_list", "CollectSet": "collect_set", "CountIf": "count_if",
-          "ApproximateCountDistinct": "approx_count_distinct", "HyperLogLogPlusPlus": "approx_count_distinct"}
-MAX_DESCRIPTION = 300
-
-
-def function_name(kind: str) -> str:
-    """``ConcatWs`` -> ``concat_ws``, ``Add`` -> ``add``, ``Sum`` -> ``sum``."""
-    return _NAMES.get(kind) or re.sub(r"(?<!^)(?=[A-Z])", "_", kind).lower()
-
-
-def describe(expression: Node) -> str:
-    """The expression as code: ``concat_ws(' ', first, last)``, ``(age * 2)``, ``sum(amount)``."""
-    text = _describe(expression)
-    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
-
-
-def _describe(node: Node) -> str:
-    kind = node.kind
-    if kind in ("AttributeReference", "OuterReference", "UnresolvedAttribute"):
-        return str(node.fields.get("name"))
-    if kind == "Literal":
-        value = node.fields.get("value")
-        return "NULL" if value is None else repr(value) if node.fields.get("dataType") == "string" else str(value)
-    if kind == "Alias":
-        return _describe(node.children[0]) if node.children else ""
-    if kind == "GetStructField" and node.children:
-        attribute, path = _struct_path(node)
-        if attribute is not None:
-            return ".".join((str(attribute.fields.get("name")), *path))
-        return f"{_describe(node.children[0])}.{node.fields.get('name') or node.fields.get('ordinal')}"
-    if kind == "AggregateExpression":
-        inner = _describe(node.children[0]) if node.children else "?"
-        return inner.replace("(", "(DISTINCT ", 1) if node.fields.get("isDistinct") else inner
-    if kind == "Cast":
-        return f"CAST({_describe(node.children[0])} AS {node.fields.get('dataType')})" if node.children else "CAST"
-    if kind in _SYMBOLS and len(node.children) == 2:
-        return f"({_describe(node.children[0])} {_SYMBOLS[kind]} {_describe(node.children[1])})"
-    if kind == "CaseWhen":
-        parts = [_describe(child) for child in node.children]
-        pairs = " ".join(f"WHEN {parts[i]} THEN {parts[i + 1]}" for i in range(0, len(parts) - 1, 2))
-        tail = f" ELSE {parts[-1]}" if len(parts) % 2 else ""
-        return f"CASE {pairs}{tail} END"
-    if kind == "WindowExpression":
-        return f"{_describe(node.children[0])} OVER (...)" if node.children else "window"
-    return f"{function_name(kind)}({', '.join(_describe(child) for child in node.children)})"
-
-
-def _innermost_call(expression: Node) -> Node | None:
-    """The one function call of ``expression`` that reads its columns directly (``split(body,
-    ',')`` in ``CAST(split(body, ',')[2] AS int)``), or None when there are several or none."""
-    calls: dict[str, Node] = {}
-
-    def walk(node: Node) -> None:
-        if node.kind in ("AttributeReference", "OuterReference", "Literal"):
-            return
-        if any(child.kind in ("AttributeReference", "OuterReference") for child in node.children):
-            calls.setdefault(describe(node), node)
-        for child in node.children:
-            walk(child)
-
-    walk(expression)
-    return next(iter(calls.values())) if len(calls) == 1 else None
-
-
-def _top_function(expression: Node) -> Node | None:
-    """The function at the top of a named expression (under Alias and casts Spark inserted)."""
-    node = expression
-    while node.kind in ("Alias", "KnownNotNull", "PromotePrecision") and node.children:
-        node = node.children[0]
-    if node.kind == "AggregateExpression" and node.children:
-        node = node.children[0]
-    if node.kind == "GetStructField" and _struct_path(node)[0] is not None:
-        return None  # a nested field read as is
-    return None if node.kind in ("AttributeReference", "OuterReference") else node
 
 
 # -- the answer ------------------------------------------------------------------------------
@@ -693,16 +474,16 @@ def plan_lineage(nodes: list[dict[str, Any]]) -> PlanLineage:
     else:  # a command whose query is its child, or a plain query plan
         query = root.children[0] if root.kind in WRITE_COMMANDS and root.children else root
     leaves = [node for plan in ([query, *subquery_plans(query)] if query is not None else [])
-              for node in _walk_plan(plan) if not node.children]
+              for node in walk_plan(plan) if not node.children]
     analysis = _Analysis({id(node): position for position, node in enumerate(leaves)})
     outputs: list[tuple[str, int | None]] = analysis.plan(query) if query is not None else []
-    expressions = _named_expressions(query) if query is not None else {}
+    expressions = named_expressions(query) if query is not None else {}
     names = _output_names(root, outputs)
     columns, written = [], []
     for name, (_, expr_id) in zip(names, outputs, strict=False):
         steps_deps = analysis.attributes.get(expr_id, {}) if expr_id is not None else {}
         deps = analysis.compose(steps_deps)
-        top = _top_function(expressions[expr_id]) if expr_id in expressions else None
+        top = top_function(expressions[expr_id]) if expr_id in expressions else None
         edges = tuple(Edge(source, how) for source, how in sorted(deps.items(), key=_edge_order))
         identity = top is None and all(edge.transformation.subtype == "IDENTITY" for edge in edges)
         operation = "identity" if identity else function_name(top.kind) if top is not None else "transform"
@@ -717,7 +498,7 @@ def plan_lineage(nodes: list[dict[str, Any]]) -> PlanLineage:
             flat.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=inner.masking))
     indirect = [Edge(source, how) for (source, subtype), how
                 in sorted(flat.items(), key=lambda item: (item[0][0].leaf, item[0][0].column, item[0][1]))]
-    return PlanLineage(root.kind, columns, indirect, analysis.leaves, _table_of(root.fields), _tableless(root),
+    return PlanLineage(root.kind, columns, indirect, analysis.leaves, table_of(root.fields), tableless(root),
                        sorted(set(analysis.unsupported)), analysis.steps, written)
 
 
@@ -742,24 +523,3 @@ def _output_names(root: Node, outputs: list[tuple[str, int | None]]) -> list[str
     if isinstance(listed, list) and len(listed) == len(outputs):
         return [str(name) for name in listed]
     return [name for name, _ in outputs]
-
-
-def _named_expressions(plan: Node) -> dict[int, Node]:
-    """exprId -> the Alias that defined it, anywhere in the plan (for operation names)."""
-    found: dict[int, Node] = {}
-    for node in _walk_plan(plan):
-        for key in ("projectList", "aggregateExpressions", "windowExpressions"):
-            for expression in node.expressions(key):
-                if expression.kind == "Alias" and expression.expr_id is not None:
-                    found[expression.expr_id] = expression
-    return found
-
-
-def _walk_plan(node: Node) -> Iterator[Node]:
-    """``node`` and its descendants in pre-order (a stack: nested generators would cost the
-    plan's depth for every node)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
