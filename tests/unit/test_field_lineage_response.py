@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from warehouse.service.field_lineage_response import FieldKey, field_lineage, render_paths
+from warehouse.service.field_lineage_rows import FlowRow, PathRow
 
 T0 = datetime(2026, 11, 20, tzinfo=UTC)
 SECONDS = int(T0.timestamp())
@@ -36,26 +37,26 @@ def path(field: str, *sources: FieldKey, kinds: dict[FieldKey, dict[str, Any]] |
 
 
 def row(key: FieldKey, fingerprint: str, stored: dict[str, Any], runs: list[str], first: int, last: int,
-        descriptions: dict[str, str] | None = None, described: int = 0) -> dict[str, Any]:
+        descriptions: dict[str, str] | None = None, described: int = 0) -> PathRow:
     """A row as ``FieldLineageQueries.paths`` answers it: one operation set's path of a field."""
-    return {"namespace": key.namespace, "dataset": key.dataset, "field": key.field, "path_fingerprint": fingerprint,
-            "path": stored, "descriptions": descriptions or {}, "described_at": at(described), "runs": runs,
-            "first_seen": at(first), "last_seen": at(last), "programs": []}
+    return PathRow(key=key, path_fingerprint=fingerprint, path=stored, descriptions=descriptions or {},
+                   described_at=at(described), runs=tuple(runs), programs=(), first_seen=at(first),
+                   last_seen=at(last))
 
 
 class Warehouse:
     """In-memory ``FieldLineageQueries``: rows per field, and which fields each field feeds.
     Records every call with the fields it was asked about."""
 
-    def __init__(self, rows: list[dict[str, Any]], feeds: dict[FieldKey, list[FieldKey]] | None = None) -> None:
+    def __init__(self, rows: list[PathRow], feeds: dict[FieldKey, list[FieldKey]] | None = None) -> None:
         self.rows, self.feeds = rows, feeds or {}
         self.calls: list[tuple[str, tuple[FieldKey, ...]]] = []
 
-    def paths(self, keys: Sequence[FieldKey]) -> list[dict[str, Any]]:
+    def paths(self, keys: Sequence[FieldKey]) -> list[PathRow]:
         self.calls.append(("paths", tuple(keys)))
-        return [r for r in self.rows if FieldKey(r["namespace"], r["dataset"], r["field"]) in keys]
+        return [r for r in self.rows if r.key in keys]
 
-    def flows(self, key: FieldKey) -> list[dict[str, Any]]:
+    def flows(self, key: FieldKey) -> list[FlowRow]:
         self.calls.append(("flows", (key,)))
         return []
 

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
-from warehouse.service.field_lineage_response import FieldKey
-from warehouse.service.field_summaries import dataset_summary, field_summary, operation_sets, program_infos
+from lineage.ids import DataRef
+from warehouse.service.field_lineage_rows import FieldKey, ProgramLastRun
+from warehouse.service.field_summaries import (
+    OperationSet,
+    dataset_summary,
+    field_summary,
+    operation_sets,
+    program_infos,
+)
 
 
-def program(name: str, last: int, app: str = "App") -> dict[str, Any]:
-    return {"namespace": "ns", "application": app, "type": "spark", "program": name,
-            "lastExecutedTimeInSeconds": last}
+def program(name: str, last: int, app: str = "App") -> ProgramLastRun:
+    return ProgramLastRun("ns", app, "spark", name, last)
 
 
 def test_programs_appear_once_with_their_latest_run_newest_first() -> None:
@@ -33,18 +38,18 @@ WRITE = {"id": "write", "type": "write", "name": "write", "sources": [],
          "inputs": [{"field": "name", "origin": "parse"}], "outputs": ["name"]}
 
 
-def row(fingerprint: str, programs: list[dict[str, Any]], hour: int, descriptions: dict[str, str] | None = None,
-        destination: str = "people") -> dict[str, Any]:
-    return {"fingerprint": fingerprint, "document": {"operations": [READ, PARSE, WRITE]},
-            "destination": {"namespace": "ns", "type": "dataset", "name": destination},
-            "descriptions": descriptions or {}, "described_at": datetime(2026, 11, 20, hour, tzinfo=UTC),
-            "programs": programs, "last_seen": datetime(2026, 11, 20, hour, tzinfo=UTC)}
+def row(fingerprint: str, programs: list[ProgramLastRun], hour: int, descriptions: dict[str, str] | None = None,
+        destination: str = "people") -> OperationSet:
+    return OperationSet(fingerprint=fingerprint, document={"operations": [READ, PARSE, WRITE]},
+                        destination=DataRef("ns", "dataset", destination), descriptions=descriptions or {},
+                        described_at=datetime(2026, 11, 20, hour, tzinfo=UTC), programs=programs,
+                        last_seen=datetime(2026, 11, 20, hour, tzinfo=UTC))
 
 
 def test_operation_sets_merge_rows_of_one_set_and_render_cdap_operations() -> None:
     rendered = operation_sets([row("fp", [program("a", 10)], 1, {"parse": "old"}),
                                row("fp", [program("b", 20)], 2, {"parse": "split the body"}),
-                               row("older", [program("c", 5)], 0)], "operations")
+                               row("older", [program("c", 5)], 0)])
     assert [[p["program"]["program"] for p in item["programs"]] for item in rendered] == [["b", "a"], ["c"]]
     assert rendered[0]["operations"] == [
         {"name": "read", "description": "", "type": "read",

@@ -1,7 +1,8 @@
 """Field lineage reads: the API's queries over what the field lineage job stored
 (``warehouse.db.field_lineage_staging`` writes it; ``warehouse.service.field_lineage_response``
-walks and renders these rows). The CDAP-shaped summaries are in
-``warehouse.db.field_lineage_summaries``."""
+walks and renders these rows). The rows are the service's (``warehouse.service.field_lineage_rows``:
+``PathRow``, ``FlowRow``), since the service declares what it asks. The CDAP-shaped summaries are
+in ``warehouse.db.field_lineage_summaries``."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from typing import Any
 
 import orjson
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, kwargs_row
 from psycopg.types.json import set_json_loads
 
+from lineage.ids import DataRef
 from lineage.model.field_paths import path_fingerprint, path_operations, path_origins
 from warehouse.db.lineage_store import run_in_window
-from warehouse.service.field_lineage_response import FieldKey
+from warehouse.service.field_lineage_rows import FieldKey, FlowDocument, FlowRow, PathRow, ProgramLastRun
 
 
 def dataset_exists(conn: psycopg.Connection, namespace: str, dataset: str) -> bool:
@@ -132,35 +134,41 @@ class FieldLineageQueries:
     def __init__(self, conn: psycopg.Connection, start: datetime, end: datetime) -> None:
         self.conn, self.start, self.end = conn, start, end
 
-    def paths(self, keys: Sequence[FieldKey]) -> list[dict[str, Any]]:
+    def paths(self, keys: Sequence[FieldKey]) -> list[PathRow]:
         """Per field in ``keys`` and operation set, the set's path with every run that recorded
         it in the window (the core merges the sets that share a path)."""
         with self.conn.cursor(row_factory=dict_row) as cursor:
             set_json_loads(orjson.loads, cursor)  # path documents are large: parse them fast
             rows = cursor.execute(_PATHS, self._arrays(keys)).fetchall()
-        # Every field of a set has the set's runs: one list shared, not one copy per field.
-        shared = {(row["dataset_key"], row["set_fingerprint"]): (row["runs"], row["programs"])
+        # Every field of a set has the set's runs: one tuple shared, not one copy per field.
+        shared = {(row["dataset_key"], row["set_fingerprint"]): (tuple(row["runs"]), _programs(row["programs"]))
                   for row in rows if row["runs"] is not None}
         set_operations = {row["set_fingerprint"]: {op["id"]: op for op in row["set_operations"]}
                           for row in rows if row["set_operations"] is not None}
-        unmatched = []
+        found = []
         for row in rows:
-            set_fingerprint = row.pop("set_fingerprint")
-            row["runs"], row["programs"] = shared[(row.pop("dataset_key"), set_fingerprint)]
-            path, ids = row["path"], row.pop("operation_ids")
-            del row["set_operations"]
-            known = set_operations[set_fingerprint]
-            if all(op_id in known for op_id in ids):
-                path["operations"] = path_operations(known, ids, path["field"])
-                if path_fingerprint(path["field"], path_origins(path), path["operations"]) == row["path_fingerprint"]:
-                    continue
-            unmatched.append((row, set_fingerprint))  # a set stored by an older derivation: read the path
-        for row, set_fingerprint in unmatched:
-            stored = self.conn.execute(_PATH_OPERATIONS, (set_fingerprint, row["field"])).fetchone()
-            row["path"]["operations"] = orjson.loads(stored[0]) if stored else []
-        return rows
+            set_fingerprint, path = row["set_fingerprint"], row["path"]
+            if not self._rebuilt(path, set_operations[set_fingerprint], row["operation_ids"], row["path_fingerprint"]):
+                # a set stored by an older derivation: read the path's operations as stored
+                stored = self.conn.execute(_PATH_OPERATIONS, (set_fingerprint, row["field"])).fetchone()
+                path["operations"] = orjson.loads(stored[0]) if stored else []
+            runs, programs = shared[(row["dataset_key"], set_fingerprint)]
+            found.append(PathRow(
+                key=FieldKey(row["namespace"], row["dataset"], row["field"]), path_fingerprint=row["path_fingerprint"],
+                path=path, descriptions=row["descriptions"], described_at=row["described_at"], runs=runs,
+                programs=programs, first_seen=row["first_seen"], last_seen=row["last_seen"]))
+        return found
 
-    def flows(self, key: FieldKey) -> list[dict[str, Any]]:
+    @staticmethod
+    def _rebuilt(path: dict[str, Any], known: dict[str, Any], ids: list[str], fingerprint: str) -> bool:
+        """Give ``path`` its operations (``ids``) from its set's ``known`` operations; whether
+        they are the ones it was stored with (its ``fingerprint`` matches)."""
+        if not all(op_id in known for op_id in ids):
+            return False
+        path["operations"] = path_operations(known, ids, path["field"])
+        return path_fingerprint(path["field"], path_origins(path), path["operations"]) == fingerprint
+
+    def flows(self, key: FieldKey) -> list[FlowRow]:
         """Where the source field ``key`` goes, per operation set with a run in the window (``flows``)."""
         return flows(self.conn, key, self.start, self.end)
 
@@ -201,13 +209,27 @@ _FLOWS = f"""
     order by ps.first_seen, fl.destination_namespace, fl.destination, fl.flow_fingerprint"""
 
 
-def flows(conn: psycopg.Connection, key: FieldKey, start: datetime, end: datetime) -> list[dict[str, Any]]:
+def flows(conn: psycopg.Connection, key: FieldKey, start: datetime, end: datetime) -> list[FlowRow]:
     """Per operation set with a run in [start, end) that reads the source field ``key``: its flow
     (``SourceFieldFlow.to_dict()``), the set's destination and descriptions, runs and programs."""
-    with conn.cursor(row_factory=dict_row) as cursor:
+    with conn.cursor(row_factory=kwargs_row(_flow_row)) as cursor:
         set_json_loads(orjson.loads, cursor)
         return cursor.execute(_FLOWS, {"namespace": key.namespace, "dataset": key.dataset, "field": key.field,
                                        "start": start, "end": end}).fetchall()
+
+
+def _flow_row(*, flow_fingerprint: str, flow: FlowDocument, descriptions: dict[str, str], described_at: datetime,
+              destination_namespace: str, destination_type: str, destination: str, runs: list[str],
+              first_seen: datetime, last_seen: datetime, programs: list[dict[str, Any]]) -> FlowRow:
+    """A row of ``_FLOWS``, by its columns."""
+    return FlowRow(flow_fingerprint=flow_fingerprint, flow=flow, descriptions=descriptions, described_at=described_at,
+                   destination=DataRef(destination_namespace, destination_type, destination), runs=tuple(runs),
+                   programs=_programs(programs), first_seen=first_seen, last_seen=last_seen)
+
+
+def _programs(aggregated: list[dict[str, Any]]) -> tuple[ProgramLastRun, ...]:
+    """The ``programs`` aggregate of ``run_groups`` (a JSON list) as rows."""
+    return tuple(ProgramLastRun.from_json(item) for item in aggregated)
 
 
 # The fields of a set of datasets with lineage: the fields an operation set writes to each, and

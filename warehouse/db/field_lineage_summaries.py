@@ -10,11 +10,19 @@ from typing import Any
 
 import psycopg
 
+from lineage.ids import DataRef
 from warehouse.db import field_lineage_store
 from warehouse.db.lineage_store import run_in_window
 from warehouse.service.field_hiding import Readable, hide_flow, hide_path
-from warehouse.service.field_lineage_response import FieldKey
-from warehouse.service.field_summaries import Direction, dataset_summary, field_summary, operation_sets, wants
+from warehouse.service.field_lineage_rows import FieldKey
+from warehouse.service.field_summaries import (
+    Direction,
+    OperationSet,
+    dataset_summary,
+    field_summary,
+    operation_sets,
+    wants,
+)
 
 # An operation set's row of field_path_sources counts when a run in the window recorded the set
 # for its destination.
@@ -77,23 +85,21 @@ def operation_details(conn: psycopg.Connection, key: FieldKey, start: datetime, 
     ``readable``: what the caller may read; the rest is hidden as ``warehouse.service.field_hiding`` says."""
     details: dict[str, Any] = {}
     if wants(direction, "incoming"):
-        destination = {"namespace": key.namespace, "name": key.dataset, "type": "dataset"}
+        destination = DataRef(key.namespace, "dataset", key.dataset)
         paths = field_lineage_store.FieldLineageQueries(conn, start, end).paths([key])
         details["incoming"] = operation_sets(
-            ({"fingerprint": row["path_fingerprint"] if path is row["path"] else path["fingerprint"],
-              "document": path, "descriptions": row["descriptions"],
-              "described_at": row["described_at"], "programs": row["programs"], "last_seen": row["last_seen"],
-              "destination": destination}
-             for row in paths
-             for path in [row["path"] if readable is None else hide_path(row["path"], readable)]), "operations")
+            OperationSet(fingerprint=row.path_fingerprint if path is row.path else path["fingerprint"],
+                         destination=destination, document=path, descriptions=row.descriptions,
+                         described_at=row.described_at, programs=row.programs, last_seen=row.last_seen)
+            for row in paths
+            for path in [row.path if readable is None else hide_path(row.path, readable)])
     if wants(direction, "outgoing"):
         flows = field_lineage_store.flows(conn, key, start, end)
         details["outgoing"] = operation_sets(
-            ({"fingerprint": row["flow_fingerprint"], "document": row["flow"], "descriptions": row["descriptions"],
-              "described_at": row["described_at"], "programs": row["programs"], "last_seen": row["last_seen"],
-              "destination": {"namespace": row["destination_namespace"], "name": row["destination"],
-                              "type": row["destination_type"]}}
-             for row in (flows if readable is None else [hide_flow(flow, readable) for flow in flows])), "operations")
+            OperationSet(fingerprint=row.flow_fingerprint, destination=row.destination, document=row.flow,
+                         descriptions=row.descriptions, described_at=row.described_at, programs=row.programs,
+                         last_seen=row.last_seen)
+            for row in (flows if readable is None else [hide_flow(flow, readable) for flow in flows]))
     return details
 
 

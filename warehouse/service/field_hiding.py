@@ -16,10 +16,13 @@ readable pipeline keep their names: they are the destination's, which the caller
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
+from lineage.ids import DataRef
 from lineage.model.field_paths import path_fingerprint
 from warehouse.service.authorization import HIDDEN
+from warehouse.service.field_lineage_rows import FlowRow, PathDocument
 
 HIDDEN_SOURCE = {"namespace": "", "type": HIDDEN, "name": ""}
 HIDDEN_PROGRAM = {"namespace": "", "application": "", "type": HIDDEN, "program": "", "entity": "PROGRAM"}
@@ -39,12 +42,16 @@ def _distinct(items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return kept
 
 
-def _shown(source: dict[str, Any], readable: Readable) -> bool:
-    return source["type"] not in ("dataset", "stream") or readable(source["namespace"], source["type"],
-                                                                    source["name"])
+def _shown_ref(namespace: str, kind: str, name: str, readable: Readable) -> bool:
+    """Whether a source or destination is shown: a dataset or stream the caller may read, or anything else."""
+    return kind not in ("dataset", "stream") or readable(namespace, kind, name)
 
 
-def hide_path(path: dict[str, Any], readable: Readable) -> dict[str, Any]:
+def _shown(source: Mapping[str, Any], readable: Readable) -> bool:
+    return _shown_ref(source["namespace"], source["type"], source["name"], readable)
+
+
+def hide_path(path: PathDocument, readable: Readable) -> PathDocument:
     """``path`` as a caller who can read only what ``readable`` says sees it."""
     hidden_reads = [operation["id"] for operation in path["operations"]
                     if not all(_shown(source, readable) for source in operation["sources"])]
@@ -62,23 +69,21 @@ def hide_path(path: dict[str, Any], readable: Readable) -> dict[str, Any]:
         {**operation, "inputs": _distinct(shown_input(item) for item in operation["inputs"])}
         for operation in path["operations"]]
     sources = _distinct(source if _shown(source, readable) else HIDDEN_SOURCE_FIELD for source in path["sources"])
-    origin = alias.get(path["origin"], path["origin"])
+    origin = alias[path["origin"]] if path["origin"] in alias else path["origin"]
     return {**path, "origin": origin, "operations": operations, "sources": sources,
             "fingerprint": path_fingerprint(path["field"], origin, operations)}
 
 
-def hide_flow(row: dict[str, Any], readable: Readable, document_key: str = "flow") -> dict[str, Any]:
+def hide_flow(row: FlowRow, readable: Readable) -> FlowRow:
     """A stored flow row (where a source field went, ``field_lineage_store.flows``) as the caller
     sees it. Into an unreadable destination: nothing of the destination's record (no operations,
     fields, drops, runs or programs), only that a hidden dataset is there. Otherwise reads of
     unreadable datasets inside the flow are hidden as in a path."""
-    destination = {"namespace": row["destination_namespace"], "type": row["destination_type"],
-                   "name": row["destination"]}
-    if not _shown(destination, readable):
-        return {**row, "destination_namespace": "", "destination": "", "destination_type": HIDDEN,
-                "flow_fingerprint": HIDDEN, "runs": [], "programs": [], "descriptions": {},
-                document_key: {"operations": [], "destinationFields": [], "drops": []}}
-    flow = row[document_key]
+    destination = row.destination
+    if not _shown_ref(destination.namespace, destination.type, destination.name, readable):
+        return replace(row, destination=DataRef("", HIDDEN, ""), flow_fingerprint=HIDDEN, runs=(), programs=(),
+                       descriptions={}, flow={"operations": [], "destinationFields": [], "drops": []})
+    flow = row.flow
     hidden_reads = [operation["id"] for operation in flow["operations"]
                     if not all(_shown(source, readable) for source in operation.get("sources", []))]
     if not hidden_reads:
@@ -92,7 +97,7 @@ def hide_flow(row: dict[str, Any], readable: Readable, document_key: str = "flow
                                           if item.get("origin") in alias else item
                                           for item in operation.get("inputs", []))}
         for operation in flow["operations"]]
-    return {**row, document_key: {**flow, "operations": operations}}
+    return replace(row, flow={**flow, "operations": operations})
 
 
 def hide_unreadable_sources(value: Any, readable: Readable) -> Any:

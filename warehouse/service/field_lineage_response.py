@@ -3,10 +3,11 @@ fields (provenance, FLL-2) or the fields generated from it (impact, FLL-1), walk
 level and rendered from rows.
 
 The warehouse stores each distinct operation set once and one small row per run (see
-``warehouse.db.field_lineage_store``); it answers ``FieldLineageQueries`` with rows, one query per
-call over a whole set of fields. This module walks (``graph_walk``) and renders: the rows of one
-path recorded by several operation sets merge into one path with all their runs, the latest
-descriptions, and a drawing (``field_views``) when a view is asked for. Asked for direct
+``warehouse.db.field_lineage_store``); it answers ``FieldLineageQueries`` with typed rows
+(``field_lineage_rows``), one query per call over a whole set of fields. This module walks
+(``graph_walk``) and renders: the rows of one path recorded by several operation sets merge into
+one path with all their runs, the latest descriptions, and a drawing (``field_views``) when a
+view is asked for. Asked for direct
 lineage only, each path is first narrowed to its direct chains (``field_transformations``), so
 the walk follows only those.
 """
@@ -14,11 +15,14 @@ the walk follows only those.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Generic, Protocol, TypeVar
 
 from warehouse.service.authorization import HIDDEN
 from warehouse.service.field_hiding import Readable, hide_flow, hide_path
+from warehouse.service.field_lineage_rows import FieldKey as FieldKey  # re-exported: the walk's keys
+from warehouse.service.field_lineage_rows import FlowRow, OperationSetRow, PathRow, ProgramLastRun
 from warehouse.service.field_summaries import program_infos
 from warehouse.service.field_transformations import TransformationFilter, kept_rows
 from warehouse.service.field_views import detailed_view, simple_view
@@ -27,62 +31,69 @@ from warehouse.service.graph_walk import walk
 VIEWS = {"simple": simple_view, "detailed": detailed_view}
 
 
-class FieldKey(NamedTuple):
-    namespace: str
-    dataset: str
-    field: str
-
-
 class FieldLineageQueries(Protocol):
     """What the walk asks the warehouse, for one time window."""
 
-    def paths(self, keys: Sequence[FieldKey]) -> list[dict[str, Any]]:
+    def paths(self, keys: Sequence[FieldKey]) -> list[PathRow]:
         """Per field of ``keys`` and operation set with a run in the window, the set's path of
-        the field: ``namespace``, ``dataset``, ``field``, ``path_fingerprint``, ``path`` (a
-        stored ``FieldPath.to_dict()``), ``descriptions`` (operation id -> text),
-        ``described_at``, ``runs`` (run ids), ``first_seen``, ``last_seen`` (datetimes),
-        ``programs`` (``field_summaries.program_infos``' input)."""
+        the field with the set's descriptions, runs and programs."""
 
-    def flows(self, key: FieldKey) -> list[dict[str, Any]]:
-        """Per operation set with a run in the window that reads the source field ``key``: ``flow``
-        (a stored ``SourceFieldFlow.to_dict()``), ``flow_fingerprint``, the set's
-        ``destination_namespace``, ``destination_type``, ``destination``, ``descriptions``,
-        ``described_at``, ``runs``, ``first_seen``, ``last_seen``, ``programs``."""
+    def flows(self, key: FieldKey) -> list[FlowRow]:
+        """Per operation set with a run in the window that reads the source field ``key``: where
+        it went (its flow), the set's destination, descriptions, runs and programs."""
 
     def fed_by(self, keys: Sequence[FieldKey]) -> Iterable[FieldKey]:
         """The fields whose paths start at any field of ``keys``, with a run in the window."""
 
 
-def merge_rows(rows: Iterable[Mapping[str, Any]], document: str, key_of: Callable[[Mapping[str, Any]], Any]
-               ) -> dict[Any, dict[str, Any]]:
+Row = TypeVar("Row", bound=OperationSetRow)
+
+
+@dataclasses.dataclass(slots=True)
+class Merged(Generic[Row]):
+    """The rows of one path (or flow) as one: the first row met, the most recently described one
+    (``latest``: its document and descriptions are shown), every run and program, and the first
+    and last run times of them all."""
+
+    first: Row
+    latest: Row
+    runs: set[str]
+    programs: list[ProgramLastRun]
+    first_seen: datetime
+    last_seen: datetime
+
+
+Key = TypeVar("Key", bound=Hashable)
+
+
+def merge_rows(rows: Iterable[Row], key_of: Callable[[Row], Key]) -> dict[Key, Merged[Row]]:
     """Rows of one key (a path's or a flow's fingerprint, with its field or destination) as one:
     their runs (a set) and programs merge, first and last seen widen, and the most recently
-    described row gives the ``document`` (``path`` or ``flow``) and its descriptions."""
-    merged: dict[Any, dict[str, Any]] = {}
+    described row gives the document (path or flow) and its descriptions."""
+    merged: dict[Key, Merged[Row]] = {}
     for row in rows:
         key = key_of(row)
-        if key not in merged:
-            merged[key] = {**row, "runs": set(row["runs"]), "programs": list(row["programs"])}
+        entry = merged.get(key)
+        if entry is None:
+            merged[key] = Merged(row, row, set(row.runs), list(row.programs), row.first_seen, row.last_seen)
             continue
-        entry = merged[key]
-        entry["runs"].update(row["runs"])
-        entry["programs"].extend(row["programs"])
-        entry["first_seen"] = min(entry["first_seen"], row["first_seen"])
-        entry["last_seen"] = max(entry["last_seen"], row["last_seen"])
-        if row["described_at"] > entry["described_at"]:
-            entry.update({document: row[document], "descriptions": row["descriptions"],
-                          "described_at": row["described_at"]})
+        entry.runs.update(row.runs)
+        entry.programs.extend(row.programs)
+        entry.first_seen = min(entry.first_seen, row.first_seen)
+        entry.last_seen = max(entry.last_seen, row.last_seen)
+        if row.described_at > entry.latest.described_at:
+            entry.latest = row
     return merged
 
 
-def _seen(entry: Mapping[str, Any]) -> dict[str, Any]:
+def _seen(entry: Merged[Any]) -> dict[str, Any]:
     """A merged entry's runs and programs and when they were first and last seen, as rendered."""
-    return {"runs": sorted(entry["runs"]), "runCount": len(entry["runs"]), "programs": program_infos(entry["programs"]),
-            "firstSeenInSeconds": int(entry["first_seen"].timestamp()),
-            "lastSeenInSeconds": int(entry["last_seen"].timestamp())}
+    return {"runs": sorted(entry.runs), "runCount": len(entry.runs), "programs": program_infos(entry.programs),
+            "firstSeenInSeconds": int(entry.first_seen.timestamp()),
+            "lastSeenInSeconds": int(entry.last_seen.timestamp())}
 
 
-def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], view: str | None = None, *,
+def render_paths(rows: Iterable[PathRow], keys: Iterable[FieldKey], view: str | None = None, *,
                  transformations: TransformationFilter = "all", readable: Readable | None = None
                  ) -> dict[FieldKey, list[dict[str, Any]]]:
     """Each field's distinct paths as the API renders them, for every field of ``keys`` (an
@@ -91,12 +102,11 @@ def render_paths(rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey], vi
     paths in order of first run, then fingerprint. ``view`` adds a ``graph`` of that view;
     ``transformations="direct"`` keeps each path's direct chains only (``kept_rows``); with
     ``readable``, each path is rendered as that caller sees it (``field_hiding.hide_path``)."""
-    merged = merge_rows(kept_rows(rows, transformations), "path", lambda row: (
-        FieldKey(row["namespace"], row["dataset"], row["field"]), row["path_fingerprint"]))
+    merged = merge_rows(kept_rows(rows, transformations), lambda row: (row.key, row.path_fingerprint))
     paths: dict[FieldKey, list[dict[str, Any]]] = {key: [] for key in keys}
-    ordered = sorted(merged.items(), key=lambda item: (item[0][0], item[1]["first_seen"], item[0][1]))
+    ordered = sorted(merged.items(), key=lambda item: (item[0][0], item[1].first_seen, item[0][1]))
     for (field_key, fingerprint), entry in ordered:
-        path, descriptions = entry["path"], entry["descriptions"]
+        path, descriptions = entry.latest.path, entry.latest.descriptions
         if readable is not None and (shown := hide_path(path, readable)) is not path:
             path, fingerprint = shown, shown["fingerprint"]  # the fingerprint of what is shown
         rendered: dict[str, Any] = {
@@ -137,8 +147,7 @@ class Rendering:
     readable: Readable | None = None
     shown: dict[tuple[FieldKey, str], dict[str, Any]] = dataclasses.field(default_factory=dict)
 
-    def paths(self, rows: Iterable[Mapping[str, Any]], keys: Iterable[FieldKey]
-              ) -> dict[FieldKey, list[dict[str, Any]]]:
+    def paths(self, rows: Iterable[PathRow], keys: Iterable[FieldKey]) -> dict[FieldKey, list[dict[str, Any]]]:
         if self.readable is None:
             return render_paths(rows, keys, self.view, transformations=self.transformations)
         rows, keys = list(rows), list(keys)
@@ -188,21 +197,20 @@ def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: 
     return body
 
 
-def render_flows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def render_flows(rows: Iterable[FlowRow]) -> list[dict[str, Any]]:
     """Where a source field goes, as the API renders it: per destination and distinct flow (rows
     merge their runs and programs; the most recently described gives the descriptions), the
     operations up to the write or the drop, the destination fields reached, the drops (operation
     id, name, description) and ``reachesNothing`` for a field read and neither written nor
     dropped; in order of first run."""
-    merged = merge_rows(rows, "flow", lambda row: (row["destination_namespace"], row["destination"],
-                                                    row["flow_fingerprint"]))
+    merged = merge_rows(rows, lambda row: (row.destination.namespace, row.destination.name, row.flow_fingerprint))
     rendered = []
     for (namespace, dataset, fingerprint), entry in sorted(merged.items(),
-                                                           key=lambda item: (item[1]["first_seen"], item[0])):
-        flow, descriptions = entry["flow"], entry["descriptions"]
+                                                           key=lambda item: (item[1].first_seen, item[0])):
+        flow, descriptions = entry.latest.flow, entry.latest.descriptions
         names = {operation["id"]: operation["name"] for operation in flow["operations"]}
         rendered.append({
-            "destination": {"namespace": namespace, "type": entry["destination_type"], "name": dataset},
+            "destination": {"namespace": namespace, "type": entry.first.destination.type, "name": dataset},
             "operations": [{**operation, "description": descriptions.get(operation["id"], "")}
                            for operation in flow["operations"]],
             "destinationFields": flow["destinationFields"],

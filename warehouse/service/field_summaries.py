@@ -9,16 +9,19 @@ the lineage HTTP handler of cdapio/cdap, same JSON shapes):
 - a dataset's summary (``DatasetFieldLineageSummary``): every field's incoming and outgoing
   relations grouped by the other dataset, with that dataset's count of fields with lineage.
 
-Nothing here reads the warehouse: ``warehouse.db.field_lineage_summaries`` answers with rows.
+Nothing here reads the warehouse: ``warehouse.db.field_lineage_summaries`` answers with rows
+(``field_lineage_rows``) and turns the paths and flows among them into ``OperationSet`` values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
 
-if TYPE_CHECKING:  # field_lineage_response renders programs with this module
-    from warehouse.service.field_lineage_response import FieldKey
+from lineage.ids import DataRef
+from warehouse.service.field_lineage_rows import FieldKey, ProgramLastRun
 
 Direction = Literal["incoming", "outgoing", "both"]
 
@@ -56,21 +59,19 @@ def field_summary(direction: Direction, incoming: Iterable[FieldKey], outgoing: 
     return summary
 
 
-def program_infos(programs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def program_infos(programs: Iterable[ProgramLastRun]) -> list[dict[str, Any]]:
     """CDAP's ``ProgramInfo`` list: each program once with its latest run start (epoch seconds),
-    newest first (then by name). ``programs`` holds ``namespace``, ``application``, ``type``,
-    ``program`` and ``lastExecutedTimeInSeconds``, a program possibly several times."""
+    newest first (then by name); ``programs`` may hold a program several times."""
     latest: dict[tuple[str, str, str, str], int] = {}
     for item in programs:
-        key = (item["namespace"], item["application"], item["type"], item["program"])
-        latest[key] = max(latest.get(key, item["lastExecutedTimeInSeconds"]), item["lastExecutedTimeInSeconds"])
+        key = (item.namespace, item.application, item.type, item.program)
+        latest[key] = max(latest.get(key, item.last_run_seconds), item.last_run_seconds)
     ordered = sorted(latest.items(), key=lambda entry: (-entry[1], entry[0]))
     return [{"program": {"namespace": ns, "application": app, "type": kind, "program": program, "entity": "PROGRAM"},
              "lastExecutedTimeInSeconds": last} for (ns, app, kind, program), last in ordered]
 
 
-def operation_info(operation: Mapping[str, Any], description: str, destination: Mapping[str, str]
-                   ) -> dict[str, Any]:
+def operation_info(operation: Mapping[str, Any], description: str, destination: DataRef) -> dict[str, Any]:
     """One stored operation as CDAP's ``FieldOperationInfo``. The operation's id is its name (ids
     are unique in a record, as CDAP's names are, and inputs name their origin by it)."""
     fields_in = [{"origin": item["origin"], "name": item["field"],
@@ -82,44 +83,61 @@ def operation_info(operation: Mapping[str, Any], description: str, destination: 
     else:
         inputs = {"fields": fields_in}
     if operation["type"] == "write":
-        outputs: dict[str, Any] = {"endPoint": end_point(destination["namespace"], destination["name"],
-                                                         destination.get("type", "dataset"))}
+        outputs: dict[str, Any] = {"endPoint": end_point(destination.namespace, destination.name, destination.type)}
     else:
         outputs = {"fields": list(operation["outputs"])}
     return {"name": operation["id"], "description": description, "inputs": inputs, "outputs": outputs,
             "type": operation["type"]}
 
 
-def operation_sets(rows: Iterable[Mapping[str, Any]], operations_key: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperationSet:
+    """One operation set's operations toward ``destination``, as CDAP's details list them: the
+    operations of ``document`` (a stored path or flow, ``field_lineage_rows.PathDocument`` or
+    ``FlowDocument``: its ``operations`` in topological order, and ``warnings``), the set's
+    descriptions and the programs whose runs recorded it in the window."""
+
+    fingerprint: str  # of the path or flow (of what is shown, when parts are hidden)
+    destination: DataRef
+    document: Mapping[str, Any]
+    descriptions: Mapping[str, str]
+    described_at: datetime
+    programs: Sequence[ProgramLastRun]
+    last_seen: datetime
+
+
+@dataclass(slots=True)
+class _MergedSet:
+    first: OperationSet
+    latest: OperationSet  # the most recently described: its document and descriptions are shown
+    programs: list[ProgramLastRun]
+    last_seen: datetime
+
+
+def operation_sets(rows: Iterable[OperationSet]) -> list[dict[str, Any]]:
     """CDAP's ``ProgramFieldOperationInfo`` list from rows of one direction, one per distinct set
     of operations (rows of one ``fingerprint`` and destination merge their programs; the most
-    recently described row gives the descriptions), newest run first.
-
-    A row holds ``fingerprint``, ``destination`` (namespace, type, name), ``document`` (a stored
-    path or flow, whose ``operations_key`` list holds the operations in topological order),
-    ``descriptions``, ``described_at``, ``programs``, ``last_seen``."""
-    merged: dict[tuple[str, str, str], dict[str, Any]] = {}
+    recently described row gives the descriptions), newest run first."""
+    merged: dict[tuple[str, str, str], _MergedSet] = {}
     for row in rows:
-        destination = row["destination"]
-        key = (destination["namespace"], destination["name"], row["fingerprint"])
+        key = (row.destination.namespace, row.destination.name, row.fingerprint)
         entry = merged.get(key)
         if entry is None:
-            merged[key] = {**row, "programs": list(row["programs"])}
+            merged[key] = _MergedSet(row, row, list(row.programs), row.last_seen)
             continue
-        entry["programs"].extend(row["programs"])
-        entry["last_seen"] = max(entry["last_seen"], row["last_seen"])
-        if row["described_at"] > entry["described_at"]:
-            entry.update(document=row["document"], descriptions=row["descriptions"],
-                         described_at=row["described_at"])
+        entry.programs.extend(row.programs)
+        entry.last_seen = max(entry.last_seen, row.last_seen)
+        if row.described_at > entry.latest.described_at:
+            entry.latest = row
     answer = []
-    for _, entry in sorted(merged.items(), key=lambda item: (-item[1]["last_seen"].timestamp(), item[0])):
+    for _, entry in sorted(merged.items(), key=lambda item: (-item[1].last_seen.timestamp(), item[0])):
+        document, descriptions = entry.latest.document, entry.latest.descriptions
         rendered: dict[str, Any] = {
-            "programs": program_infos(entry["programs"]),
-            "operations": [operation_info(operation, entry["descriptions"].get(operation["id"], ""),
-                                          entry["destination"])
-                           for operation in entry["document"][operations_key]]}
-        if entry["document"].get("warnings"):
-            rendered["warnings"] = entry["document"]["warnings"]
+            "programs": program_infos(entry.programs),
+            "operations": [operation_info(operation, descriptions.get(operation["id"], ""), entry.first.destination)
+                           for operation in document["operations"]]}
+        if document.get("warnings"):
+            rendered["warnings"] = document["warnings"]
         answer.append(rendered)
     return answer
 

@@ -19,11 +19,13 @@ field; "direct only" narrows it to the chains whose every edge is direct (``dire
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 import orjson
 
 from lineage.model.field_paths import path_fingerprint, path_origins
+from warehouse.service.field_lineage_rows import PathDocument, PathRow
 
 TransformationFilter = Literal["all", "direct"]
 """Which paths a field lineage answer keeps: all of them, or only their direct chains."""
@@ -54,7 +56,7 @@ def distinct_transformations(transformations: Iterable[Mapping[str, Any]]) -> li
     return sorted(distinct.values(), key=sort_key)
 
 
-def direct_path(path: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def direct_path(path: PathDocument) -> PathDocument | None:
     """The stored ``path`` narrowed to its chains of direct edges: the operations on them (each
     with only its direct inputs), the sources they start from, and the fingerprint of what is
     left. The path itself when every edge is direct; None when it had sources and no chain of
@@ -84,8 +86,7 @@ def direct_path(path: Mapping[str, Any]) -> Mapping[str, Any] | None:
             "fingerprint": path_fingerprint(path["field"], path_origins(path), kept)}
 
 
-def kept_rows(rows: Iterable[Mapping[str, Any]], transformations: TransformationFilter
-              ) -> Iterator[Mapping[str, Any]]:
+def kept_rows(rows: Iterable[PathRow], transformations: TransformationFilter) -> Iterator[PathRow]:
     """The path rows (``FieldLineageQueries.paths``) a ``transformations`` filter keeps: all, or
     each narrowed to its direct chains (``direct_path``) under the fingerprint of what is left,
     so rows that narrow to the same path merge."""
@@ -93,8 +94,8 @@ def kept_rows(rows: Iterable[Mapping[str, Any]], transformations: Transformation
         if transformations == "all":
             yield row
             continue
-        narrowed = direct_path(row["path"])
-        if narrowed is row["path"]:
+        narrowed = direct_path(row.path)
+        if narrowed is row.path:
             yield row
         elif narrowed is not None:
-            yield {**row, "path": narrowed, "path_fingerprint": narrowed["fingerprint"]}
+            yield replace(row, path=narrowed, path_fingerprint=narrowed["fingerprint"])

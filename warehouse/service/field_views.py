@@ -18,6 +18,7 @@ from functools import cache
 from typing import Any
 
 from lineage.model.field_paths import path_origins
+from warehouse.service.field_lineage_rows import PathDocument
 from warehouse.service.field_transformations import distinct_transformations, sort_key, transformation_key
 
 
@@ -25,7 +26,7 @@ def _node_id(ref: tuple[str, str]) -> str:
     return f"{ref[1]}:{ref[0]}"
 
 
-def detailed_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
+def detailed_view(path: PathDocument, dataset: str) -> dict[str, Any]:
     """Nodes and edges of the detailed view; the field is the node ``dataset:field`` (every write
     of it leads there). The warnings a record was accepted with, on the path's operations, are
     shown as ``warnings``."""
@@ -70,7 +71,7 @@ def detailed_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
     return drawing
 
 
-def simple_view(path: dict[str, Any], dataset: str) -> dict[str, Any]:
+def simple_view(path: PathDocument, dataset: str) -> dict[str, Any]:
     """Nodes and edges of the simple view: source fields -> the field, each edge with its operations."""
     operations = {operation["id"]: operation for operation in path["operations"]}
     transformations: dict[str, dict[str, Any]] = {}  # transformation_key -> transformation
