@@ -12,15 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import class_row, kwargs_row
 
 from lineage.errors import MartNotBuiltError
-from warehouse.db.run_store import epoch_seconds, linked_runs
+from warehouse.db.run_store import RecordedLinks, RunRow, linked_runs
 from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation
+from warehouse.service.run_rows import DatasetAccess, LinkedRun
 
 WALK_MART = "lineage_marts.lineage_walk"
 
@@ -128,9 +130,8 @@ class LineageQueries:
         return self._neighbours("program_key", program_keys)
 
     def relations(self, program_keys: Sequence[int]) -> list[Relation]:
-        with _mart(), self.conn.cursor(row_factory=dict_row) as cursor:
-            rows = cursor.execute(_RELATIONS, {**self.window, "keys": sorted(program_keys)}).fetchall()
-        return [_relation(row) for row in rows]
+        with _mart(), self.conn.cursor(row_factory=kwargs_row(_relation)) as cursor:
+            return cursor.execute(_RELATIONS, {**self.window, "keys": sorted(program_keys)}).fetchall()
 
     def _neighbours(self, key: str, keys: Sequence[int]) -> list[int]:
         with _mart():
@@ -146,59 +147,79 @@ def _mart() -> Iterator[None]:
         raise MartNotBuiltError.of(WALK_MART) from error
 
 
-def _relation(row: dict[str, Any]) -> Relation:
-    return Relation(
-        data=DataRef(row["data_namespace"], row["dataset_type"], row["dataset"]),
-        program=ProgramRef(row["program_namespace"], row["application"], row["program_type"], row["program"]),
-        access=row["access"],
-        runs=tuple(row["runs"]),
-        components=tuple(row["components"]),
-    )
+def _relation(*, data_namespace: str, dataset_type: str, dataset: str, program_namespace: str, application: str,
+              program_type: str, program: str, access: str, runs: list[str], components: list[str]) -> Relation:
+    """A row of ``_RELATIONS``, by its columns."""
+    return Relation(data=DataRef(data_namespace, dataset_type, dataset),
+                    program=ProgramRef(program_namespace, application, program_type, program),
+                    access=access, runs=tuple(runs), components=tuple(components))
+
+
+@dataclass(frozen=True, slots=True)
+class RunWithAccesses:
+    """A run with what it read and wrote, in order of first access."""
+
+    run_id: str
+    status: str
+    started_at: datetime | None
+    stopped_at: datetime | None
+    accesses: tuple[DatasetAccess, ...]
 
 
 def run_accesses(
     conn: psycopg.Connection, namespace: str, application: str, program_type: str, program: str, run_id: str
-) -> dict[str, Any] | None:
+) -> RunWithAccesses | None:
     """A run with what it read and wrote (and when), or None when unknown."""
-    with conn.cursor(row_factory=dict_row) as cursor:
+    with conn.cursor(row_factory=class_row(RunRow)) as cursor:
         run = cursor.execute(
             """select run_key, run_id, status, started_at, stopped_at from lineage.run_details
                where namespace = %s and application = %s and program_type = %s and program = %s and run_id = %s""",
             (namespace, application, program_type, program, run_id),
         ).fetchone()
-        if run is None:
-            return None
+    if run is None:
+        return None
+    with conn.cursor(row_factory=class_row(DatasetAccess)) as cursor:
         accesses = cursor.execute(
             """select d.namespace, d.dataset_type as type, d.dataset as name, a.access,
                       nullif(a.component, '') as component, a.accessed_at
                from lineage.dataset_accesses a join lineage.datasets d using (dataset_key)
                where a.run_key = %s order by a.accessed_at, d.dataset, a.access""",
-            (run.pop("run_key"),),
+            (run.run_key,),
         ).fetchall()
-    return {**epoch_seconds(run), "accesses": [epoch_seconds(access) for access in accesses]}
+    return RunWithAccesses(run.run_id, run.status, run.started_at, run.stopped_at, tuple(accesses))
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramRunRow:
+    """A run of a program, with its recorded parent run (None: none recorded)."""
+
+    run_id: str
+    status: str
+    started_at: datetime | None
+    stopped_at: datetime | None
+    parent: LinkedRun | None
 
 
 def program_runs(
     conn: psycopg.Connection, namespace: str, application: str, program_type: str, program: str,
     start: datetime, end: datetime,
-) -> list[dict[str, Any]] | None:
+) -> list[ProgramRunRow] | None:
     """The program's runs in the window, newest first (by their time: the start, or else the
     earliest event), each with its parent run (or None); None when the program is unknown."""
-    with conn.cursor(row_factory=dict_row) as cursor:
-        found = cursor.execute(
-            """select program_key from lineage.programs
-               where namespace = %s and application = %s and program_type = %s and program = %s""",
-            (namespace, application, program_type, program),
-        ).fetchone()
-        if found is None:
-            return None
+    found = conn.execute(
+        """select program_key from lineage.programs
+           where namespace = %s and application = %s and program_type = %s and program = %s""",
+        (namespace, application, program_type, program),
+    ).fetchone()
+    if found is None:
+        return None
+    with conn.cursor(row_factory=class_row(RunRow)) as cursor:
         runs = cursor.execute(
             f"""select run_key, run_id, status, started_at, stopped_at from lineage.runs r
                 where program_key = %(program)s and {run_in_window("r")}
                 order by run_at desc, run_id""",
-            {"program": found["program_key"], "start": start, "end": end},
+            {"program": found[0], "start": start, "end": end},
         ).fetchall()
-    parents = linked_runs(conn, [run["run_key"] for run in runs])
-    return [{"parent": parents.get(run.pop("run_key"), {}).get("parent"), **epoch_seconds(run)} for run in runs]
-
-
+    parents = linked_runs(conn, [run.run_key for run in runs])
+    return [ProgramRunRow(run.run_id, run.status, run.started_at, run.stopped_at,
+                          parents.get(run.run_key, RecordedLinks()).parent) for run in runs]

@@ -9,14 +9,16 @@ warehouse has the run itself.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import class_row, dict_row
 
 from warehouse.service.lineage_graph import ProgramRef
 from warehouse.service.run_hierarchy import RunLinks, RunRef
+from warehouse.service.run_rows import ChildRun, LinkedRun
 
 MAX_CHILDREN = 1000
 _RUN_OF_PROGRAM = """
@@ -34,9 +36,43 @@ _LINKED = """
     from lineage.run_parents l where l.run_key = any(%(keys)s)"""
 
 
-def epoch_seconds(row: dict[str, Any]) -> dict[str, Any]:
-    """Datetimes as epoch seconds, the API's time unit."""
-    return {key: int(value.timestamp()) if isinstance(value, datetime) else value for key, value in row.items()}
+@dataclass(frozen=True, slots=True)
+class RecordedLinks:
+    """A run's recorded parent and root (either may be None), as shown in the run answers."""
+
+    parent: LinkedRun | None = None
+    root: LinkedRun | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """A recorded run: its key, id, status and times (the columns of ``lineage.runs`` the run answers read)."""
+
+    run_key: int
+    run_id: str
+    status: str
+    started_at: datetime | None
+    stopped_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunDetail:
+    """A run with its place in a hierarchy, the facets its events carried (latest per name, as
+    sent: free-form JSON) and the warnings they were accepted with. A run known only as the
+    parent or root of others is not ``recorded``: no status, times, facets or warnings."""
+
+    run_id: str
+    recorded: bool
+    status: str | None
+    started_at: datetime | None
+    stopped_at: datetime | None
+    parent: LinkedRun | None = None
+    root: LinkedRun | None = None
+    children: tuple[ChildRun, ...] = ()  # oldest first, up to MAX_CHILDREN
+    child_count: int = 0  # all of them
+    run_facets: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> facet
+    job_facets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
 
 def _ref(row: dict[str, Any]) -> RunRef:
@@ -69,30 +105,25 @@ def run_links(conn: psycopg.Connection, runs: Sequence[RunRef]) -> dict[RunRef, 
     return {run: RunLinks(parent=links.get("parent"), root=links.get("root")) for run, links in found.items()}
 
 
-def linked_runs(conn: psycopg.Connection, run_keys: Sequence[int]) -> dict[int, dict[str, dict[str, Any]]]:
-    """For each of ``run_keys`` with links: ``{relation: {namespace, application, type, program,
-    run_id, recorded}}``."""
+def linked_runs(conn: psycopg.Connection, run_keys: Sequence[int]) -> dict[int, RecordedLinks]:
+    """The recorded parent and root of each of ``run_keys`` that has any."""
     with conn.cursor(row_factory=dict_row) as cursor:
         rows = cursor.execute(_LINKED, {"keys": list(run_keys)}).fetchall()
-    found: dict[int, dict[str, dict[str, Any]]] = {}
+    found: dict[int, dict[str, LinkedRun]] = {}
     for row in rows:
-        found.setdefault(row["run_key"], {})[row["relation"]] = _shown(row)
-    return found
-
-
-def _shown(row: dict[str, Any]) -> dict[str, Any]:
-    return {"namespace": row["namespace"], "application": row["application"], "type": row["program_type"],
-            "program": row["program"], "run_id": row["run_id"], "recorded": row["recorded"]}
+        found.setdefault(row["run_key"], {})[row["relation"]] = LinkedRun(_ref(row), row["recorded"])
+    return {key: RecordedLinks(parent=links.get("parent"), root=links.get("root")) for key, links in found.items()}
 
 
 def run_detail(conn: psycopg.Connection, namespace: str, application: str, program_type: str, program: str,
-               run_id: str) -> dict[str, Any] | None:
+               run_id: str) -> RunDetail | None:
     """The run with its parent, root, children (up to MAX_CHILDREN, oldest first), kept facets and
     warnings; None when the warehouse knows neither the run nor any run naming it as parent or root."""
     named = {"namespace": namespace, "application": application, "program_type": program_type,
              "program": program, "run_id": run_id}
+    with conn.cursor(row_factory=class_row(RunRow)) as runs:
+        run = runs.execute(_RUN_OF_PROGRAM, named).fetchone()
     with conn.cursor(row_factory=dict_row) as cursor:
-        run = cursor.execute(_RUN_OF_PROGRAM, named).fetchone()
         children = cursor.execute(
             """select p.namespace, p.application, p.program_type, p.program, r.run_id, true as recorded,
                       r.status, r.started_at, count(*) over () as total
@@ -104,21 +135,20 @@ def run_detail(conn: psycopg.Connection, namespace: str, application: str, progr
             {**named, "limit": MAX_CHILDREN}).fetchall()
         if run is None and not children:
             return None
-        detail: dict[str, Any] = {
-            "run_id": run_id, "recorded": run is not None, "status": run and run["status"],
-            "started_at": run and run["started_at"], "stopped_at": run and run["stopped_at"],
-            "parent": None, "root": None, "facets": {"run": {}, "job": {}}, "warnings": [],
-            "children": [epoch_seconds({**_shown(child), "status": child["status"],
-                                        "started_at": child["started_at"]}) for child in children],
-            "childCount": children[0]["total"] if children else 0,
-        }
+        linked = tuple(ChildRun(_ref(child), child["recorded"], child["status"], child["started_at"])
+                       for child in children)
+        child_count = children[0]["total"] if children else 0
         if run is None:
-            return epoch_seconds(detail)
-        detail.update(linked_runs(conn, [run["run_key"]]).get(run["run_key"], {}))
+            return RunDetail(run_id=run_id, recorded=False, status=None, started_at=None, stopped_at=None,
+                             children=linked, child_count=child_count)
+        links = linked_runs(conn, [run.run_key]).get(run.run_key, RecordedLinks())
+        facets: dict[str, dict[str, dict[str, Any]]] = {"run": {}, "job": {}}
         for row in cursor.execute("select facet_of, name, facet from lineage.run_facets where run_key = %s "
-                                  "order by facet_of, name", (run["run_key"],)).fetchall():
-            detail["facets"][row["facet_of"]][row["name"]] = row["facet"]
-        detail["warnings"] = [row["warning"] for row in cursor.execute(
+                                  "order by facet_of, name", (run.run_key,)).fetchall():
+            facets[row["facet_of"]][row["name"]] = row["facet"]
+        warnings = tuple(row["warning"] for row in cursor.execute(
             "select warning from lineage.run_warnings where run_key = %s order by first_seen_at, warning",
-            (run["run_key"],)).fetchall()]
-    return epoch_seconds(detail)
+            (run.run_key,)).fetchall())
+    return RunDetail(run_id=run_id, recorded=True, status=run.status, started_at=run.started_at,
+                     stopped_at=run.stopped_at, parent=links.parent, root=links.root, run_facets=facets["run"],
+                     job_facets=facets["job"], warnings=warnings, children=linked, child_count=child_count)

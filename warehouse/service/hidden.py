@@ -5,22 +5,24 @@ contents. (The graph's and field lineage's stand-ins are built where those answe
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from lineage.ids import ProgramRef
 from warehouse.service.authorization import HIDDEN
+from warehouse.service.run_hierarchy import RunRef
+from warehouse.service.run_rows import ChildRun, DatasetAccess, LinkedRun
 
-_HIDDEN_RUN = {"namespace": "", "application": "", "type": HIDDEN, "program": "", "run_id": "", "recorded": False,
-               "links": {}}
+HIDDEN_RUN = RunRef(ProgramRef("", "", HIDDEN, ""), "")
+HIDDEN_LINKED_RUN = LinkedRun(HIDDEN_RUN, recorded=False)
+"""A linked run (parent, root) of a program the caller cannot read."""
+HIDDEN_CHILD_RUN = ChildRun(HIDDEN_RUN, recorded=False, status=None, started_at=None)
+"""A child run of a program the caller cannot read."""
 
 
-def hidden_run(linked: dict[str, Any]) -> dict[str, Any]:
-    """A linked run (parent, root, child) of a program the caller cannot read."""
-    return {**linked, **_HIDDEN_RUN, **({"status": None, "started_at": None} if "status" in linked else {})}
-
-
-def hide_access(access: dict[str, Any]) -> None:
-    """A run's access to a dataset the caller cannot read, in place."""
-    access.update(namespace="", type=HIDDEN, name="", component=None, links={})
+def hidden_access(access: DatasetAccess) -> DatasetAccess:
+    """A run's access to a dataset the caller cannot read: what and when, not where or through what."""
+    return replace(access, namespace="", type=HIDDEN, name="", component=None)
 
 
 def hidden_dataset_ref(ref: dict[str, Any]) -> dict[str, Any]:

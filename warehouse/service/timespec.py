@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from typing import overload
 
 from lineage.errors import InvalidTimeError
 
@@ -43,3 +44,12 @@ def visible_window(window: tuple[datetime, datetime], since: datetime | None) ->
         return window
     start = min(since, window[1])
     return start, window[1]
+
+
+@overload
+def epoch_seconds(moment: datetime) -> int: ...
+@overload
+def epoch_seconds(moment: datetime | None) -> int | None: ...
+def epoch_seconds(moment: datetime | None) -> int | None:
+    """A time as the API answers it: whole epoch seconds (None stays None)."""
+    return None if moment is None else int(moment.timestamp())

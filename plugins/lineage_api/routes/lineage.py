@@ -5,7 +5,7 @@ accesses, a program's runs."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar, cast
 
 import psycopg
 from fastapi import APIRouter, Query
@@ -16,10 +16,22 @@ from lineage.model.metadata_entity import MetadataEntity, dataset_entity, progra
 from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, seconds
 from lineage_api.http_errors import answers
 from lineage_api.links import entity_links
-from lineage_api.models.lineage import LineageAnswer, ProgramRuns, RunAccesses, RunAnswer
+from lineage_api.models.base import Links
+from lineage_api.models.lineage import (
+    ChildRun,
+    LineageAnswer,
+    ProgramRun,
+    ProgramRuns,
+    RunAccess,
+    RunAccesses,
+    RunAnswer,
+    RunFacets,
+    RunLink,
+)
 from warehouse.db import lineage_store, namespace_store, run_store
+from warehouse.service import run_rows
 from warehouse.service.authorization import Access, Privilege
-from warehouse.service.hidden import hidden_run, hide_access
+from warehouse.service.hidden import HIDDEN_CHILD_RUN, HIDDEN_LINKED_RUN, hidden_access
 from warehouse.service.lineage_graph import (
     HIDDEN,
     DataRef,
@@ -31,7 +43,7 @@ from warehouse.service.lineage_graph import (
     walk_lineage,
 )
 from warehouse.service.run_hierarchy import parse_rollup, roll_up
-from warehouse.service.timespec import visible_window
+from warehouse.service.timespec import epoch_seconds, visible_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}", responses=answers(404))
 
@@ -47,6 +59,11 @@ def data_entity(data: DataRef) -> MetadataEntity:
 
 def program_of(program: ProgramRef) -> MetadataEntity:
     return program_entity(program.namespace, program.application, program.type, program.name)
+
+
+def _links(subject: MetadataEntity) -> Links:
+    """``entity_links`` as the answer models type them (``lineage_api.links`` may not import the models)."""
+    return cast(Links, entity_links(subject))
 
 
 def _lineage(conn: psycopg.Connection, namespace: str, data_type: str, name: str, window: TimeWindow,
@@ -101,67 +118,101 @@ def stream_lineage(window: Window, namespace: Namespace, stream: str, caller: Ca
 
 @router.get(RUNS + "/{run_id:name}", response_model=RunAnswer)
 def run(namespace: Namespace, application: str, program_type: str, program: str, run_id: str, caller: Caller,
-        conn: Connection) -> dict[str, Any]:
+        conn: Connection) -> RunAnswer:
     """A run: status and times, its parent, root and children (OpenLineage's ``parent`` facet), the
     run and job facets its events carried and warnings about them; READ on the program. A run
     known only as the parent or root of others answers with ``recorded`` false. Linked runs of
     programs the caller cannot read are shown hidden."""
     caller.require(program_entity(namespace, application, program_type, program), Privilege.READ)
     found = run_store.run_detail(conn, namespace, application, program_type, program, run_id)
-    if found is None or (found["recorded"] and _predates(found, namespace_store.visible_since(conn, namespace))):
+    if found is None or (found.recorded and _predates(found.started_at, found.stopped_at,
+                                                      namespace_store.visible_since(conn, namespace))):
         raise NotFoundError(f"run {run_id!r} of {program_type} {application}.{program} not found")
-    found.update(parent=_run_link(found["parent"], caller), root=_run_link(found["root"], caller),
-                 children=[_run_link(child, caller) for child in found["children"]],
-                 links=entity_links(program_run_entity(namespace, application, program_type, program, run_id)))
-    return found
+    return RunAnswer(
+        run_id=found.run_id, recorded=found.recorded, status=found.status,
+        started_at=epoch_seconds(found.started_at), stopped_at=epoch_seconds(found.stopped_at),
+        parent=_run_link(found.parent, caller), root=_run_link(found.root, caller),
+        children=[_child_run(child, caller) for child in found.children], childCount=found.child_count,
+        facets=RunFacets(run=found.run_facets, job=found.job_facets), warnings=list(found.warnings),
+        links=_links(program_run_entity(namespace, application, program_type, program, run_id)))
 
 
-def _run_link(linked: dict[str, Any] | None, caller: Access) -> dict[str, Any] | None:
-    """A linked run with its links, or hidden when the caller may not read its program."""
+Linked = TypeVar("Linked", bound=run_rows.LinkedRun)
+
+
+def _shown_run(linked: Linked, hidden: Linked, caller: Access) -> tuple[Linked, Links]:
+    """A linked run with its links, or ``hidden`` (and no links) when the caller may not read its program."""
+    program = linked.run.program
+    if not caller.allows(program_of(program), Privilege.READ):
+        return hidden, {}
+    return linked, _links(program_run_entity(program.namespace, program.application, program.type, program.name,
+                                             linked.run.run_id))
+
+
+def _run_link(linked: run_rows.LinkedRun | None, caller: Access) -> RunLink | None:
+    """A linked run (parent, root) with its links, or hidden when the caller may not read its program."""
     if linked is None:
         return None
-    parts = (linked["namespace"], linked["application"], linked["type"], linked["program"])
-    if not caller.allows(program_entity(*parts), Privilege.READ):
-        return hidden_run(linked)
-    return {**linked, "links": entity_links(program_run_entity(*parts, linked["run_id"]))}
+    shown, links = _shown_run(linked, HIDDEN_LINKED_RUN, caller)
+    program = shown.run.program
+    return RunLink(namespace=program.namespace, application=program.application, type=program.type,
+                   program=program.name, run_id=shown.run.run_id, recorded=shown.recorded, links=links)
+
+
+def _child_run(child: run_rows.ChildRun, caller: Access) -> ChildRun:
+    """A child run with its links, or hidden when the caller may not read its program."""
+    shown, links = _shown_run(child, HIDDEN_CHILD_RUN, caller)
+    program = shown.run.program
+    return ChildRun(namespace=program.namespace, application=program.application, type=program.type,
+                    program=program.name, run_id=shown.run.run_id, recorded=shown.recorded, links=links,
+                    status=shown.status, started_at=epoch_seconds(shown.started_at))
 
 
 @router.get(RUNS + "/{run_id:name}/accesses", response_model=RunAccesses)
 def run_accesses(namespace: Namespace, application: str, program_type: str, program: str, run_id: str,
-                 caller: Caller, conn: Connection) -> dict[str, Any]:
+                 caller: Caller, conn: Connection) -> RunAccesses:
     """What one run read and wrote, with times (Interaction 3 of the *Metadata and Data
     Discovery* design); READ on the program.
     Datasets the caller cannot read are shown hidden."""
     caller.require(program_entity(namespace, application, program_type, program), Privilege.READ)
     found = lineage_store.run_accesses(conn, namespace, application, program_type, program, run_id)
-    if found is None or _predates(found, namespace_store.visible_since(conn, namespace)):
+    if found is None or _predates(found.started_at, found.stopped_at, namespace_store.visible_since(conn, namespace)):
         raise NotFoundError(f"run {run_id!r} of {program_type} {application}.{program} not found")
-    for access in found["accesses"]:
-        subject = dataset_entity(access["namespace"], access["type"], access["name"])
-        if caller.allows(subject, Privilege.READ):
-            access["links"] = entity_links(subject)
-        else:
-            hide_access(access)
-    return found
+    return RunAccesses(run_id=found.run_id, status=found.status, started_at=epoch_seconds(found.started_at),
+                       stopped_at=epoch_seconds(found.stopped_at),
+                       accesses=[_run_access(access, caller) for access in found.accesses])
 
 
-def _predates(run: dict[str, Any], since: datetime | None) -> bool:
+def _run_access(access: run_rows.DatasetAccess, caller: Access) -> RunAccess:
+    """A run's access with the dataset's links, or hidden when the caller may not read the dataset."""
+    subject = dataset_entity(access.namespace, access.type, access.name)
+    links: Links = {}
+    if caller.allows(subject, Privilege.READ):
+        links = _links(subject)
+    else:
+        access = hidden_access(access)
+    return RunAccess(namespace=access.namespace, type=access.type, name=access.name, access=access.access,
+                     component=access.component, accessed_at=epoch_seconds(access.accessed_at), links=links)
+
+
+def _predates(started_at: datetime | None, stopped_at: datetime | None, since: datetime | None) -> bool:
     """A run from before the namespace's re-creation, not cleaned up yet (the race guard of the
     *System Applications (CDAP 6.0)* design)."""
-    return since is not None and (run["started_at"] or run["stopped_at"] or 0) < since.timestamp()
+    return since is not None and (epoch_seconds(started_at) or epoch_seconds(stopped_at) or 0) < since.timestamp()
 
 
 @router.get(RUNS, response_model=ProgramRuns)
 def program_runs(window: Window, namespace: Namespace, application: str, program_type: str, program: str,
-                 caller: Caller, conn: Connection) -> dict[str, Any]:
+                 caller: Caller, conn: Connection) -> ProgramRuns:
     """The program's runs in [start, end), newest first, each with its parent run; READ on the program."""
     caller.require(program_entity(namespace, application, program_type, program), Privilege.READ)
     visible = visible_window(window, namespace_store.visible_since(conn, namespace))
     runs = lineage_store.program_runs(conn, namespace, application, program_type, program, *visible)
     if runs is None:
         raise NotFoundError(f"{program_type} {application}.{program} not found in namespace {namespace!r}")
-    for run in runs:
-        run["links"] = entity_links(program_run_entity(namespace, application, program_type, program, run["run_id"]))
-        run["parent"] = _run_link(run["parent"], caller)
     start, end = seconds(window)
-    return {"start": start, "end": end, "runs": runs}
+    return ProgramRuns(start=start, end=end, runs=[
+        ProgramRun(run_id=run.run_id, status=run.status, started_at=epoch_seconds(run.started_at),
+                   stopped_at=epoch_seconds(run.stopped_at), parent=_run_link(run.parent, caller),
+                   links=_links(program_run_entity(namespace, application, program_type, program, run.run_id)))
+        for run in runs])
