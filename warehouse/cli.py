@@ -114,7 +114,7 @@ def namespaces_list() -> None:
     with _connect() as conn:
         found = list_namespaces(conn)
     out.print(_table(["namespace", "description", "created"],
-                     [[n["name"], n["description"], datetime.fromtimestamp(n["createdAt"], UTC).isoformat()]
+                     [[n.namespace, n.description, n.created_at.astimezone(UTC).replace(microsecond=0).isoformat()]
                       for n in found]))
 
 
@@ -202,8 +202,8 @@ def quarantine_list(batch: Batch = None, file: File = None, reason: Reason = Non
     with _connect() as conn:
         rows = list_rows(conn, Selection(batch, file, reason, include_replayed=replayed), limit)
     out.print(_table(["id", "batch", "file", "line", "reason", "replayed to"],
-                     [[r["quarantine_id"], r["batch_id"], r["source_file"], r["line_number"], r["reason"][:100],
-                       r["replayed_to"]] for r in rows]))
+                     [[r.quarantine_id, r.batch_id, r.source_file, r.line_number, r.reason[:100], r.replayed_to]
+                      for r in rows]))
     out.print(f"{len(rows)} rows" + (" (more with --limit)" if len(rows) == limit else ""), highlight=False)
 
 
@@ -218,12 +218,12 @@ def quarantine_show(quarantine_id: int) -> None:
         raise _fail(f"no quarantined line {quarantine_id}")
     for key in ("quarantine_id", "batch_id", "source_file", "line_number", "reason", "quarantined_at",
                 "replayed_at", "replayed_to"):
-        out.print(f"{key}: {row[key]}", highlight=False)
-    parsed = raw_json(row["raw_text"])
+        out.print(f"{key}: {getattr(row, key)}", highlight=False)
+    parsed = raw_json(row.raw_text)
     if parsed is not None:
         out.print_json(data=parsed)
     else:
-        out.print(row["raw_text"], highlight=False, markup=False)
+        out.print(row.raw_text, highlight=False, markup=False)
 
 
 @quarantine_app.command("replay")

@@ -4,13 +4,22 @@ Data Discovery* design)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from lineage.errors import InvalidMetadataError
 from lineage.limits import check_count, limits, setting
 
 MAX_PROPERTY_KEY_LENGTH = 256
-SCOPES = ("USER", "SYSTEM")
+Scope = Literal["USER", "SYSTEM"]  # USER: written through the API; SYSTEM: by programs and the system
+SCOPES: tuple[Scope, ...] = ("USER", "SYSTEM")
+
+
+class MetadataState(TypedDict):
+    """An entity's tags and properties in one scope (or what a change added or deleted of them),
+    as stored in change records and answered: tags sorted, properties by key."""
+
+    tags: list[str]
+    properties: dict[str, str]
 
 
 def _check_text(what: str, text: Any, limit: int, named: str = "") -> str:
@@ -68,17 +77,17 @@ def check_entity_state(updated: Mapping[str, Any]) -> None:
     check_count("properties_per_entity", "properties of the entity in this scope", len(updated["properties"]))
 
 
-def state(tags: Iterable[str], properties: Mapping[str, str]) -> dict[str, Any]:
+def state(tags: Iterable[str], properties: Mapping[str, str]) -> MetadataState:
     return {"tags": sorted(set(tags)), "properties": dict(sorted(properties.items()))}
 
 
-def diff(previous: Mapping[str, Any], updated: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def diff(previous: MetadataState, updated: MetadataState) -> tuple[MetadataState, MetadataState]:
     """(additions, deletions): tags added/removed; properties added or changed (new value) and
     removed or changed (old value)."""
     before_tags, after_tags = set(previous["tags"]), set(updated["tags"])
     before, after = previous["properties"], updated["properties"]
-    additions = {"tags": sorted(after_tags - before_tags),
-                 "properties": {k: v for k, v in sorted(after.items()) if before.get(k) != v}}
-    deletions = {"tags": sorted(before_tags - after_tags),
-                 "properties": {k: v for k, v in sorted(before.items()) if after.get(k) != v}}
+    additions: MetadataState = {"tags": sorted(after_tags - before_tags),
+                                "properties": {k: v for k, v in sorted(after.items()) if before.get(k) != v}}
+    deletions: MetadataState = {"tags": sorted(before_tags - after_tags),
+                                "properties": {k: v for k, v in sorted(before.items()) if after.get(k) != v}}
     return additions, deletions

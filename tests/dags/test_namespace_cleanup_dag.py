@@ -126,7 +126,8 @@ def test_delete_recreate_and_cleanup(spark, warehouse_db: str, log_root: Path, s
     with connect(warehouse_db) as conn:
         assert namespace_store.visible_since(conn, "sales") is None
         history = namespace_store.deletions(conn, "sales")
-    assert history[0]["cleanedAt"] is not None and history[0]["removed"]["dataset_accesses"] == 2
+    assert history[0].cleaned_at is not None and history[0].removed is not None
+    assert history[0].removed["dataset_accesses"] == 2
     assert query(warehouse_db, "select count(*) from lineage_marts.lineage_walk") == [(0,)]  # only sales had lineage
     found = ok(api.get(f"{NS}/metadata/search", params={"query": "new*"}))
     assert [r["entity"]["details"][-1]["value"] for r in found["results"]] == ["orders"]

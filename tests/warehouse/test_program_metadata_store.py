@@ -59,12 +59,12 @@ def test_the_later_event_wins_even_when_it_was_compacted_first(
     with connect(warehouse_db) as conn:
         history = metadata_store.history(conn, PURCHASES, datetime(2026, 1, 1, tzinfo=UTC),
                                          datetime(2100, 1, 1, tzinfo=UTC))
-    assert [c["changeId"] for c in history] == first + late
-    assert history[2]["additions"]["properties"] == {"format": "parquet"}  # owner=older lost to the newer event
-    assert history[-1]["deletions"]["properties"] == {"sla": "1h"}
-    assert {c["updater"] for c in history} == {
+    assert [c.change_id for c in history] == first + late
+    assert history[2].additions["properties"] == {"format": "parquet"}  # owner=older lost to the newer event
+    assert history[-1].deletions["properties"] == {"sla": "1h"}
+    assert {c.updater for c in history} == {
         "namespace=default,application=PurchaseHistory,type=mapreduce,program=PurchaseHistoryBuilder,run=run-1"}
-    assert {c["scope"] for c in history} == {"SYSTEM"}
+    assert {c.scope for c in history} == {"SYSTEM"}
 
 
 def test_reapplying_does_nothing_and_bad_changes_are_quarantined_with_the_reason(
@@ -123,9 +123,9 @@ def test_an_incompatible_reported_schema_is_quarantined_with_the_reasons_and_a_c
     with connect(warehouse_db) as conn:
         versions = schema_store.versions(conn, PURCHASES)
         quarantined = conn.execute("select reason, raw_text from lineage.quarantine").fetchall()
-    assert [(v["version"], [f["name"] for f in v["schema"]["fields"]]) for v in versions] == [
+    assert [(v.version, [f["name"] for f in v.schema["fields"]]) for v in versions] == [
         (2, ["id", "amount", "note"]), (1, ["id", "amount"])]
-    assert versions[0]["updater"].endswith("run=run-1")
+    assert versions[0].created_by.endswith("run=run-1")
     assert len(quarantined) == 1
     assert quarantined[0][0] == (
         "metadata change: the new schema of namespace=default,dataset=purchases is incompatible with its current "

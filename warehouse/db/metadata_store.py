@@ -8,20 +8,36 @@ serialized and lose nothing, and a write is visible to the next read.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 
 import orjson
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import class_row
 
 from lineage.model.metadata_entity import MetadataEntity, program_run_entity
-from lineage.model.metadata_values import SCOPES, check_entity_state, diff, state
+from lineage.model.metadata_values import SCOPES, MetadataState, Scope, check_entity_state, diff, state
 from warehouse.db import metadata_search, namespace_guard
 from warehouse.service.authorization import grant_key
 
 ALL = None  # remove every tag / property of the scope
 UPDATED_BY = "last-updated-by"  # the SYSTEM property naming the run of a dataset's latest write
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeRecordRow:
+    """One recorded change of an entity's metadata in one scope: the state before and after and
+    the diff, when and by whom (a principal, or the run of a program)."""
+
+    change_id: int
+    scope: Scope
+    previous: MetadataState
+    updated: MetadataState
+    additions: MetadataState
+    deletions: MetadataState
+    changed_at: datetime
+    updater: str
 
 
 def _entities_read(entity: MetadataEntity) -> list[str]:
@@ -34,8 +50,8 @@ def _entities_read(entity: MetadataEntity) -> list[str]:
 
 
 def read(conn: psycopg.Connection, entity: MetadataEntity, scope: str | None = None,
-         since: datetime | None = None) -> dict[str, Any]:
-    """{"USER": {"tags": [...], "properties": {...}}, "SYSTEM": {...}} (one scope when asked);
+         since: datetime | None = None) -> dict[str, MetadataState]:
+    """Per scope (both, or the one asked), the entity's tags and properties;
     with ``since``, only what was written at or after it (the *System Applications (CDAP 6.0)* design's race guard)."""
     rows = conn.execute(
         """select scope, kind, key, value from lineage.metadata where entity_key = any(%(keys)s)
@@ -92,18 +108,18 @@ def lock(conn: psycopg.Connection, entity: MetadataEntity, scope: str, born: dat
     conn.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{scope}|{entity.render()}",))
 
 
-def current_state(conn: psycopg.Connection, entity: MetadataEntity, scope: str) -> dict[str, Any]:
+def current_state(conn: psycopg.Connection, entity: MetadataEntity, scope: str) -> MetadataState:
     """The entity's own tags and properties in ``scope`` (not those inherited from a versionless app)."""
     rows = conn.execute("select kind, key, value from lineage.metadata where entity_key = %s and scope = %s",
                         (entity.render(), scope)).fetchall()
     return state([k for kind, k, _ in rows if kind == "tag"], {k: v for kind, k, v in rows if kind == "property"})
 
 
-def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater: str, *,
+def change(conn: psycopg.Connection, entity: MetadataEntity, scope: Scope, updater: str, *,
            add_properties: Mapping[str, str] | None = None, add_tags: Iterable[str] | None = None,
            remove_properties: Iterable[str] | Literal[False] | None = False,
            remove_tags: Iterable[str] | Literal[False] | None = False,
-           born: datetime | None = None) -> dict[str, Any] | None:
+           born: datetime | None = None) -> ChangeRecordRow | None:
     """Apply one change in one transaction and record it; returns the change record, or None
     when nothing changed. ``remove_*=ALL`` (None) removes every one of that kind. ``born``: the
     namespace's incarnation the caller checked (``NotFoundError`` when it is not the current one)."""
@@ -139,30 +155,26 @@ def change(conn: psycopg.Connection, entity: MetadataEntity, scope: str, updater
         additions, deletions = diff(previous, updated)
         if not any(additions.values()) and not any(deletions.values()):
             return None
-        with conn.cursor(row_factory=dict_row) as cursor:
-            record = cursor.execute(
-                """insert into lineage.metadata_changes (entity_key, entity, scope, previous, updated, additions,
-                                                         deletions, updater)
-                   values (%s, %s, %s, %s, %s, %s, %s, %s)
-                   returning change_id, changed_at""",
-                (key, base["entity"], scope, *(orjson.dumps(v).decode()
-                                               for v in (previous, updated, additions, deletions)), updater),
-            ).fetchone()
+        record = conn.execute(
+            """insert into lineage.metadata_changes (entity_key, entity, scope, previous, updated, additions,
+                                                     deletions, updater)
+               values (%s, %s, %s, %s, %s, %s, %s, %s)
+               returning change_id, changed_at""",
+            (key, base["entity"], scope, *(orjson.dumps(v).decode()
+                                           for v in (previous, updated, additions, deletions)), updater),
+        ).fetchone()
         metadata_search.refresh(conn, [key])
     assert record is not None
-    return {"changeId": record["change_id"], "entity": entity.to_dict(), "scope": scope, "previous": previous,
-            "updated": updated, "additions": additions, "deletions": deletions,
-            "time": int(record["changed_at"].timestamp()), "updater": updater}
+    change_id, changed_at = record
+    return ChangeRecordRow(change_id, scope, previous, updated, additions, deletions, changed_at, updater)
 
 
-def history(conn: psycopg.Connection, entity: MetadataEntity, start: datetime, end: datetime) -> list[dict[str, Any]]:
+def history(conn: psycopg.Connection, entity: MetadataEntity, start: datetime, end: datetime
+            ) -> list[ChangeRecordRow]:
     """The entity's change records in [start, end), oldest first."""
-    with conn.cursor(row_factory=dict_row) as cursor:
-        rows = cursor.execute(
+    with conn.cursor(row_factory=class_row(ChangeRecordRow)) as cursor:
+        return cursor.execute(
             """select change_id, scope, previous, updated, additions, deletions, changed_at, updater
                from lineage.metadata_changes
                where entity_key = %s and changed_at >= %s and changed_at < %s order by change_id""",
             (entity.render(), start, end)).fetchall()
-    return [{"changeId": r["change_id"], "scope": r["scope"], "previous": r["previous"], "updated": r["updated"],
-             "additions": r["additions"], "deletions": r["deletions"], "time": int(r["changed_at"].timestamp()),
-             "updater": r["updater"]} for r in rows]

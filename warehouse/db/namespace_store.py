@@ -7,10 +7,11 @@ Deleting is cheap and immediate; the cleanup DAG removes the records afterwards
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import class_row
 
 from lineage.errors import DefaultNamespaceError
 from lineage.model.namespaces import DEFAULT_NAMESPACE
@@ -18,23 +19,41 @@ from warehouse.db import grant_store, metadata_search
 from warehouse.db.namespace_guard import visible_since as visible_since  # the race guard's home
 
 
-def _rendered(row: dict[str, Any]) -> dict[str, Any]:
-    return {"name": row["namespace"], "description": row["description"],
-            "createdAt": int(row["created_at"].timestamp())}
+@dataclass(frozen=True, slots=True)
+class NamespaceRow:
+    """A namespace: its name, description ('' when none was given) and creation time."""
+
+    namespace: str
+    description: str
+    created_at: datetime
 
 
-def list_namespaces(conn: psycopg.Connection) -> list[dict[str, Any]]:
-    with conn.cursor(row_factory=dict_row) as cursor:
-        rows = cursor.execute("select namespace, description, created_at from lineage.namespaces "
+@dataclass(frozen=True, slots=True)
+class DeletionRow:
+    """A recorded deletion of a namespace, and its cleanup: when it finished and the rows it
+    removed per table (both None until then)."""
+
+    deletion_id: int
+    namespace: str
+    deleted_at: datetime
+    deleted_by: str
+    cleaned_at: datetime | None
+    removed: dict[str, int] | None
+
+
+_DELETION_COLUMNS = "deletion_id, namespace, deleted_at, deleted_by, cleaned_at, removed"
+
+
+def list_namespaces(conn: psycopg.Connection) -> list[NamespaceRow]:
+    with conn.cursor(row_factory=class_row(NamespaceRow)) as cursor:
+        return cursor.execute("select namespace, description, created_at from lineage.namespaces "
                               "order by namespace").fetchall()
-    return [_rendered(row) for row in rows]
 
 
-def get_namespace(conn: psycopg.Connection, namespace: str) -> dict[str, Any] | None:
-    with conn.cursor(row_factory=dict_row) as cursor:
-        row = cursor.execute("select namespace, description, created_at from lineage.namespaces "
-                             "where namespace = %s", (namespace,)).fetchone()
-    return _rendered(row) if row else None
+def get_namespace(conn: psycopg.Connection, namespace: str) -> NamespaceRow | None:
+    with conn.cursor(row_factory=class_row(NamespaceRow)) as cursor:
+        return cursor.execute("select namespace, description, created_at from lineage.namespaces "
+                              "where namespace = %s", (namespace,)).fetchone()
 
 
 def create_namespace(conn: psycopg.Connection, namespace: str, description: str | None) -> bool:
@@ -47,7 +66,7 @@ def create_namespace(conn: psycopg.Connection, namespace: str, description: str 
     return created
 
 
-def delete_namespace(conn: psycopg.Connection, namespace: str, deleted_by: str) -> dict[str, Any] | None:
+def delete_namespace(conn: psycopg.Connection, namespace: str, deleted_by: str) -> DeletionRow | None:
     """Delete ``namespace`` (None when unknown): the namespace row goes, a deletion is recorded
     for the cleanup DAG, and its search entries leave the index at once. Its other records stay
     until the cleanup; reads hide them and writes drop them (``warehouse.db.namespace_guard``).
@@ -55,32 +74,29 @@ def delete_namespace(conn: psycopg.Connection, namespace: str, deleted_by: str) 
     (``namespace_guard.guard_write``): the delete waits for it, so nothing it wrote survives."""
     if namespace == DEFAULT_NAMESPACE:
         raise DefaultNamespaceError("the default namespace cannot be deleted")
-    with conn.transaction(), conn.cursor(row_factory=dict_row) as cursor:
-        row = cursor.execute("delete from lineage.namespaces where namespace = %s returning created_at",
-                             (namespace,)).fetchone()
+    with conn.transaction():
+        row = conn.execute("delete from lineage.namespaces where namespace = %s returning created_at",
+                           (namespace,)).fetchone()
         if row is None:
             return None
-        deletion = cursor.execute(
-            """insert into lineage.namespace_deletions (namespace, namespace_created_at, deleted_by)
-               values (%s, %s, %s) returning deletion_id, deleted_at""",
-            (namespace, row["created_at"], deleted_by)).fetchone()
+        with conn.cursor(row_factory=class_row(DeletionRow)) as cursor:
+            deletion = cursor.execute(
+                f"""insert into lineage.namespace_deletions (namespace, namespace_created_at, deleted_by)
+                    values (%s, %s, %s) returning {_DELETION_COLUMNS}""",
+                (namespace, row[0], deleted_by)).fetchone()
         metadata_search.forget_namespace(conn, namespace)
         grant_store.forget_namespace(conn, namespace)
     assert deletion is not None
-    return {"namespace": namespace, "deletionId": deletion["deletion_id"],
-            "deletedAt": int(deletion["deleted_at"].timestamp())}
+    return deletion
 
 
-def deletions(conn: psycopg.Connection, namespace: str | None = None) -> list[dict[str, Any]]:
+def deletions(conn: psycopg.Connection, namespace: str | None = None) -> list[DeletionRow]:
     """Recorded deletions, newest first, with their cleanup state."""
-    with conn.cursor(row_factory=dict_row) as cursor:
-        rows = cursor.execute(
-            """select deletion_id, namespace, deleted_at, deleted_by, cleaned_at, removed
-               from lineage.namespace_deletions where %(ns)s::text is null or namespace = %(ns)s
-               order by deletion_id desc""", {"ns": namespace}).fetchall()
-    return [{"deletionId": r["deletion_id"], "namespace": r["namespace"], "deletedAt": int(r["deleted_at"].timestamp()),
-             "deletedBy": r["deleted_by"], "cleanedAt": int(r["cleaned_at"].timestamp()) if r["cleaned_at"] else None,
-             "removed": r["removed"]} for r in rows]
+    with conn.cursor(row_factory=class_row(DeletionRow)) as cursor:
+        return cursor.execute(
+            f"""select {_DELETION_COLUMNS}
+                from lineage.namespace_deletions where %(ns)s::text is null or namespace = %(ns)s
+                order by deletion_id desc""", {"ns": namespace}).fetchall()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             created = create_namespace(conn, check_namespace(args.name), description)
             print(f"namespace {args.name!r} {'created' if created else 'already exists'}")
         for found in list_namespaces(conn) if args.action == "list" else []:
-            print(f"{found['name']}\t{found['description']}")
+            print(f"{found.namespace}\t{found.description}")
     return 0
 
 

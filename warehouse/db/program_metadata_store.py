@@ -22,12 +22,13 @@ import psycopg
 from lineage.errors import IncompatibleSchemaError, InvalidMetadataChangeError, NotFoundError, UnknownNamespaceError
 from lineage.model.dataset_schema import SCHEMA_PROPERTY, parse_schema
 from lineage.model.metadata_entity import program_run_entity
+from lineage.model.metadata_values import Scope
 from lineage.model.program_metadata import MetadataChange, Watermarks, parse_change, resolve
 from warehouse.db import metadata_store, namespace_guard, schema_store
 from warehouse.db.connection import connect
 
 log = logging.getLogger(__name__)
-SCOPE = "SYSTEM"
+SCOPE: Scope = "SYSTEM"
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ def _apply(conn: psycopg.Connection, change: MetadataChange, at: datetime, updat
                set event_time = excluded.event_time, written_at = clock_timestamp()
                where lineage.metadata_event_times.event_time < excluded.event_time""",
             [(subject.render(), SCOPE, kind, key, moment) for (kind, key), moment in resolved.watermarks.items()])
-    return record["changeId"] if record else None
+    return record.change_id if record else None
 
 
 def _check_namespace(conn: psycopg.Connection, namespace: str | None, at: datetime, auto_create: bool) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import class_row
 
 from lineage.model.events import Rejection, parse_line
 from lineage.transport.log_file import EventLogWriter
@@ -49,17 +49,49 @@ class Selection:
         return " and ".join(clauses), {"batch": self.batch_id, "file": self.file, "reason": self.reason}
 
 
-def list_rows(conn: psycopg.Connection, selection: Selection, limit: int = 50) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class QuarantineRow:
+    """A quarantined line (line 0: a whole file), why, and where it was replayed to (once)."""
+
+    quarantine_id: int
+    batch_id: str
+    source_file: str
+    line_number: int
+    reason: str
+    quarantined_at: datetime
+    replayed_at: datetime | None
+    replayed_to: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantinedLine(QuarantineRow):
+    """A quarantined row with its text: the line as read, cut at 64 Ki characters, or the staged
+    columns of an event refused at the merge ('' for a whole file)."""
+
+    raw_text: str
+
+
+def list_rows(conn: psycopg.Connection, selection: Selection, limit: int = 50) -> list[QuarantineRow]:
     where, params = selection.where()
-    with conn.cursor(row_factory=dict_row) as cursor:
+    with conn.cursor(row_factory=class_row(QuarantineRow)) as cursor:
         return cursor.execute(f"select {COLUMNS} from lineage.quarantine where {where} "
                               "order by quarantine_id desc limit %(limit)s", {**params, "limit": limit}).fetchall()
 
 
-def get_row(conn: psycopg.Connection, quarantine_id: int) -> dict[str, Any] | None:
-    with conn.cursor(row_factory=dict_row) as cursor:
+def get_row(conn: psycopg.Connection, quarantine_id: int) -> QuarantinedLine | None:
+    with conn.cursor(row_factory=class_row(QuarantinedLine)) as cursor:
         return cursor.execute(f"select {COLUMNS}, raw_text from lineage.quarantine where quarantine_id = %s",
                               (quarantine_id,)).fetchone()
+
+
+@dataclass(frozen=True, slots=True)
+class _Replayable:
+    """What a replay reads of a selected row."""
+
+    quarantine_id: int
+    source_file: str
+    line_number: int
+    raw_text: str
 
 
 @dataclass
@@ -85,7 +117,7 @@ def replay(conn: psycopg.Connection, log_root: str, selection: Selection, *, dry
     """Replay the selected rows (see the module's doc); ``dry_run`` only counts."""
     summary = ReplaySummary()
     where, params = selection.where()
-    with conn.cursor(row_factory=dict_row) as cursor:
+    with conn.cursor(row_factory=class_row(_Replayable)) as cursor:
         rows = cursor.execute(f"select quarantine_id, source_file, line_number, raw_text from lineage.quarantine "
                               f"where {where} order by quarantine_id", params).fetchall()
     summary.selected = len(rows)
@@ -103,7 +135,7 @@ def replay(conn: psycopg.Connection, log_root: str, selection: Selection, *, dry
             reason = parsed.reason[:120]
             summary.still_refused[reason] = summary.still_refused.get(reason, 0) + 1
             continue
-        passing.append((row["quarantine_id"], parsed))
+        passing.append((row.quarantine_id, parsed))
     known = _compacted_ids(conn, [(event["namespace"], event["event_id"]) for _, event in passing])
     namespaces = {row[0] for row in conn.execute("select namespace from lineage.namespaces").fetchall()}
     kept = []
@@ -126,27 +158,27 @@ def replay(conn: psycopg.Connection, log_root: str, selection: Selection, *, dry
     return summary
 
 
-def _not_replayable(row: dict[str, Any]) -> str | None:
-    if row["line_number"] <= 0 or not row["raw_text"]:
+def _not_replayable(row: _Replayable) -> str | None:
+    if row.line_number <= 0 or not row.raw_text:
         return "a whole file (fix it and copy it back into the log)"
-    if _CUT.search(row["raw_text"]):
+    if _CUT.search(row.raw_text):
         return "cut in the quarantine (over 64 Ki characters): re-send it from its producer"
     return None
 
 
-def _original_line(row: dict[str, Any]) -> str | None:
+def _original_line(row: _Replayable) -> str | None:
     """The line as its producer wrote it: the quarantined text, or, for an event refused at the
     merge (its namespace unknown: the row keeps the staged columns), the line read again from its
     source file in the log (local log roots)."""
-    staged = raw_json(row["raw_text"])
+    staged = raw_json(row.raw_text)
     if not (isinstance(staged, dict) and "event_time_us" in staged):
-        return str(row["raw_text"])
-    path = str(row["source_file"]).removeprefix("file://").removeprefix("file:")
+        return row.raw_text
+    path = row.source_file.removeprefix("file://").removeprefix("file:")
     try:
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8") as lines:
             for number, line in enumerate(lines, start=1):
-                if number == row["line_number"]:
+                if number == row.line_number:
                     return line.rstrip("\n")
     except OSError:
         return None

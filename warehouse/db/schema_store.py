@@ -8,22 +8,44 @@ it adds a row to ``lineage.dataset_schema_versions``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import orjson
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import class_row
 
 from lineage.errors import IncompatibleSchemaError
 from lineage.model.dataset_schema import SCHEMA_PROPERTY, DatasetSchema, incompatibilities, parse_schema
 from lineage.model.metadata_entity import MetadataEntity
+from lineage.model.metadata_values import Scope
 from warehouse.db import metadata_store
 
-SCOPE = "SYSTEM"
+SCOPE: Scope = "SYSTEM"
 
 
 _SINCE = "%(since)s::timestamptz is null or {column} >= %(since)s"  # the namespace race guard
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaStored:
+    """What an update stored: the dataset's schema version now, and its change record (None when
+    the schema was already this one)."""
+
+    version: int | None
+    change_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaVersionRow:
+    """A kept schema version: the schema as stored (``DatasetSchema.to_json()``: ``{"fields": [...]}``),
+    when and by whom."""
+
+    version: int
+    schema: dict[str, Any]
+    created_at: datetime
+    created_by: str
 
 
 def current(conn: psycopg.Connection, dataset: MetadataEntity, since: datetime | None = None) -> DatasetSchema | None:
@@ -61,19 +83,19 @@ def record_version(conn: psycopg.Connection, dataset: MetadataEntity, proposed: 
 
 
 def set_schema(conn: psycopg.Connection, dataset: MetadataEntity, proposed: DatasetSchema,
-               updater: str, born: datetime | None = None) -> dict[str, Any]:
-    """Check and store ``proposed`` in one transaction: ``{"version", "changeId"}`` (``changeId``
-    null when the schema was already this one); raises ``IncompatibleSchemaError``, storing
+               updater: str, born: datetime | None = None) -> SchemaStored:
+    """Check and store ``proposed`` in one transaction: its version and change (none when the
+    schema was already this one); raises ``IncompatibleSchemaError``, storing
     nothing. Behind the namespace race guard (``born`` as for ``metadata_store.change``): a
     re-created namespace's dataset is checked and numbered as a new one."""
     with conn.transaction():
         metadata_store.lock(conn, dataset, SCOPE, born)
         if not check_update(conn, dataset, proposed):
-            return {"version": latest_version(conn, dataset), "changeId": None}
+            return SchemaStored(latest_version(conn, dataset), None)
         record = metadata_store.change(conn, dataset, SCOPE, updater,
                                        add_properties={SCHEMA_PROPERTY: proposed.to_json()})
         version = record_version(conn, dataset, proposed, updater)
-    return {"version": version, "changeId": record["changeId"] if record else None}
+    return SchemaStored(version, record.change_id if record else None)
 
 
 def latest_version(conn: psycopg.Connection, dataset: MetadataEntity, since: datetime | None = None) -> int | None:
@@ -84,11 +106,9 @@ def latest_version(conn: psycopg.Connection, dataset: MetadataEntity, since: dat
 
 
 def versions(conn: psycopg.Connection, dataset: MetadataEntity, since: datetime | None = None
-             ) -> list[dict[str, Any]]:
+             ) -> list[SchemaVersionRow]:
     """Every kept version (stored at or after ``since`` when given), newest first."""
-    with conn.cursor(row_factory=dict_row) as cursor:
-        rows = cursor.execute(f"""select version, schema, created_at, created_by from lineage.dataset_schema_versions
+    with conn.cursor(row_factory=class_row(SchemaVersionRow)) as cursor:
+        return cursor.execute(f"""select version, schema, created_at, created_by from lineage.dataset_schema_versions
                                   where entity_key = %(key)s and ({_SINCE.format(column="created_at")})
                                   order by version desc""", {"key": dataset.render(), "since": since}).fetchall()
-    return [{"version": r["version"], "schema": r["schema"], "time": int(r["created_at"].timestamp()),
-             "updater": r["created_by"]} for r in rows]

@@ -19,16 +19,24 @@ from lineage.model.metadata_entity import dataset_entity
 from lineage_api.asset_events import emit_metadata_changes
 from lineage_api.deps import Airflow, Caller, Connection, Incarnation, Namespace
 from lineage_api.http_errors import answers
-from lineage_api.models.dataset_schemas import DatasetProperties, SchemaStored, SchemaUpdate, SchemaVersions
+from lineage_api.models.dataset_schemas import (
+    DatasetProperties,
+    SchemaBody,
+    SchemaStored,
+    SchemaUpdate,
+    SchemaVersion,
+    SchemaVersions,
+)
 from warehouse.db import namespace_store, schema_store
 from warehouse.service.authorization import Privilege
+from warehouse.service.timespec import epoch_seconds
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
 
 
 @router.put("/properties", response_model=SchemaStored, responses=answers(409))
 def update_properties(body: SchemaUpdate, namespace: Namespace, born: Incarnation, dataset: str, caller: Caller,
-                      conn: Connection, airflow: Airflow) -> dict[str, Any]:
+                      conn: Connection, airflow: Airflow) -> SchemaStored:
     """Set the dataset's schema: ``{"schema": {"fields": [{"name", "type", "nullable"}]}}`` (the
     schema may also be given as a JSON string, as CDAP's dataset properties carry it)."""
     described = body.schema_
@@ -41,9 +49,8 @@ def update_properties(body: SchemaUpdate, namespace: Namespace, born: Incarnatio
     subject = dataset_entity(namespace, "dataset", dataset)
     caller.require(subject, Privilege.WRITE)
     stored = schema_store.set_schema(conn, subject, proposed, caller.principal, born)
-    emitted = stored["changeId"] is not None and emit_metadata_changes(airflow, [stored["changeId"]],
-                                                                         caller.principal)
-    return {**stored, "assetEvent": emitted}
+    emitted = stored.change_id is not None and emit_metadata_changes(airflow, [stored.change_id], caller.principal)
+    return SchemaStored(version=stored.version, changeId=stored.change_id, assetEvent=emitted)
 
 
 @router.get("/properties", response_model=DatasetProperties)
@@ -58,9 +65,11 @@ def get_properties(namespace: Namespace, dataset: str, caller: Caller, conn: Con
 
 
 @router.get("/schemas", response_model=SchemaVersions)
-def schema_versions(namespace: Namespace, dataset: str, caller: Caller, conn: Connection) -> dict[str, Any]:
+def schema_versions(namespace: Namespace, dataset: str, caller: Caller, conn: Connection) -> SchemaVersions:
     """Every schema version kept for the dataset, newest first."""
     subject = dataset_entity(namespace, "dataset", dataset)
     caller.require(subject, Privilege.READ)
-    return {"dataset": dataset,
-            "versions": schema_store.versions(conn, subject, namespace_store.visible_since(conn, namespace))}
+    kept = schema_store.versions(conn, subject, namespace_store.visible_since(conn, namespace))
+    return SchemaVersions(dataset=dataset, versions=[
+        SchemaVersion(version=row.version, schema=SchemaBody.model_validate(row.schema),
+                      time=epoch_seconds(row.created_at), updater=row.created_by) for row in kept])

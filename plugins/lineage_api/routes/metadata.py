@@ -25,12 +25,20 @@ from lineage_api.asset_events import AirflowApi, emit_metadata_changes
 from lineage_api.deps import Airflow, Caller, Connection, HistoryWindow, Incarnation, Namespace
 from lineage_api.http_errors import answers
 from lineage_api.links import entity_links
-from lineage_api.models.metadata import ChangeAnswer, EntityMetadata, MetadataHistory, Properties, Tags
+from lineage_api.models.metadata import (
+    ChangeAnswer,
+    ChangeRecord,
+    EntityMetadata,
+    MetadataHistory,
+    Properties,
+    ScopeMetadata,
+    Tags,
+)
 from lineage_api.path_names import segment
 from warehouse.db import metadata_store, namespace_store
 from warehouse.db.metadata_store import UPDATED_BY
 from warehouse.service.authorization import Access, Privilege
-from warehouse.service.timespec import visible_window
+from warehouse.service.timespec import epoch_seconds, visible_window
 
 router = APIRouter(responses=answers(404))
 
@@ -57,22 +65,30 @@ def external(target: str) -> Subject:
 
 
 def _change(subject: Subject, caller: Access, conn: psycopg.Connection, airflow: AirflowApi,
-            **change: Any) -> dict[str, Any]:
+            **change: Any) -> ChangeAnswer:
     """Apply a USER change (WRITE needed); answer its change id (null when nothing changed) and
     whether the ``lineage_metadata_changes`` asset event was emitted."""
     caller.require(subject.entity, Privilege.WRITE)
     record = metadata_store.change(conn, subject.entity, "USER", caller.principal, born=subject.born, **change)
     if record is None:
-        return {"changeId": None, "assetEvent": False}
-    return {"changeId": record["changeId"],
-            "assetEvent": emit_metadata_changes(airflow, [record["changeId"]], caller.principal)}
+        return ChangeAnswer(changeId=None, assetEvent=False)
+    return ChangeAnswer(changeId=record.change_id,
+                        assetEvent=emit_metadata_changes(airflow, [record.change_id], caller.principal))
+
+
+def _change_record(row: metadata_store.ChangeRecordRow, caller: Access) -> ChangeRecord:
+    """A change record as the history answers it; the updater hidden as ``Access.shown_updater`` says."""
+    return ChangeRecord(changeId=row.change_id, scope=row.scope, previous=ScopeMetadata(**row.previous),
+                        updated=ScopeMetadata(**row.updated), additions=ScopeMetadata(**row.additions),
+                        deletions=ScopeMetadata(**row.deletions), time=epoch_seconds(row.changed_at),
+                        updater=caller.shown_updater(row.updater))
 
 
 def _read(subject: Subject, scope: str | None, caller: Access, conn: psycopg.Connection) -> dict[str, Any]:
     caller.require(subject.entity, Privilege.READ)
     since = namespace_store.visible_since(conn, subject.namespace) if subject.namespace else None
     found = metadata_store.read(conn, subject.entity, check_scope(scope), since)
-    system = found.get("SYSTEM", {}).get("properties", {})
+    system = found["SYSTEM"]["properties"] if "SYSTEM" in found else {}
     if UPDATED_BY in system:  # the run that wrote the dataset, hidden as the lineage graph hides it
         system[UPDATED_BY] = caller.shown_updater(system[UPDATED_BY])
     return {"entity": subject.entity.to_dict(), "metadata": found, "links": entity_links(subject.entity)}
@@ -100,33 +116,33 @@ def _routes(prefix: str, kind: str, subject_of: Callable[..., Subject]) -> None:
         return {name: value["tags"] for name, value in found.items()}
 
     def add_properties(*, subject: Subject = named, caller: Caller, conn: Connection, airflow: Airflow,
-                       properties: Annotated[Properties, Body()]) -> dict[str, Any]:
+                       properties: Annotated[Properties, Body()]) -> ChangeAnswer:
         """Add or replace USER properties: a JSON object of string values."""
         return _change(subject, caller, conn, airflow, add_properties=properties)
 
     def add_tags(*, subject: Subject = named, caller: Caller, conn: Connection, airflow: Airflow,
-                 tags: Annotated[Tags, Body()]) -> dict[str, Any]:
+                 tags: Annotated[Tags, Body()]) -> ChangeAnswer:
         """Add USER tags: a JSON list of strings."""
         return _change(subject, caller, conn, airflow, add_tags=tags)
 
     def remove_property(*, subject: Subject = named, key: str, caller: Caller, conn: Connection,
-                        airflow: Airflow) -> dict[str, Any]:
+                        airflow: Airflow) -> ChangeAnswer:
         return _change(subject, caller, conn, airflow, remove_properties=[key])
 
     def remove_tag(*, subject: Subject = named, tag: str, caller: Caller, conn: Connection,
-                   airflow: Airflow) -> dict[str, Any]:
+                   airflow: Airflow) -> ChangeAnswer:
         return _change(subject, caller, conn, airflow, remove_tags=[tag])
 
     def remove_properties(*, subject: Subject = named, caller: Caller, conn: Connection,
-                          airflow: Airflow) -> dict[str, Any]:
+                          airflow: Airflow) -> ChangeAnswer:
         return _change(subject, caller, conn, airflow, remove_properties=None)
 
     def remove_tags(*, subject: Subject = named, caller: Caller, conn: Connection,
-                    airflow: Airflow) -> dict[str, Any]:
+                    airflow: Airflow) -> ChangeAnswer:
         return _change(subject, caller, conn, airflow, remove_tags=None)
 
     def remove_metadata(*, subject: Subject = named, caller: Caller, conn: Connection,
-                        airflow: Airflow) -> dict[str, Any]:
+                        airflow: Airflow) -> ChangeAnswer:
         return _change(subject, caller, conn, airflow, remove_properties=None, remove_tags=None)
 
     def metadata_history(*, window: HistoryWindow, subject: Subject = named, caller: Caller,
@@ -135,9 +151,7 @@ def _routes(prefix: str, kind: str, subject_of: Callable[..., Subject]) -> None:
         caller.require(subject.entity, Privilege.READ)
         if subject.namespace is not None:
             window = visible_window(window, namespace_store.visible_since(conn, subject.namespace))
-        changes = metadata_store.history(conn, subject.entity, *window)
-        for change in changes:
-            change["updater"] = caller.shown_updater(change["updater"])
+        changes = [_change_record(row, caller) for row in metadata_store.history(conn, subject.entity, *window)]
         return {"entity": subject.entity.to_dict(), "changes": changes}
 
     for method, path, endpoint, model in (

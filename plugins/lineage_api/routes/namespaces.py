@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body
 
@@ -19,30 +19,36 @@ from lineage_api.models.namespaces import (
     NamespaceUpdate,
 )
 from warehouse.db import namespace_store
+from warehouse.db.namespace_store import DeletionRow, NamespaceRow
 from warehouse.service.authorization import INSTANCE, Privilege, namespace_key
+from warehouse.service.timespec import epoch_seconds
 
 router = APIRouter(prefix="/v3/namespaces")
 
 
+def _info(row: NamespaceRow) -> NamespaceInfo:
+    return NamespaceInfo(name=row.namespace, description=row.description, createdAt=epoch_seconds(row.created_at))
+
+
 @router.get("", response_model=list[NamespaceInfo])
-def list_namespaces(caller: Caller, conn: Connection) -> list[dict[str, Any]]:
+def list_namespaces(caller: Caller, conn: Connection) -> list[NamespaceInfo]:
     """The namespaces the caller holds a privilege in, with description and creation time."""
-    return [n for n in namespace_store.list_namespaces(conn) if caller.sees_namespace(n["name"])]
+    return [_info(n) for n in namespace_store.list_namespaces(conn) if caller.sees_namespace(n.namespace)]
 
 
 @router.get("/{namespace}", response_model=NamespaceInfo, responses=answers(404))
-def get_namespace(namespace: str, caller: Caller, conn: Connection) -> dict[str, Any]:
+def get_namespace(namespace: str, caller: Caller, conn: Connection) -> NamespaceInfo:
     """One namespace: any privilege in it (403 whether or not it exists without one)."""
     caller.require_namespace(namespace)
     found = namespace_store.get_namespace(conn, namespace)
     if found is None:
         raise NotFoundError(f"namespace {namespace!r} not found")
-    return found
+    return _info(found)
 
 
 @router.put("/{namespace}", response_model=NamespaceCreated)
 def create_namespace(namespace: str, caller: Caller, conn: Connection,
-                     body: Annotated[NamespaceUpdate | None, Body()] = None) -> dict[str, Any]:
+                     body: Annotated[NamespaceUpdate | None, Body()] = None) -> NamespaceCreated:
     """Create the namespace (``{"description": "..."}`` optional; ADMIN on the instance), or
     update an existing one's description (ADMIN on it)."""
     if not caller.sees_namespace(check_namespace(namespace)):  # the same 403, existing or not
@@ -50,11 +56,14 @@ def create_namespace(namespace: str, caller: Caller, conn: Connection,
     exists = namespace_store.get_namespace(conn, namespace) is not None
     caller.require_key(namespace_key(namespace) if exists else INSTANCE, Privilege.ADMIN)
     created = namespace_store.create_namespace(conn, namespace, body.description if body else None)
-    return {**(namespace_store.get_namespace(conn, namespace) or {}), "created": created}
+    found = namespace_store.get_namespace(conn, namespace)
+    assert found is not None  # (a delete in between fails the answer, as it always did)
+    return NamespaceCreated(name=found.namespace, description=found.description,
+                            createdAt=epoch_seconds(found.created_at), created=created)
 
 
 @router.delete("/{namespace}", response_model=NamespaceDeleted, responses=answers(404, 409))
-def delete_namespace(namespace: str, caller: Caller, conn: Connection, airflow: Airflow) -> dict[str, Any]:
+def delete_namespace(namespace: str, caller: Caller, conn: Connection, airflow: Airflow) -> NamespaceDeleted:
     """Delete the namespace (ADMIN on it): it is gone at once, and the
     ``lineage_namespace_cleanup`` DAG, scheduled on the deletion's asset event, removes its records."""
     caller.require_namespace(namespace)
@@ -64,13 +73,20 @@ def delete_namespace(namespace: str, caller: Caller, conn: Connection, airflow: 
     deleted = namespace_store.delete_namespace(conn, namespace, caller.principal)
     if deleted is None:  # deleted meanwhile by someone else
         raise NotFoundError(f"namespace {namespace!r} not found")
-    return {**deleted, "assetEvent": emit_namespace_deletion(airflow, namespace, deleted["deletionId"],
-                                                             caller.principal)}
+    emitted = emit_namespace_deletion(airflow, namespace, deleted.deletion_id, caller.principal)
+    return NamespaceDeleted(namespace=deleted.namespace, deletionId=deleted.deletion_id,
+                            deletedAt=epoch_seconds(deleted.deleted_at), assetEvent=emitted)
+
+
+def _deletion(row: DeletionRow) -> NamespaceDeletion:
+    return NamespaceDeletion(deletionId=row.deletion_id, namespace=row.namespace,
+                             deletedAt=epoch_seconds(row.deleted_at), deletedBy=row.deleted_by,
+                             cleanedAt=epoch_seconds(row.cleaned_at), removed=row.removed)
 
 
 @router.get("/{namespace}/deletions", response_model=list[NamespaceDeletion])
-def namespace_deletions(namespace: str, caller: Caller, conn: Connection) -> list[dict[str, Any]]:
+def namespace_deletions(namespace: str, caller: Caller, conn: Connection) -> list[NamespaceDeletion]:
     """The namespace's past deletions and whether their cleanup finished (rows removed per
     table); ADMIN on the instance, since the namespace may not exist any more."""
     caller.require_key(INSTANCE, Privilege.ADMIN)
-    return namespace_store.deletions(conn, namespace)
+    return [_deletion(row) for row in namespace_store.deletions(conn, namespace)]
