@@ -18,7 +18,7 @@ from psycopg.types.json import set_json_loads
 from lineage.ids import DataRef
 from lineage.model.field_paths import path_fingerprint, path_operations, path_origins
 from warehouse.db.lineage_store import run_in_window
-from warehouse.service.field_lineage_rows import FieldKey, FlowDocument, FlowRow, PathRow, ProgramLastRun
+from warehouse.service.field_lineage_rows import FieldKey, FlowDocument, FlowRow, PathDocument, PathRow, ProgramLastRun
 
 
 def dataset_exists(conn: psycopg.Connection, namespace: str, dataset: str) -> bool:
@@ -160,7 +160,7 @@ class FieldLineageQueries:
         return found
 
     @staticmethod
-    def _rebuilt(path: dict[str, Any], known: dict[str, Any], ids: list[str], fingerprint: str) -> bool:
+    def _rebuilt(path: PathDocument, known: dict[str, Any], ids: list[str], fingerprint: str) -> bool:
         """Give ``path`` its operations (``ids``) from its set's ``known`` operations; whether
         they are the ones it was stored with (its ``fingerprint`` matches)."""
         if not all(op_id in known for op_id in ids):
