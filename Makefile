@@ -45,8 +45,8 @@ examples: venv  ## run the example pipelines (RUNS=3)
 compact: venv  ## run the compaction Spark job once, outside Airflow
 	@$(ENV) && .venv/bin/python -m spark_jobs.compaction.job
 
-marts: venv  ## dbt build of the marts, outside Airflow
-	@$(ENV) && .venv/bin/python -c "from warehouse.pipeline.dbt_build import build_marts; from lineage.settings import Settings; print(build_marts(Settings.from_env().database_url).output[-600:])"
+marts: venv  ## dbt build of the marts and the search index rebuilt, outside Airflow
+	@$(ENV) && .venv/bin/python -c "from warehouse.pipeline.dbt_build import build_marts; from lineage.settings import Settings; built = build_marts(Settings.from_env().database_url); print(built.output[-600:]); print(built.render())"
 
 dist: venv  ## build the sdist and wheel (what an existing Airflow installs, with the pages' browser libraries) into dist/
 	@test -f plugins/lineage_api/ui/node_modules/cytoscape/dist/cytoscape.min.js || { echo "dist: run make venv first (npm ci)" >&2; exit 1; }

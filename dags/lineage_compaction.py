@@ -20,8 +20,9 @@ function. Tasks are idempotent and retry with exponential backoff.
    passed (this run's, and any earlier batch that failed); a failure fails the run (without
    retrying) before the marts are published, and every later run fails the same way until the
    data is fixed or the batch acknowledged (`python -m warehouse.pipeline.quality acknowledge`).
-5. **build_marts**: `dbt build` of the marts (`lineage_marts.*`) and their tests; skipped
-   when nothing new was compacted, derived or applied. Under `dbt-ol` with
+5. **build_marts**: `dbt build` of the marts (`lineage_marts.*`) and their tests, then the
+   search index (`lineage.search_index`) rebuilt from its dbt view; skipped when nothing new
+   was compacted, derived or applied. Under `dbt-ol` with
    `LINEAGE_DBT_OPENLINEAGE=true` (each model's run a child of this task's OpenLineage run
    when Airflow's provider is on).
 6. **publish**: logs the SUMMARY (with the late files taken) and emits the Assets of the tables

@@ -10,8 +10,9 @@ scheduled on that asset:
    one transaction removes the namespace's metadata, change records, schema versions, runs,
    accesses, field lineage and pending events from before the deletion. A namespace
    re-created since keeps what it recorded after.
-2. **build_marts**: `dbt build --full-refresh`, so the marts (the incremental lineage walk
-   too) no longer hold the removed records. Deletions are rare; a full rebuild keeps it simple.
+2. **build_marts**: `dbt build --full-refresh` and the search index rebuilt, so the marts (the
+   incremental lineage walk too) no longer hold the removed records. Deletions are rare; a
+   full rebuild keeps it simple.
 3. **finish**: marks the deletions cleaned, which lifts the race guard (until then, reads of
    a re-created namespace hide what was created before its new creation time), re-derives the
    namespace's search entries and logs the summary. Emits `lineage_marts`.

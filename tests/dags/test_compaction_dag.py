@@ -11,6 +11,8 @@ import psycopg
 
 from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq
 from tests.factories import access, event, write_log
+from warehouse.db import metadata_search
+from warehouse.service.search_query import parse_query
 
 
 def dags_test(log_root: Path, warehouse: str, logical_date: str) -> str:
@@ -78,9 +80,13 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
         "lineage_runs"]
     change_ids = [row[0] for row in query(warehouse_db, "select change_id from lineage.metadata_changes")]
     assert json.loads(dict(events)["lineage_metadata_changes"])["change_ids"] == change_ids
-    assert query(warehouse_db, "select entity_key, scope from lineage_marts.metadata_search "
+    assert query(warehouse_db, "select entity_key, scope from lineage.search_index "
                                "where kind = 'tag' and term = 'from-a-program'") == [
-        ("namespace=default,dataset=purchases", "SYSTEM")]
+        ("namespace=default,dataset=purchases", "SYSTEM")]  # the search index, rebuilt after dbt
+    with psycopg.connect(libpq(warehouse_db)) as conn:
+        found = metadata_search.search(conn, parse_query("purchase*"))
+    assert {"purchaseStream", "purchases", "PurchaseHistory", "PurchaseFlow"} <= {
+        r["entity"]["details"][-1]["value"] for r in found["results"]}  # the compacted entities, by name
 
     # The same interval again: nothing new, nothing changed, no asset events.
     tables = "select * from lineage.runs, lineage.dataset_accesses, lineage.quarantine"

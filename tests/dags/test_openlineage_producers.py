@@ -115,7 +115,7 @@ def test_airflow_and_dbt_lineage_reach_the_warehouse_through_the_transport(
     marts = {dataset.rsplit(".", 1)[-1] for (dataset,) in rows(
         warehouse_db, "select dataset from lineage.access_details where application = 'dbt' and access = 'write' "
                       f"and dataset like '{database}.lineage_marts.%' and program like '%.build.run'")}
-    assert {"dataset_lineage_edges", "field_provenance", "program_runs", "lineage_walk", "metadata_search"} <= marts
+    assert {"dataset_lineage_edges", "field_provenance", "program_runs", "lineage_walk"} <= marts
     assert rows(warehouse_db, "select dataset from lineage.access_details where application = 'dbt' "
                               "and access = 'read' and program like '%.lineage_marts.lineage_warehouse.program_runs"
                               ".build.run' order by 1") == [

@@ -103,7 +103,7 @@ def site(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
     ], hour=NOW.strftime("dt=%Y-%m-%d/hour=%H"))
     run_compaction(spark, interval_end=NOW + timedelta(hours=1), settings=settings)
     run_field_lineage(spark, settings)
-    build_marts(url, settings, command="run", select="+lineage_walk +metadata_search")
+    build_marts(url, settings, command="run", select="+lineage_walk +metadata_search_terms")
     with api_server(url) as base:
         bearer = token(base, "admin", "admin").json()["access_token"]
         headers = {"Authorization": f"Bearer {bearer}"}

@@ -64,7 +64,7 @@ def warehouse(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     write_log(log_root, native_events())
     settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
     run_compaction(spark, interval_end=END, settings=settings)
-    build_marts(url, settings, command="run", select="+lineage_walk +metadata_search")
+    build_marts(url, settings, command="run", select="+lineage_walk +metadata_search_terms")
     yield url
     drop_scratch_db(url)
 

@@ -1,5 +1,6 @@
-"""Metadata search and suggest through the API, over the real dbt search mart on real PostgreSQL:
-query terms, ranking, pagination, targets, scopes, literal metacharacters, read-your-writes."""
+"""Metadata search and suggest through the API, over the real search index (rebuilt from dbt's
+terms view after the marts build) on real PostgreSQL: query terms, ranking, pagination, targets,
+scopes, literal metacharacters, read-your-writes."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def dataset(name: str, namespace: str = "default") -> str:
 @pytest.fixture(scope="module")
 def search_db() -> Iterator[str]:
     """One warehouse for the module: lineage entities, USER metadata through the API, SYSTEM
-    schemas through the store, then the search mart built by dbt."""
+    schemas through the store, then the marts build (dbt's terms view, the index rebuilt from it)."""
     url = create_scratch_db("search_api")
     with psycopg.connect(libpq(url), autocommit=True) as conn:
         conn.execute("insert into lineage.namespaces (namespace) values ('other')")
@@ -48,7 +49,7 @@ def search_db() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def marts_built(search_db: str) -> str:
-    build_marts(search_db, Settings.from_env(), command="run", select="+metadata_search")
+    build_marts(search_db, Settings.from_env(), command="run", select="+metadata_search_terms")
     return search_db
 
 
@@ -204,12 +205,17 @@ def test_bad_search_requests_get_clear_errors(api: TestClient, path: str, params
     assert message in response.json()["message"]
 
 
-def test_search_before_the_mart_is_built_is_503_and_writes_still_work(warehouse_db: str,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_search_before_the_index_is_built_is_503_and_writes_still_work(warehouse_db: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     with logged_in_client(warehouse_db, monkeypatch) as client:
         ok(client.post(f"{dataset('early')}/tags", json=["early"]))
-        response = client.get(f"{NS}/metadata/search", params={"query": "early"})
-        assert response.status_code == 503
-        assert "lineage_compaction" in response.json()["message"]
-        build_marts(warehouse_db, Settings.from_env(), command="run", select="+metadata_search")
+        for path, params in ((f"{NS}/metadata/search", {"query": "early"}),
+                             (f"{NS}/metadata/suggest", {"prefix": "e"})):
+            response = client.get(path, params=params)
+            assert response.status_code == 503, response.text
+            assert "search index" in response.json()["message"]
+            assert "lineage_compaction" in response.json()["message"]
+        build_marts(warehouse_db, Settings.from_env(), command="run", select="+metadata_search_terms")
         assert names(ok(client.get(f"{NS}/metadata/search", params={"query": "tags:early"}))) == ["early"]
+        assert ok(client.get(f"{NS}/metadata/search", params={"query": "nothing-like-it"}))["total"] == 0
+        assert ok(client.get(f"{NS}/metadata/suggest", params={"prefix": "zz"}))["suggestions"] == []

@@ -69,8 +69,10 @@ def test_the_dbt_venv_imports_our_transport_and_nothing_of_the_product_venv(tmp_
     assert '"name":"probe"' in written.read_text()
 
 
-def test_the_build_log_line_counts_lineage_events_and_those_not_written() -> None:
+def test_the_build_log_line_counts_lineage_events_those_not_written_and_the_index_rows() -> None:
     assert DbtResult(61, 0, "").render() == "dbt build: 61 passed, 0 warnings"
     assert DbtResult(61, 0, "", 54, 0).render() == "dbt build: 61 passed, 0 warnings, 54 OpenLineage events"
     assert DbtResult(61, 1, "", 52, 2).render() == (
         "dbt build: 61 passed, 1 warnings, 52 OpenLineage events, 2 NOT written (see dbt-ol's output)")
+    assert DbtResult(61, 0, "", 54, 0, search_rows=1204).render() == (
+        "dbt build: 61 passed, 0 warnings, 54 OpenLineage events; search index: 1,204 rows")

@@ -10,7 +10,7 @@ import pytest
 
 from lineage.errors import DbtBuildError
 from lineage.settings import Settings
-from warehouse.pipeline.dbt_build import dbt_env, run_results
+from warehouse.pipeline.dbt_build import built_models, dbt_env, run_results
 
 
 def test_every_parameter_of_the_connection_reaches_dbt(tmp_path: Path) -> None:
@@ -33,3 +33,15 @@ def test_the_result_is_dbt_s_run_results(tmp_path: Path) -> None:
     assert run_results(path) == (5, 1)
     with pytest.raises(DbtBuildError, match="left no readable"):
         run_results(tmp_path / "missing.json")
+
+
+def test_the_models_a_build_built_are_its_successful_model_results(tmp_path: Path) -> None:
+    """What decides whether the marts stage rebuilds the search index (its terms view built)."""
+    path = tmp_path / "run_results.json"
+    path.write_text(json.dumps({"results": [
+        {"unique_id": "model.lineage_warehouse.metadata_search_terms", "status": "success"},
+        {"unique_id": "model.lineage_warehouse.program_runs", "status": "error"},
+        {"unique_id": "model.lineage_warehouse.lineage_walk", "status": "skipped"},
+        {"unique_id": "test.lineage_warehouse.not_null_metadata_search_terms_entity_key.5c3f", "status": "pass"},
+        {"unique_id": "model.other_project.metadata_search_terms", "status": "success"}]}))
+    assert built_models(path) == {"metadata_search_terms"}

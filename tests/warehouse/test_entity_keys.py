@@ -83,7 +83,7 @@ def test_read_on_a_program_finds_its_versions_metadata_in_search(warehouse_db: s
     with connect(warehouse_db, autocommit=True) as conn:
         for subject in (versioned, other, application):
             metadata_store.change(conn, subject, "USER", "test", add_tags=["nightly"])
-    build_marts(warehouse_db, Settings.from_env(), command="run", select="+metadata_search")
+    build_marts(warehouse_db, Settings.from_env(), command="run", select="+metadata_search_terms")
     run = from_path("default", ["apps", "Shop", "spark", "Load", "runs", "r1"], version="1.0")
     with connect(warehouse_db, autocommit=True) as conn:  # written after the build: the API's refresh path
         metadata_store.change(conn, run, "USER", "test", add_tags=["nightly"])

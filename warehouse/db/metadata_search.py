@@ -1,4 +1,13 @@
-"""Metadata search and suggest over the search index mart (``lineage_marts.metadata_search``).
+"""Metadata search and suggest over the search index (``lineage.search_index``), and the index's
+upkeep: this module is its one writer.
+
+The index holds the rows of the dbt view ``lineage_marts.metadata_search_terms`` (what a search
+row is, derived from the staging models). ``rebuild`` replaces every row after each marts build
+(``warehouse.pipeline.dbt_build``); between builds each API write re-derives its entity's rows
+in its own transaction (``refresh``; ``forget_namespace`` and ``refresh_namespace`` for a
+namespace's deletion and cleanup). A rebuild takes the index's lock exclusive, every refresh
+takes it shared, so a write made during a rebuild waits for it and then refreshes over the new
+rows: nothing is lost, and no margin of "changed since the rebuild began" is needed.
 
 Every term is a prefix range scan on an index of lower-cased values (``term``, or
 ``(key_term, term)`` for ``key:value``, ``tags:`` and ``field:``); entities are scored in one
@@ -25,8 +34,11 @@ from lineage.model.metadata_entity import parse
 from warehouse.service.authorization import Readable
 from warehouse.service.search_query import Term, like_escape
 
-INDEX = "lineage_marts.metadata_search"
-TERMS_VIEW = "lineage_marts.metadata_search_terms"
+INDEX = "lineage.search_index"  # migration 0022
+BUILD = "lineage.search_index_build"  # the last rebuild's time and rows
+TERMS_VIEW = "lineage_marts.metadata_search_terms"  # dbt's
+_COLUMNS = ("entity_key, namespace, entity_type, entity_details, scope, kind, key, value, key_term, term, "
+            "grant_key")
 # ?target= names -> entity types in the index; "external" is every entity outside a namespace.
 TARGETS = {"dataset": "dataset", "stream": "stream", "app": "application", "application": "application",
            "program": "program", "program_run": "program_run", "run": "program_run", "field": "field",
@@ -34,10 +46,19 @@ TARGETS = {"dataset": "dataset", "stream": "stream", "app": "application", "appl
 
 
 def _index_built(conn: psycopg.Connection) -> bool:
-    """Whether dbt built the index and its terms view (before the first build there is nothing
-    to keep current: the build indexes everything)."""
-    return conn.execute("select to_regclass(%s) is not null and to_regclass(%s) is not null",
-                        (INDEX, TERMS_VIEW)).fetchone() == (True,)
+    """Whether the index was rebuilt once and its terms view is there (before the first
+    rebuild there is nothing to keep current: the rebuild indexes everything). Read after
+    taking the index's lock, so a refresh waiting on the first rebuild sees it built."""
+    return conn.execute(f"select exists (select from {BUILD}) and to_regclass(%s) is not null",
+                        (TERMS_VIEW,)).fetchone() == (True,)
+
+
+def _check_built(conn: psycopg.Connection) -> None:
+    """Raise MartNotBuiltError before the first rebuild. Asked only of an empty answer: until
+    then the index holds no row, and a search that finds something pays nothing for it."""
+    if conn.execute(f"select exists (select from {BUILD})").fetchone() != (True,):
+        raise MartNotBuiltError(f"the search index ({INDEX}) is not built yet: run the lineage_compaction DAG "
+                                "(or `make marts`) once")
 
 
 def _lock(conn: psycopg.Connection, name: str, *, shared: bool = False) -> None:
@@ -46,14 +67,38 @@ def _lock(conn: psycopg.Connection, name: str, *, shared: bool = False) -> None:
                  (f"search-index|{name}",))
 
 
+def rebuild(conn: psycopg.Connection) -> int | None:
+    """Replace every index row with the terms view's, in one transaction (a savepoint inside
+    the caller's); returns the rows indexed, or None when dbt has not built the view yet.
+
+    The index's lock, exclusive, is taken before anything is read, and held to the end: a
+    refresh waits for the rebuild and then re-derives its entity over the new rows, and the
+    rebuild waits for the refreshes in flight, then reads what they committed (READ COMMITTED:
+    each statement sees what committed before it began). Searches read the previous rows until
+    the commit (a delete, not a truncate, which would lock them out for the whole rebuild)."""
+    with conn.transaction():
+        _lock(conn, "index")
+        if conn.execute("select to_regclass(%s)", (TERMS_VIEW,)).fetchone() == (None,):
+            return None
+        conn.execute(f"delete from {INDEX}")
+        rows = conn.execute(f"insert into {INDEX} ({_COLUMNS}) select {_COLUMNS} from {TERMS_VIEW}").rowcount
+        conn.execute(f"""insert into {BUILD} (built_at, row_count) values (clock_timestamp(), %(rows)s)
+                         on conflict (only_row) do update set built_at = excluded.built_at,
+                                                              row_count = excluded.row_count""", {"rows": rows})
+        conn.execute(f"analyze {INDEX}")
+    return rows
+
+
 def refresh(conn: psycopg.Connection, entity_keys: Sequence[str]) -> None:
     """Re-derive the index rows of ``entity_keys`` in the open transaction (no-op before the
-    first mart build).
+    first rebuild).
 
-    One lock per entity's index rows, held until the transaction ends (and its namespace's,
-    shared): a second refresh of the entity (a USER and a SYSTEM change at once hold different
-    metadata locks) waits, then reads what the first committed, so the rows stay exact: no
-    duplicate, none missing. Locks are taken in key order, so two refreshes never deadlock."""
+    The index's lock, shared (a rebuild in progress finishes first), then one lock per entity's
+    index rows, held until the transaction ends (and its namespace's, shared): a second refresh
+    of the entity (a USER and a SYSTEM change at once hold different metadata locks) waits,
+    then reads what the first committed, so the rows stay exact: no duplicate, none missing.
+    Locks are taken in key order, so two refreshes never deadlock."""
+    _lock(conn, "index", shared=True)
     if not _index_built(conn):
         return
     keys = sorted(set(entity_keys))
@@ -63,12 +108,14 @@ def refresh(conn: psycopg.Connection, entity_keys: Sequence[str]) -> None:
         _lock(conn, f"entity|{key}")
     conn.execute("set local jit = off")
     conn.execute(f"delete from {INDEX} where entity_key = any(%s)", (keys,))
-    conn.execute(f"insert into {INDEX} select * from {TERMS_VIEW} where entity_key = any(%s)",
+    conn.execute(f"insert into {INDEX} ({_COLUMNS}) select {_COLUMNS} from {TERMS_VIEW} where entity_key = any(%s)",
                  (keys,))
 
 
 def forget_namespace(conn: psycopg.Connection, namespace: str) -> None:
-    """Drop a deleted namespace's index rows (no-op before the first mart build)."""
+    """Drop a deleted namespace's index rows (no-op before the first rebuild; a rebuild in
+    progress finishes first, so it cannot bring them back)."""
+    _lock(conn, "index", shared=True)
     if _index_built(conn):
         conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))
 
@@ -76,11 +123,12 @@ def forget_namespace(conn: psycopg.Connection, namespace: str) -> None:
 def refresh_namespace(conn: psycopg.Connection, namespace: str) -> None:
     """Re-derive every index row of ``namespace`` (after its cleanup: what a re-created
     namespace holds becomes searchable), excluding every entity refresh in it meanwhile."""
+    _lock(conn, "index", shared=True)
     if not _index_built(conn):
         return
     _lock(conn, f"namespace|{namespace}")
     conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))
-    conn.execute(f"insert into {INDEX} select * from {TERMS_VIEW} where namespace = %s",
+    conn.execute(f"insert into {INDEX} ({_COLUMNS}) select {_COLUMNS} from {TERMS_VIEW} where namespace = %s",
                  (namespace,))
 
 
@@ -145,14 +193,13 @@ def search(conn: psycopg.Connection, terms: Sequence[Term], *, namespace: str | 
                (select coalesce(json_agg(json_build_array(entity_key, matched, exact_matches)), '[]')
                 from (select * from scored order by matched desc, exact_matches desc, entity_key
                       limit %(limit)s offset %(offset)s) as page)""").format(hits=sql.SQL(" union all ").join(hits))
-    try:
-        with _without_jit(conn):
-            row = conn.execute(statement, params, prepare=False).fetchone()
-            assert row is not None
-            total, page = row
-            details = _details(conn, [key for key, _, _ in page], terms)
-    except psycopg.errors.UndefinedTable as error:
-        raise MartNotBuiltError.of(INDEX) from error
+    with _without_jit(conn):
+        row = conn.execute(statement, params, prepare=False).fetchone()
+        assert row is not None
+        total, page = row
+        if not total:
+            _check_built(conn)
+        details = _details(conn, [key for key, _, _ in page], terms)
     results = [{**details[key], "score": {"matchedTerms": matched, "exactMatches": exact}}
                for key, matched, exact in page]
     return {"total": total, "limit": limit, "offset": offset, "results": results}
@@ -183,16 +230,18 @@ def suggest(conn: psycopg.Connection, prefix: str, *, namespace: str | None = No
     that key. Values show as stored (first spelling in case-insensitive order)."""
     filters, params = _filters(namespace, (), None, readable)
     key, colon, rest = prefix.partition(":")
-    try:
-        with _without_jit(conn):
-            if colon:
-                found = _skip_scan(conn, "term", "value", sql.SQL(" and key_term = %(key)s"), filters,
-                                   {**params, "key": key.lower()}, rest, limit)
-                return [{"type": "value", "key": key.lower(), "text": f"{key.lower()}:{value}"} for value in found]
+    with _without_jit(conn):
+        if colon:
+            found = _skip_scan(conn, "term", "value", sql.SQL(" and key_term = %(key)s"), filters,
+                               {**params, "key": key.lower()}, rest, limit)
+            keys, values = [], found
+        else:
             keys = _skip_scan(conn, "key_term", "key", sql.SQL(" and key_term <> ''"), filters, params, prefix, limit)
             values = _skip_scan(conn, "term", "value", sql.SQL(""), filters, params, prefix, limit - len(keys))
-    except psycopg.errors.UndefinedTable as error:
-        raise MartNotBuiltError.of(INDEX) from error
+        if not keys and not values:
+            _check_built(conn)
+    if colon:
+        return [{"type": "value", "key": key.lower(), "text": f"{key.lower()}:{value}"} for value in values]
     return ([{"type": "key", "key": k.lower(), "text": f"{k.lower()}:"} for k in keys]
             + [{"type": "value", "key": None, "text": v} for v in values])
 

@@ -21,7 +21,7 @@ import psycopg
 
 from lineage.errors import MigrationError
 from lineage.settings import redact_url
-from warehouse.db import entity_keys
+from warehouse.db import entity_keys, metadata_search
 from warehouse.db.connection import connect
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -40,8 +40,10 @@ class Migration:
         return hashlib.sha256(self.sql.encode("utf-8")).hexdigest()
 
 
-# Data a migration needs that only the core can compute, filled in the migration's transaction.
-_BACKFILLS: dict[int, Callable[[psycopg.Connection], None]] = {11: entity_keys.backfill, 21: entity_keys.backfill_ids}
+# Data a migration needs that only the core can compute, filled in the migration's transaction
+# (22: the search index, from the terms view when dbt built it, so search answers on across it).
+_BACKFILLS: dict[int, Callable[[psycopg.Connection], object]] = {
+    11: entity_keys.backfill, 21: entity_keys.backfill_ids, 22: metadata_search.rebuild}
 
 
 def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:

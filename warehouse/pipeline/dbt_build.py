@@ -1,4 +1,10 @@
-"""Run ``dbt build`` on the marts project as a subprocess (dbt lives in its own venv).
+"""Run ``dbt build`` on the marts project as a subprocess (dbt lives in its own venv), then
+rebuild the metadata search index from the view dbt built (the marts stage).
+
+The search index is no dbt model: dbt builds the view ``metadata_search_terms`` (what a search
+row is) and ``warehouse.db.metadata_search``, the index's one writer, rebuilds its table from it
+whenever a dbt invocation built that view (every full build; a ``--select`` leaving it out
+leaves the index as it is).
 
 With ``LINEAGE_DBT_OPENLINEAGE=true`` the build runs under ``dbt-ol`` (``openlineage-dbt``, in
 the same venv), which sends one OpenLineage run per model (inputs, output, schema from the
@@ -20,6 +26,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import lineage
 from lineage.errors import DbtBuildError
 from lineage.settings import Settings
+from warehouse.db import metadata_search
 from warehouse.db.connection import connect
 
 # The advisory lock every marts build holds in an open transaction while dbt runs, so the
@@ -41,14 +48,18 @@ class DbtResult:
     # run under dbt-ol).
     lineage_events: int | None = None
     lineage_failures: int | None = None
+    # rows of the search index rebuilt after dbt (None: the build left the index as it was)
+    search_rows: int | None = None
 
     def render(self) -> str:
         """``dbt build: 61 passed, 0 warnings`` (``, 54 OpenLineage events`` under dbt-ol, and
-        ``, 2 NOT written (see dbt-ol's output)`` when some failed)."""
+        ``, 2 NOT written (see dbt-ol's output)`` when some failed; ``; search index: 1,204
+        rows`` when it was rebuilt)."""
         events = "" if self.lineage_events is None else f", {self.lineage_events} OpenLineage events"
         if self.lineage_failures:
             events += f", {self.lineage_failures} NOT written (see dbt-ol's output)"
-        return f"dbt build: {self.passed} passed, {self.warned} warnings{events}"
+        search = "" if self.search_rows is None else f"; search index: {self.search_rows:,} rows"
+        return f"dbt build: {self.passed} passed, {self.warned} warnings{events}{search}"
 
 
 # libpq parameters of a URL's query (an Airflow connection's extras) and the environment
@@ -151,6 +162,13 @@ def run_results(path: Path) -> tuple[int, int]:
     return sum(status in ("success", "pass") for status in statuses), statuses.count("warn")
 
 
+def built_models(path: Path) -> set[str]:
+    """The models the dbt invocation that wrote ``path`` built (``run_results.json``)."""
+    prefix = "model.lineage_warehouse."
+    return {str(result["unique_id"]).removeprefix(prefix) for result in json.loads(path.read_text())["results"]
+            if str(result.get("unique_id", "")).startswith(prefix) and result.get("status") == "success"}
+
+
 def dbt_command(settings: Settings) -> list[str]:
     """``dbt``, or ``dbt-ol`` beside it with ``LINEAGE_DBT_OPENLINEAGE``."""
     if not settings.dbt_openlineage:
@@ -164,9 +182,10 @@ def build_marts(
     full_refresh: bool = False, openlineage_parent: ParentRun | None = None,
 ) -> DbtResult:
     """Run ``dbt <command>`` (build by default) in the project, on the ``select``ed models when
-    given, rebuilding incremental models from scratch with ``full_refresh``; raises
-    DbtBuildError on failure. Under dbt-ol (``LINEAGE_DBT_OPENLINEAGE``) ``openlineage_parent``
-    names the run that started the build."""
+    given, rebuilding incremental models from scratch with ``full_refresh``, then the search
+    index when dbt built its terms view; raises DbtBuildError on failure. Under dbt-ol
+    (``LINEAGE_DBT_OPENLINEAGE``) ``openlineage_parent`` names the run that started the build.
+    Both hold the marts lock, so two builds never interleave."""
     settings = settings or Settings.from_env()
     selection = ["--select", select] if select else []
     selection += ["--full-refresh"] if full_refresh else []
@@ -183,14 +202,17 @@ def build_marts(
             text=True,
             check=False,
         )
-    output = completed.stdout + completed.stderr
-    if completed.returncode != 0:
-        tail = "\n".join(output.strip().splitlines()[-30:])
-        raise DbtBuildError(f"dbt {command} failed (exit {completed.returncode}):\n{tail}")
-    passed, warned = run_results(Path(env["DBT_TARGET_PATH"]) / "run_results.json")
+        output = completed.stdout + completed.stderr
+        if completed.returncode != 0:
+            tail = "\n".join(output.strip().splitlines()[-30:])
+            raise DbtBuildError(f"dbt {command} failed (exit {completed.returncode}):\n{tail}")
+        results = Path(env["DBT_TARGET_PATH"]) / "run_results.json"
+        passed, warned = run_results(results)
+        terms_view = metadata_search.TERMS_VIEW.rsplit(".", 1)[-1]
+        search_rows = metadata_search.rebuild(lock) if terms_view in built_models(results) else None
     if not settings.dbt_openlineage:
-        return DbtResult(passed=passed, warned=warned, output=output)
+        return DbtResult(passed=passed, warned=warned, output=output, search_rows=search_rows)
     emitted = _EMITTED_LINE.search(output)
     return DbtResult(passed=passed, warned=warned, output=output,
                      lineage_events=int(emitted.group(1)) if emitted else 0,
-                     lineage_failures=output.count(_FAILED_EMIT))
+                     lineage_failures=output.count(_FAILED_EMIT), search_rows=search_rows)
