@@ -10,10 +10,12 @@
 --   alias     another name of a dataset (OpenLineage's symlinks; key 'alias'), SYSTEM scope
 -- `term` is the lower-cased value (its first 200 characters, what a btree can index) and
 -- `key_term` the lower-cased key, both in the "C" collation: byte order lets one plain btree
--- index serve prefix LIKE, ORDER BY and the `>` steps of suggest's skip scan. The table `metadata_search` materializes this view; the API
--- refreshes one entity's rows from it after each write: the import CTEs are NOT MATERIALIZED
+-- index serve prefix LIKE, ORDER BY and the `>` steps of suggest's skip scan. The search index (`lineage.search_index`, no
+-- dbt model: warehouse.db.metadata_search is its one writer) holds this view's rows, rebuilt from it after each build of
+-- it; each API write refreshes one entity's rows from it: the import CTEs are NOT MATERIALIZED
 -- so that its `entity_key = any(...)` reaches the tables' indexes (a materialized CTE read the
--- whole metadata table per write: 1 s at 1M rows).
+-- whole metadata table per write: 1 s at 1M rows), and every CTE is read once (PostgreSQL
+-- materializes one read twice: names and their parts read apart took 4 s per write at 1M rows).
 -- The System Applications (CDAP 6.0) design's race guard: while a deleted namespace awaits its cleanup, rows of it created
 -- before its re-creation (`namespace_guards.visible_since`) are left out.
 with metadata as not materialized (
@@ -105,33 +107,42 @@ named_entities as (
 
 ),
 
-names as (
+entity_names as (
 
     select distinct on (entity_key)
-        entity_key, namespace, entity_type, entity_details, grant_key, 'SYSTEM' as scope, 'name' as kind, '' as key,
-        entity_details -> -1 ->> 'value' as value, created_at
+        entity_key, namespace, entity_type, entity_details, grant_key, entity_details -> -1 ->> 'value' as name,
+        created_at
     from named_entities
     order by entity_key, created_at desc
 
 ),
 
-name_parts as (
+names as (
 
-    select distinct
-        names.entity_key, names.namespace, names.entity_type, names.entity_details, names.grant_key, names.scope,
-        names.kind, names.key, part as value, names.created_at
-    from names
-    cross join lateral regexp_split_to_table(names.value, '[/.:@]+') as part
-    where names.entity_type in ('dataset', 'stream') and strpos(names.value, '/') > 0
-      and part <> '' and part <> names.value
+    -- the entity's name, and each part of a dataset's identity that is not the whole name (once),
+    -- in one pass over entity_names (see above)
+    select
+        entity_names.entity_key, entity_names.namespace, entity_names.entity_type, entity_names.entity_details,
+        entity_names.grant_key, 'SYSTEM' as scope, 'name' as kind, '' as key, name_terms.value,
+        entity_names.created_at
+    from entity_names
+    cross join lateral (
+
+        select entity_names.name as value
+
+        union
+
+        select part
+        from regexp_split_to_table(entity_names.name, '[/.:@]+') as part
+        where entity_names.entity_type in ('dataset', 'stream') and strpos(entity_names.name, '/') > 0 and part <> ''
+
+    ) as name_terms
 
 ),
 
 terms as (
 
     select * from names
-    union all
-    select * from name_parts
     union all
     select * from tags
     union all
