@@ -80,7 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
         AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC=f"{base}/airflow",
         AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin,viewer:viewer",
         AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE=str(airflow_home / "passwords.json"),
-        AIRFLOW__API_AUTH__JWT_SECRET="test-secret-" + uuid.uuid4().hex,
+        AIRFLOW__API_AUTH__JWT_SECRET="test-secret-" + uuid.uuid4().hex * 2,  # 64+ bytes: HS512 wants them
         AIRFLOW__API__SECRET_KEY="test-key-" + uuid.uuid4().hex,
         AIRFLOW_CONN_LINEAGE_WAREHOUSE=f"postgresql://postgres@127.0.0.1:{port}/lineage",
         DBT_SEND_ANONYMOUS_USAGE_STATS="False",

@@ -42,7 +42,7 @@ class Client:
 
 
 @pytest.fixture(scope="module")
-def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # type: ignore[no-untyped-def]
     url = create_scratch_db("wh_authz")
     log_root = tmp_path_factory.mktemp("authz-events")
     with run_api_server(url) as base:
@@ -61,7 +61,7 @@ def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  #
             event("run_end", {"status": "completed"}, namespace="hr", run=PAYROLL, event_time="2026-11-21T05:15:00Z"),
         ])
         settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
-        run_compaction(spark, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings)
+        run_compaction(None, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings)
         assert admin.call("PUT", f"{SALES}/datasets/orders/properties", SCHEMA).status_code == 200
         assert admin.call("POST", f"{SALES}/datasets/ops_secret/metadata/tags", ["secret-stuff"]).status_code == 200
         assert admin.call("POST", f"{SALES}/datasets/orders/metadata/tags", ["orders-public"]).status_code == 200

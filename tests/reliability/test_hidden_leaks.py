@@ -93,7 +93,7 @@ def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  #
                   event_time="2026-11-21T05:15:00Z"),
         ])
         settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
-        run_compaction(spark, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings)
+        run_compaction(None, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings)
         run_field_lineage(spark, settings)
         with connect(url) as conn:
             apply_program_metadata(conn)
