@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,6 +59,7 @@ NEEDS_POSTGRES = ("warehouse", "airflow")  # Airflow's metadata DB lives in the 
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _main_module_named()
     port = free_port()
     TEST_HOME.mkdir(parents=True, exist_ok=True)
     os.chmod(TEST_HOME, 0o755)
@@ -87,6 +89,17 @@ def pytest_configure(config: pytest.Config) -> None:
         GX_ANALYTICS_ENABLED="false",
         PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "plugins"), os.environ.get("PYTHONPATH", "")]),
     )
+
+
+def _main_module_named() -> None:
+    """Give a pytest-xdist worker's ``__main__`` a file name. A worker's main module is built from
+    a string (execnet), with neither ``__spec__`` nor ``__file__``; ``pyspark.sql.connect``, which
+    Great Expectations imports, takes such a main module for a doctest run and calls
+    ``sys.exit(0)`` when Spark Connect's extras are missing (they are: this project does not use
+    Spark Connect)."""
+    main = sys.modules["__main__"]
+    if getattr(main, "__spec__", None) is None and not hasattr(main, "__file__"):
+        main.__file__ = sys.argv[0]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
