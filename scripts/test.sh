@@ -49,8 +49,14 @@ mkdir -p .local/tests
 install_log=.local/tests/install-tier.log
 .venv/bin/pytest -m install tests/install -q -p no:cacheprovider >"$install_log" 2>&1 &
 install_pid=$!
+# The rest runs in one pytest-xdist worker per core (at most 4; LINEAGE_TEST_WORKERS to choose):
+# each worker is a session with its own cluster, Spark and Airflow home, and takes whole files
+# (--dist loadfile), so a module's world is seeded once. Much of the suite waits on subprocesses
+# (dbt, airflow, a JVM), so two workers overlap one's waiting with the other's work.
+workers=${LINEAGE_TEST_WORKERS:-$(nproc)}
+[ "$workers" -le 4 ] || workers=4
 set +e
-.venv/bin/pytest -m "not install" "$@"; status=$?
+.venv/bin/pytest -m "not install" -n "$workers" --dist loadfile "$@"; status=$?
 wait "$install_pid"; install_status=$?
 set -e
 echo "==> pytest, the install tier (run beside the rest; its log: $install_log)"

@@ -88,27 +88,50 @@ def get_ok(client: Any, path: str, **params: Any) -> Any:
     return response.json()
 
 
-@contextmanager
-def admin_client(url: str) -> Iterator[Any]:
-    """A TestClient of the plugin's app as ``admin`` over the warehouse at ``url`` (the Airflow
-    connection pointed at it for the client's life, then restored); ``client.url`` is ``url``."""
+def jwt(user: str) -> str:
+    """A real Airflow JWT of ``user``, as ``/auth/token`` issues it (the session's users are named
+    after their roles: ``admin``, ``viewer``; tests/conftest.py)."""
     from airflow.api_fastapi.app import init_auth_manager
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+
+    ensure_airflow_db()  # token checks read Airflow's revoked-token table
+    return str(init_auth_manager().generate_jwt(SimpleAuthManagerUser(username=user, role=user)))
+
+
+@contextmanager
+def plugin_app(url: str) -> Iterator[Any]:
+    """A TestClient of the plugin's app over the warehouse at ``url`` (the Airflow connection
+    pointed at it for the client's life, then restored), its lifespan run; asset events go to a
+    closed port. For tests about what the app answers; ``app_path`` turns a real server's path
+    (``/lineage/...``) into the app's."""
     from fastapi.testclient import TestClient
     from lineage_api.app import create_app
 
     ensure_airflow_db()
-    previous = os.environ.get("AIRFLOW_CONN_LINEAGE_WAREHOUSE")
-    os.environ["AIRFLOW_CONN_LINEAGE_WAREHOUSE"] = libpq(url)
-    token = init_auth_manager().generate_jwt(SimpleAuthManagerUser(username="admin", role="admin"))
+    names = ("AIRFLOW_CONN_LINEAGE_WAREHOUSE", "LINEAGE_AIRFLOW_API_URL")
+    previous = {name: os.environ.get(name) for name in names}
+    os.environ.update(AIRFLOW_CONN_LINEAGE_WAREHOUSE=libpq(url), LINEAGE_AIRFLOW_API_URL=NO_AIRFLOW_API)
     try:
         with TestClient(create_app()) as client:
-            client.headers["Authorization"] = f"Bearer {token}"
             client.url = url  # type: ignore[attr-defined]
             yield client
     finally:
-        if previous is None:
-            os.environ.pop("AIRFLOW_CONN_LINEAGE_WAREHOUSE", None)
-        else:
-            os.environ["AIRFLOW_CONN_LINEAGE_WAREHOUSE"] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
+
+def app_path(path: str) -> str:
+    """The app's path of a real api-server's path: Airflow mounts the app at ``/lineage``."""
+    return path.removeprefix("/lineage")
+
+
+@contextmanager
+def admin_client(url: str) -> Iterator[Any]:
+    """A TestClient of the plugin's app as ``admin`` over the warehouse at ``url`` (``plugin_app``);
+    ``client.url`` is ``url``."""
+    with plugin_app(url) as client:
+        client.headers["Authorization"] = f"Bearer {jwt('admin')}"
+        yield client

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,6 +59,7 @@ NEEDS_POSTGRES = ("warehouse", "airflow")  # Airflow's metadata DB lives in the 
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _main_module_named()
     port = free_port()
     TEST_HOME.mkdir(parents=True, exist_ok=True)
     os.chmod(TEST_HOME, 0o755)
@@ -80,13 +82,24 @@ def pytest_configure(config: pytest.Config) -> None:
         AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC=f"{base}/airflow",
         AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin,viewer:viewer",
         AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE=str(airflow_home / "passwords.json"),
-        AIRFLOW__API_AUTH__JWT_SECRET="test-secret-" + uuid.uuid4().hex,
+        AIRFLOW__API_AUTH__JWT_SECRET="test-secret-" + uuid.uuid4().hex * 2,  # 64+ bytes: HS512 wants them
         AIRFLOW__API__SECRET_KEY="test-key-" + uuid.uuid4().hex,
         AIRFLOW_CONN_LINEAGE_WAREHOUSE=f"postgresql://postgres@127.0.0.1:{port}/lineage",
         DBT_SEND_ANONYMOUS_USAGE_STATS="False",
         GX_ANALYTICS_ENABLED="false",
         PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "plugins"), os.environ.get("PYTHONPATH", "")]),
     )
+
+
+def _main_module_named() -> None:
+    """Give a pytest-xdist worker's ``__main__`` a file name. A worker's main module is built from
+    a string (execnet), with neither ``__spec__`` nor ``__file__``; ``pyspark.sql.connect``, which
+    Great Expectations imports, takes such a main module for a doctest run and calls
+    ``sys.exit(0)`` when Spark Connect's extras are missing (they are: this project does not use
+    Spark Connect)."""
+    main = sys.modules["__main__"]
+    if getattr(main, "__spec__", None) is None and not hasattr(main, "__file__"):
+        main.__file__ = sys.argv[0]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

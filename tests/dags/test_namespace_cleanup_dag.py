@@ -72,7 +72,7 @@ def test_delete_recreate_and_cleanup(spark, warehouse_db: str, log_root: Path, s
                                   "operation": "add_tags", "tags": ["from-a-program"]}, namespace="sales", run=RUN),
         event("run_end", {"status": "completed"}, namespace="sales", run=RUN, event_time="2026-11-21T05:05:00Z"),
     ])
-    run_compaction(spark, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings)
+    run_compaction(None, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings)
     run_field_lineage(spark, settings)
     with connect(warehouse_db) as conn:
         apply_program_metadata(conn)

@@ -48,7 +48,7 @@ def raw_events(log_root: Path) -> list[dict]:  # type: ignore[type-arg]
 
 
 def test_airflow_and_dbt_lineage_reach_the_warehouse_through_the_transport(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     ensure_airflow_db()
     with connect(warehouse_db, autocommit=True) as conn:  # the warehouse namespaces of the two job namespaces
@@ -106,7 +106,7 @@ def test_airflow_and_dbt_lineage_reach_the_warehouse_through_the_transport(
     dbt_run = next(event for event in raw_events(log_root) if event["job"]["name"] == "dbt-run-lineage_warehouse")
     assert dbt_run["run"]["facets"]["parent"]["job"] == {"namespace": "airflow",
                                                          "name": "lineage_compaction.build_marts"}
-    summary = run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1),
+    summary = run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1),
                              settings=settings_for(warehouse_db))
     assert summary.quarantined == 0
     assert {"lineage_compaction.compact", "lineage_compaction.build_marts"} <= {

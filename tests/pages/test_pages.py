@@ -101,7 +101,7 @@ def site(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         event("run_start", run=NIGHTLY, event_time=iso(AT)), parent_of("builder-1"), parent_of("builder-2"),
         event("run_end", {"status": "completed"}, run=NIGHTLY, event_time=iso(AT + timedelta(minutes=30))),
     ], hour=NOW.strftime("dt=%Y-%m-%d/hour=%H"))
-    run_compaction(spark, interval_end=NOW + timedelta(hours=1), settings=settings)
+    run_compaction(None, interval_end=NOW + timedelta(hours=1), settings=settings)
     run_field_lineage(spark, settings)
     build_marts(url, settings, command="run", select="+lineage_walk +metadata_search_terms")
     with api_server(url) as base:

@@ -1,4 +1,5 @@
-"""Authorization against a real ``airflow api-server`` (seed 000): 401 without login, 403
+"""Authorization through the plugin's app with real Airflow tokens (seed 000; the wiring into a
+real ``airflow api-server`` is tests/plugin/test_api_auth.py's): 401 without login, 403
 without the privilege, 200 with it, over privilege x operation x entity type; grants managed
 through the API; search, suggest and lineage show only what the caller may read.
 
@@ -15,11 +16,11 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
-from tests.airflow_support import api_server as run_api_server
-from tests.airflow_support import token
+from tests.airflow_support import app_path, jwt, plugin_app
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import access, event, write_log
 from warehouse.pipeline.dbt_build import build_marts
@@ -31,21 +32,21 @@ SCHEMA = {"schema": {"fields": [{"name": "id", "type": "long", "nullable": False
 
 
 class Client:
-    def __init__(self, base: str, user: str | None) -> None:
+    def __init__(self, base: TestClient, user: str | None) -> None:
         self.base = base
         self.headers = {}
         if user:
-            self.headers["Authorization"] = f"Bearer {token(base, user, user).json()['access_token']}"
+            self.headers["Authorization"] = f"Bearer {jwt(user)}"
 
     def call(self, method: str, path: str, body: Any = None, **params: Any) -> httpx.Response:
-        return httpx.request(method, self.base + path, json=body, params=params, headers=self.headers, timeout=30)
+        return self.base.request(method, app_path(path), json=body, params=params, headers=self.headers)
 
 
 @pytest.fixture(scope="module")
-def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
     url = create_scratch_db("wh_authz")
     log_root = tmp_path_factory.mktemp("authz-events")
-    with run_api_server(url) as base:
+    with plugin_app(url) as base:
         admin = Client(base, "admin")
         for namespace in ("sales", "hr", "doomed"):
             assert admin.call("PUT", f"/lineage/v3/namespaces/{namespace}").status_code == 200
@@ -61,7 +62,7 @@ def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  #
             event("run_end", {"status": "completed"}, namespace="hr", run=PAYROLL, event_time="2026-11-21T05:15:00Z"),
         ])
         settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
-        run_compaction(spark, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings)
+        run_compaction(None, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings)
         assert admin.call("PUT", f"{SALES}/datasets/orders/properties", SCHEMA).status_code == 200
         assert admin.call("POST", f"{SALES}/datasets/ops_secret/metadata/tags", ["secret-stuff"]).status_code == 200
         assert admin.call("POST", f"{SALES}/datasets/orders/metadata/tags", ["orders-public"]).status_code == 200
@@ -70,7 +71,7 @@ def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  #
     drop_scratch_db(url)
 
 
-def grant(base: str, entity: str, privilege: str | None) -> None:
+def grant(base: TestClient, entity: str, privilege: str | None) -> None:
     """As admin, make viewer hold exactly ``privilege`` on ``entity`` (None: nothing)."""
     admin = Client(base, "admin")
     admin.call("DELETE", "/lineage/v3/grants", principal="viewer", entity=entity)
@@ -107,7 +108,7 @@ OPERATIONS = [
 
 
 @pytest.mark.parametrize("privilege", [None, "READ", "WRITE", "ADMIN"])
-def test_matrix_of_namespace_grants(server: str, privilege: str | None) -> None:
+def test_matrix_of_namespace_grants(server: TestClient, privilege: str | None) -> None:
     grant(server, "namespaces/sales", privilege)
     viewer, anonymous = Client(server, "viewer"), Client(server, None)
     seen = []
@@ -120,7 +121,7 @@ def test_matrix_of_namespace_grants(server: str, privilege: str | None) -> None:
 
 
 @pytest.mark.parametrize("privilege", ["READ", "WRITE"])
-def test_a_dataset_grant_covers_the_dataset_and_its_fields_only(server: str, privilege: str) -> None:
+def test_a_dataset_grant_covers_the_dataset_and_its_fields_only(server: TestClient, privilege: str) -> None:
     grant(server, "namespaces/sales", None)
     grant(server, "namespaces/sales/datasets/orders", privilege)
     viewer = Client(server, "viewer")
@@ -132,7 +133,7 @@ def test_a_dataset_grant_covers_the_dataset_and_its_fields_only(server: str, pri
     grant(server, "namespaces/sales/datasets/orders", None)
 
 
-def test_external_resources_are_checked_on_the_instance(server: str) -> None:
+def test_external_resources_are_checked_on_the_instance(server: TestClient) -> None:
     path = "/lineage/v3/external/database/db/table/t/metadata"
     viewer = Client(server, "viewer")
     grant(server, "namespaces/sales", "ADMIN")  # a namespace admin is not an instance admin
@@ -145,7 +146,7 @@ def test_external_resources_are_checked_on_the_instance(server: str) -> None:
     grant(server, "namespaces/sales", None)
 
 
-def test_namespace_deletion_needs_admin_on_it(server: str) -> None:
+def test_namespace_deletion_needs_admin_on_it(server: TestClient) -> None:
     viewer = Client(server, "viewer")
     grant(server, "namespaces/doomed", "WRITE")
     assert viewer.call("DELETE", "/lineage/v3/namespaces/doomed").status_code == 403
@@ -154,7 +155,7 @@ def test_namespace_deletion_needs_admin_on_it(server: str) -> None:
     assert Client(server, "admin").call("GET", "/lineage/v3/namespaces/doomed").status_code == 404
 
 
-def test_grant_requests_are_checked(server: str) -> None:
+def test_grant_requests_are_checked(server: TestClient) -> None:
     admin = Client(server, "admin")
     for body, message in [
         ({"principal": "v", "entity": "namespaces/sales", "privilege": "EXECUTE"}, "is not one of READ"),
@@ -174,7 +175,7 @@ def test_grant_requests_are_checked(server: str) -> None:
         "principal": "viewer", "instanceAdmin": False, "grants": {}}
 
 
-def test_search_suggest_and_namespaces_show_only_what_the_caller_may_read(server: str) -> None:
+def test_search_suggest_and_namespaces_show_only_what_the_caller_may_read(server: TestClient) -> None:
     grant(server, "namespaces/sales/datasets/orders", "READ")
     viewer, admin = Client(server, "viewer"), Client(server, "admin")
     everywhere = {"query": "o*"}
@@ -192,7 +193,7 @@ def test_search_suggest_and_namespaces_show_only_what_the_caller_may_read(server
     grant(server, "namespaces/sales/datasets/orders", None)
 
 
-def test_lineage_shows_unreadable_nodes_as_hidden(server: str) -> None:
+def test_lineage_shows_unreadable_nodes_as_hidden(server: TestClient) -> None:
     grant(server, "namespaces/sales/datasets/orders", "READ")
     viewer, admin = Client(server, "viewer"), Client(server, "admin")
     full = admin.call("GET", f"{SALES}/datasets/orders/lineage", **WINDOW).json()

@@ -56,14 +56,14 @@ def native_events() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def warehouse(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # type: ignore[no-untyped-def]
     url = create_scratch_db("aliases_api")
     log_root = tmp_path_factory.mktemp("raw-events")
     transport = client_for(log_root).transport
     move_into_hour(log_root, [transport.emit(e) for e in json.loads(FIXTURE.read_text())])  # type: ignore[attr-defined]
     write_log(log_root, native_events())
     settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
-    run_compaction(spark, interval_end=END, settings=settings)
+    run_compaction(None, interval_end=END, settings=settings)
     build_marts(url, settings, command="run", select="+lineage_walk +metadata_search_terms")
     yield url
     drop_scratch_db(url)

@@ -98,7 +98,7 @@ def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]
         *run("Scoring", "s1", 5, [SCORES, NO_READ]),
         *run("Totals", "t1", 6, [TOTALS, REPORT], version=2),
     ])
-    run_compaction(spark, interval_end=END, settings=settings)
+    run_compaction(None, interval_end=END, settings=settings)
     summary = run_field_lineage(spark, settings, chunk_records=2)  # four chunks, one transaction each
     assert (summary.records, summary.sets_added, summary.runs_recorded, summary.quarantined) == (7, 5, 7, 0)
     again = run_field_lineage(spark, settings)

@@ -69,7 +69,7 @@ def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]
     write_log(log_root, [*run("Ingest", "i1", 1, [PEOPLE]), *run("Backfill", "b1", 2, [PEOPLE]),
                          *run("Report", "r1", 2, [REPORT]), *run("Ingest", "i2", 3, [PEOPLE]),
                          *run("Lenient", "l1", 4, [LENIENT])])
-    run_compaction(spark, interval_end=END, settings=settings)
+    run_compaction(None, interval_end=END, settings=settings)
     summary = run_field_lineage(spark, settings)
     assert (summary.records, summary.sets_added, summary.quarantined) == (5, 3, 0)  # the lenient record is kept
     with admin_client(url) as client:

@@ -71,23 +71,23 @@ class Warehouse:
     """One warehouse database for the module, fed by the real compaction job and dbt. Each test
     adds its events on datasets of its own, so the tests share it without seeing each other."""
 
-    def __init__(self, spark: Any, url: str, log_root: Path) -> None:
-        self.spark, self.url, self.log_root = spark, url, log_root
+    def __init__(self, url: str, log_root: Path) -> None:
+        self.url, self.log_root = url, log_root
         self.settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root),
                                            "LINEAGE_DATABASE_URL": url})
 
     def compact(self, events: list[dict[str, Any]]) -> None:
         """Compact the events with the real job, then build the walk's mart (incrementally)."""
         write_log(self.log_root, events)
-        run_compaction(self.spark, interval_end=END, settings=self.settings)
+        run_compaction(None, interval_end=END, settings=self.settings)
         build_marts(self.url, self.settings, command="run", select="+lineage_walk")
 
 
 @pytest.fixture(scope="module")
-def warehouse(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warehouse]:  # type: ignore[no-untyped-def]
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warehouse]:  # type: ignore[no-untyped-def]
     url = create_scratch_db("lineage_api")
     log_root = tmp_path_factory.mktemp("raw-events")
-    shared = Warehouse(spark, url, log_root)
+    shared = Warehouse(url, log_root)
     shared.compact(purchase_history_events())
     yield shared
     drop_scratch_db(url)

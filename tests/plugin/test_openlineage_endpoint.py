@@ -179,14 +179,14 @@ def test_a_revoked_key_is_refused(server: str, admin: httpx.Client) -> None:
 
 
 def test_what_the_endpoint_wrote_is_few_whole_files_the_compaction_turns_into_runs(
-        spark, server: str, writer_key: str, log_root: Path, warehouse: str) -> None:  # type: ignore[no-untyped-def]
+        server: str, writer_key: str, log_root: Path, warehouse: str) -> None:  # type: ignore[no-untyped-def]
     lines = sealed_lines(log_root)
     files = list(log_root.glob("dt=*/hour=*/*.jsonl"))
     assert 1 <= len(files) <= 8  # appends share files; a file is sealed each second at most
     assert all(path.name.startswith("openlineage-") for path in files)
 
     settings = Settings.from_env({"LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": warehouse})
-    summary = run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
+    summary = run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
     assert summary.files == len(files)
     assert summary.duplicates >= 1  # the COMPLETE sent twice (once gzip) counts once
     runs = dict(rows(warehouse, "select r.run_id, r.status from lineage.runs r"))

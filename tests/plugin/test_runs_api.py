@@ -98,14 +98,14 @@ def workflow_events() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def warehouse(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # type: ignore[no-untyped-def]
     url = create_scratch_db("runs_api")
     log_root = tmp_path_factory.mktemp("raw-events")
     client = client_for(log_root)
     move_into_hour(log_root, [client.transport.emit(e) for e in openlineage_events()])  # type: ignore[attr-defined]
     write_log(log_root, workflow_events())
     settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
-    run_compaction(spark, interval_end=END, settings=settings)
+    run_compaction(None, interval_end=END, settings=settings)
     build_marts(url, settings, command="run", select="+lineage_walk")
     yield url
     drop_scratch_db(url)

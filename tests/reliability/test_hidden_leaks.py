@@ -1,4 +1,4 @@
-"""Nothing hidden leaks (issue 17), against a real ``airflow api-server`` on real PostgreSQL, with
+"""Nothing hidden leaks (issue 17), through the plugin's app with real Airflow tokens on real PostgreSQL, with
 lineage recorded through the real compaction, field lineage job and metadata stage.
 
 The warehouse: ``hr``'s Payroll writes ``hr.salaries`` (pay, bonus); ``sales``' Shop (run r1)
@@ -16,12 +16,12 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
-from tests.airflow_support import api_server as run_api_server
-from tests.airflow_support import token
+from tests.airflow_support import app_path, jwt, plugin_app
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import access, event, write_log
 from warehouse.db.connection import connect
@@ -40,12 +40,12 @@ SECRETS = ("salaries", "pay", "bonus", "raw_pay", "hr", "Payroll", "Shop", "p1")
 
 
 class Client:
-    def __init__(self, base: str, user: str) -> None:
+    def __init__(self, base: TestClient, user: str) -> None:
         self.base = base
-        self.headers = {"Authorization": f"Bearer {token(base, user, user).json()['access_token']}"}
+        self.headers = {"Authorization": f"Bearer {jwt(user)}"}
 
     def call(self, method: str, path: str, body: Any = None, **params: Any) -> httpx.Response:
-        return httpx.request(method, self.base + path, json=body, params=params, headers=self.headers, timeout=60)
+        return self.base.request(method, app_path(path), json=body, params=params, headers=self.headers)
 
     def ok(self, method: str, path: str, body: Any = None, **params: Any) -> Any:
         response = self.call(method, path, body, **params)
@@ -58,10 +58,10 @@ def in_hr(**overrides: Any) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
     url = create_scratch_db("wh_leaks")
     log_root = tmp_path_factory.mktemp("leak-events")
-    with run_api_server(url) as base:
+    with plugin_app(url) as base:
         admin = Client(base, "admin")
         for namespace in ("sales", "hr"):
             admin.ok("PUT", f"{V3}/namespaces/{namespace}")
@@ -93,7 +93,7 @@ def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  #
                   event_time="2026-11-21T05:15:00Z"),
         ])
         settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
-        run_compaction(spark, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings)
+        run_compaction(None, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings)
         run_field_lineage(spark, settings)
         with connect(url) as conn:
             apply_program_metadata(conn)
@@ -117,7 +117,7 @@ def assert_nothing_secret(text: str) -> None:
 
 
 @pytest.mark.parametrize("view", [None, "simple", "detailed"])
-def test_field_lineage_names_nothing_of_an_unreadable_dataset(server: str, view: str | None) -> None:
+def test_field_lineage_names_nothing_of_an_unreadable_dataset(server: TestClient, view: str | None) -> None:
     """Before: ``hr.salaries`` itself was blanked, but its fields (pay, bonus) stayed in the
     operations' outputs and inputs, the read's name and description named it, and the drawings'
     nodes were ``read salaries:pay``. Now the read is ``hidden:1`` with one output ``hidden``."""
@@ -140,7 +140,7 @@ def test_field_lineage_names_nothing_of_an_unreadable_dataset(server: str, view:
     assert [(u["dataset"], u["paths"]) for u in upstream] == [("hidden", []), ("hidden", [])]
 
 
-def test_last_updated_by_and_history_updater_hide_an_unreadable_program(server: str) -> None:
+def test_last_updated_by_and_history_updater_hide_an_unreadable_program(server: TestClient) -> None:
     """Before: viewer, who may read ``orders`` but not the Shop program, saw ``last-updated-by``
     and the history's ``updater`` name the program and its run. Now both read ``hidden``, as the
     lineage graph shows that program."""
@@ -175,7 +175,7 @@ def same(first: httpx.Response, second: httpx.Response, first_name: str, second_
     ("PUT", "{ns}", None, {}),
     ("DELETE", "{ns}", None, {}),
 ])
-def test_an_existing_namespace_and_a_missing_one_answer_the_same(server: str, method: str, path: str, body: Any,
+def test_an_existing_namespace_and_a_missing_one_answer_the_same(server: TestClient, method: str, path: str, body: Any,
                                                                  params: dict[str, Any]) -> None:
     """Before: viewer got 403 for ``hr`` (it exists) and 404 for ``nowhere`` (or a 403 naming a
     different privilege, or a 200 for a search): an existence oracle. Now 403 with the same
@@ -190,7 +190,7 @@ def test_an_existing_namespace_and_a_missing_one_answer_the_same(server: str, me
                                             **params).status_code == 404
 
 
-def test_grants_on_an_existing_and_a_missing_namespace_answer_the_same(server: str) -> None:
+def test_grants_on_an_existing_and_a_missing_namespace_answer_the_same(server: TestClient) -> None:
     viewer = Client(server, "viewer")
     answers = [viewer.call("PUT", f"{V3}/grants", {"principal": "viewer", "entity": f"namespaces/{ns}",
                                                    "privilege": "ADMIN"}) for ns in ("hr", "nowhere")]
@@ -200,7 +200,7 @@ def test_grants_on_an_existing_and_a_missing_namespace_answer_the_same(server: s
     same(*listed, "hr", "nowhere")
 
 
-def test_entities_in_a_visible_namespace_answer_the_same_existing_or_not(server: str) -> None:
+def test_entities_in_a_visible_namespace_answer_the_same_existing_or_not(server: TestClient) -> None:
     """Inside ``sales``, which viewer sees: an unreadable dataset, run or program that exists and
     one that does not are both 403 naming what was asked (as they were already); and an alias
     of an unreadable dataset answers as a name that is nothing. Before, its 403 named the dataset
@@ -220,7 +220,7 @@ def test_entities_in_a_visible_namespace_answer_the_same_existing_or_not(server:
         assert first.status_code == second.status_code == 403, (first.text, second.text)
 
 
-def test_warehouse_wide_counts_and_batch_ids_need_read_on_the_instance(server: str) -> None:
+def test_warehouse_wide_counts_and_batch_ids_need_read_on_the_instance(server: TestClient) -> None:
     """Before: any logged-in user saw every table's row count and every compaction batch id, on
     the status routes and the home page. Now they need READ on the instance."""
     admin, viewer = Client(server, "admin"), Client(server, "viewer")

@@ -184,6 +184,7 @@ def test_health_answers_within_a_second_during_a_large_request(base: str, sales_
     body = orjson.dumps([heavy] * 10_000)
     outcome: dict[str, httpx.Response] = {}
     worker = threading.Thread(target=lambda: outcome.setdefault("post", post(base, body, sales_key, timeout=300)))
+    posted = time.monotonic()
     worker.start()
     waits = []
     while worker.is_alive():
@@ -192,9 +193,13 @@ def test_health_answers_within_a_second_during_a_large_request(base: str, sales_
         waits.append(time.monotonic() - began)
         time.sleep(0.05)
     worker.join()
+    post_seconds = time.monotonic() - posted
     assert outcome["post"].status_code == 403, outcome["post"].text[:300]
     assert outcome["post"].json()["refusedNotShown"] == 9_980
-    assert len(waits) >= 3 and max(waits) < 1.0, waits
+    # A parse on the event loop stalls health for about the whole request (7.6 s of 8 before the
+    # fix); off the loop, every answer comes within a second, or a small part of the request on a
+    # machine busy enough to make the request itself slow.
+    assert len(waits) >= 3 and max(waits) < max(1.0, post_seconds / 4), (waits, post_seconds)
 
 
 # 2. WRITE on every namespace an event names

@@ -92,7 +92,7 @@ def warehouse(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     move_into_hour(log_root, [transport.emit(run.event()) for run in ENDED_ONLY.values()])
     settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url,
                                   "LINEAGE_AUTO_CREATE_NAMESPACES": "true"})
-    assert run_compaction(spark, interval_end=END, settings=settings).quarantined == 0
+    assert run_compaction(None, interval_end=END, settings=settings).quarantined == 0
     assert run_field_lineage(spark, settings).quarantined == 0
     build_marts(url, settings, command="run", select="+lineage_walk")
     yield url

@@ -31,7 +31,7 @@ def cli(warehouse_db: str, log_root: Path):  # type: ignore[no-untyped-def]
 
 
 def test_quarantined_events_are_replayed_once_after_their_namespace_is_created(
-        spark, cli, warehouse_db: str, log_root: Path, settings_for) -> None:  # type: ignore[no-untyped-def]
+        cli, warehouse_db: str, log_root: Path, settings_for) -> None:  # type: ignore[no-untyped-def]
     shop = {**RUN, "application": "Shop", "run_id": "s-1"}
     write_log(log_root, [event("run_start", namespace="shop", run=shop),
                          access("orders", "write", namespace="shop", run=shop),
@@ -39,7 +39,7 @@ def test_quarantined_events_are_replayed_once_after_their_namespace_is_created(
                                event_time="2026-11-21T05:10:00Z"),
                          "{not json"])
     settings = settings_for(warehouse_db)
-    assert run_compaction(spark, interval_end=END, settings=settings).quarantined == 4
+    assert run_compaction(None, interval_end=END, settings=settings).quarantined == 4
 
     listed = cli("quarantine", "list", "--reason", "does not exist")
     assert "3 rows" in listed and "namespace 'shop' does not exist" in listed
@@ -55,7 +55,7 @@ def test_quarantined_events_are_replayed_once_after_their_namespace_is_created(
     assert "0 quarantined lines selected, 0 written" in again
 
     # the next compaction (any run, scheduled or `lineage compact`) takes the replayed file once
-    late = run_compaction(spark, interval_end=END.replace(year=2027), settings=settings)
+    late = run_compaction(None, interval_end=END.replace(year=2027), settings=settings)
     assert (late.files, late.events_compacted, late.quarantined) == (1, 3, 0)
     assert rows(warehouse_db, "select namespace, run_id, status from lineage.runs") == [("shop", "s-1", "completed")]
     assert rows(warehouse_db, "select count(*) from lineage.quarantine where replayed_to like '%replay-%'") == [(3,)]

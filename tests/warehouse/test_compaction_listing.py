@@ -22,7 +22,7 @@ def backdate(folder: Path, seconds: float = 7200) -> None:
 
 
 def test_a_settled_partition_is_not_listed_again_until_a_file_lands_in_it(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     settings = settings_for(warehouse_db, LINEAGE_LOOKBACK_HOURS="3")
     write_log(log_root, [access("a")], hour="dt=2026-11-21/hour=04")
@@ -30,7 +30,7 @@ def test_a_settled_partition_is_not_listed_again_until_a_file_lands_in_it(
     write_log(log_root, [access("c")], hour="dt=2026-11-21/hour=05")
     old, recent = log_root / "dt=2026-11-21/hour=04", log_root / "dt=2026-11-21/hour=05"
     backdate(old)
-    assert run_compaction(spark, interval_end=END, settings=settings).files == 3
+    assert run_compaction(None, interval_end=END, settings=settings).files == 3
     with connect(warehouse_db) as conn:
         settled = conn.execute("select partition_path, modified_ms, files from lineage.settled_partitions").fetchall()
     # hour=05 changed less than a minute ago: it is listed again next time, not settled
@@ -39,10 +39,10 @@ def test_a_settled_partition_is_not_listed_again_until_a_file_lands_in_it(
     # a file slipped in behind the folder's back (its time put back): proof the folder is not listed
     sneaked = write_log(log_root, [access("sneaked")], hour="dt=2026-11-21/hour=04")
     os.utime(old, ns=(settled[0][1] * 1_000_000, settled[0][1] * 1_000_000))
-    assert run_compaction(spark, interval_end=END, settings=settings).files == 0
+    assert run_compaction(None, interval_end=END, settings=settings).files == 0
 
     write_log(log_root, [access("late")], hour="dt=2026-11-21/hour=04")  # a real write moves the folder's time
-    again = run_compaction(spark, interval_end=END, settings=settings)
+    again = run_compaction(None, interval_end=END, settings=settings)
     assert again.files == 2
     with connect(warehouse_db) as conn:
         compacted = {row[0] for row in conn.execute("select file_path from lineage.compacted_files")}
@@ -53,15 +53,15 @@ def test_a_settled_partition_is_not_listed_again_until_a_file_lands_in_it(
 
 
 def test_the_all_listing_finds_a_file_written_into_a_settled_hour_long_gone(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     settings = settings_for(warehouse_db, LINEAGE_LOOKBACK_HOURS="3")
     write_log(log_root, [access("first")], hour="dt=2026-10-01/hour=00")
     backdate(log_root / "dt=2026-10-01/hour=00")
-    assert run_compaction(spark, interval_end=END, settings=settings, everything=True).files == 1
-    assert run_compaction(spark, interval_end=END, settings=settings, everything=True).files == 0
+    assert run_compaction(None, interval_end=END, settings=settings, everything=True).files == 1
+    assert run_compaction(None, interval_end=END, settings=settings, everything=True).files == 0
     write_log(log_root, [access("second")], hour="dt=2026-10-01/hour=00")
-    everything = run_compaction(spark, interval_end=END, settings=settings, everything=True)
+    everything = run_compaction(None, interval_end=END, settings=settings, everything=True)
     assert (everything.files, everything.late_files) == (1, 1)
 
 

@@ -58,14 +58,14 @@ def test_a_run_accumulates_over_its_events_in_any_order_and_across_compactions(
     later = datetime.now(UTC) + timedelta(hours=1)
     client.emit(run_event(RunState.COMPLETE, START + timedelta(minutes=5), with_io=True))  # COMPLETE first
     client.emit(run_event(RunState.COMPLETE, START + timedelta(minutes=5), with_io=True))  # re-sent: counted once
-    first = run_compaction(spark, interval_end=later, settings=settings)
+    first = run_compaction(None, interval_end=later, settings=settings)
     assert first.duplicates > 0
     assert rows(warehouse_db, "select status, started_at, stopped_at from lineage.runs") == [
         ("completed", None, START + timedelta(minutes=5))]
 
     client.emit(run_event(RunState.START, START, with_io=False))
     client.emit(run_event(RunState.RUNNING, START + timedelta(minutes=1), with_io=True))
-    run_compaction(spark, interval_end=later, settings=settings)
+    run_compaction(None, interval_end=later, settings=settings)
 
     assert rows(warehouse_db, "select p.application, p.program_type, p.program, r.run_id, r.status, r.started_at, "
                               "r.stopped_at from lineage.runs r join lineage.programs p using (program_key)") == [
@@ -100,7 +100,7 @@ def test_a_malformed_event_from_the_transport_is_quarantined_with_its_reason(
                            "job": {"namespace": "default", "name": "j"}, "producer": "p"})
     good = run_event(RunState.START, START, with_io=False)
     client.emit(good)
-    summary = run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1),
+    summary = run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1),
                              settings=settings_for(warehouse_db))
     assert summary.quarantined == 1
     assert rows(warehouse_db, "select reason from lineage.quarantine") == [("OpenLineage event: run.runId is missing",)]
@@ -136,7 +136,7 @@ def test_column_lineage_transformations_reach_field_lineage_answers_and_the_dire
         client.emit(RunEvent(eventType=state, eventTime=at.isoformat(), run=Run(runId=RUN_ID),
                              job=Job(namespace="default", name="totals"), producer=PRODUCER, outputs=outputs))
     settings = settings_for(warehouse_db)
-    run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
+    run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
     assert run_field_lineage(spark, settings).quarantined == 0
     window = (START - timedelta(hours=1), START + timedelta(hours=1))
 
@@ -182,7 +182,7 @@ def test_two_field_lineage_jobs_at_once_process_each_record_once(
         event = run_event(RunState.COMPLETE, START + timedelta(minutes=minute), with_io=True)
         event.run = Run(runId=f"0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a{minute:02d}")
         client.emit(event)
-    run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
+    run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
     (pending,) = rows(warehouse_db, "select count(*) from lineage.pending_events where kind = 'field_operations'")
 
     with ThreadPoolExecutor(max_workers=2) as pool:

@@ -83,13 +83,13 @@ ORDERS = {  # each compaction's events, in order
 
 @pytest.mark.parametrize("order", ORDERS)
 def test_parents_facets_warnings_and_aliases_come_out_the_same_in_any_arrival_order(
-    spark, warehouse_db: str, log_root: Path, settings_for, order: str  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for, order: str  # type: ignore[no-untyped-def]
 ) -> None:
     client = client_for(log_root)
     for compaction in ORDERS[order]:
         for name in compaction:
             client.emit(ALL[name])
-        run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings_for(warehouse_db))
+        run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings_for(warehouse_db))
 
     assert rows(warehouse_db, """select r.run_id, l.relation, l.namespace, l.application, l.program_type, l.program,
                                         l.run_id
@@ -125,13 +125,13 @@ def fixture_events(name: str) -> list[dict[str, Any]]:
 
 
 def test_dbt_command_model_and_query_runs_link_up_and_a_parent_never_seen_is_still_linked(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     client = client_for(log_root)
     for event in [*fixture_events("dbt_snowflake_structured_logs_run.json"),
                   *fixture_events("dbt_spark_model_column_lineage.json")]:
         client.transport.emit(event)
-    run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings_for(warehouse_db))
+    run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings_for(warehouse_db))
 
     links = rows(warehouse_db, """select p.program, l.relation, l.application, l.program, l.run_id
                                   from lineage.run_parents l join lineage.runs r using (run_key)
@@ -148,13 +148,13 @@ def test_dbt_command_model_and_query_runs_link_up_and_a_parent_never_seen_is_sti
 
 
 def test_a_malformed_parent_or_facet_is_skipped_with_a_warning_and_the_event_kept(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     event = fixture_events("marquez_event_full.json")[0]
     event["run"]["facets"]["parent"] = {"run": {}, "job": {"namespace": "n", "name": 7}}
     event["run"]["facets"].update(nothing=None, text="not an object", big={"blob": "x" * 70_000})
     client_for(log_root).transport.emit(event)
-    summary = run_compaction(spark, interval_end=datetime.now(UTC) + timedelta(hours=1),
+    summary = run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1),
                              settings=settings_for(warehouse_db))
 
     assert summary.quarantined == 0

@@ -28,9 +28,9 @@ def change(operation: str, moment: str, **payload: Any) -> dict[str, Any]:
                  event_time=f"2026-11-21T05:{moment}Z")
 
 
-def compact_and_apply(spark: Any, settings: Any, log_root: Path, lines: list[Any]) -> list[int]:
+def compact_and_apply(settings: Any, log_root: Path, lines: list[Any]) -> list[int]:
     write_log(log_root, lines)
-    run_compaction(spark, interval_end=END, settings=settings)
+    run_compaction(None, interval_end=END, settings=settings)
     with connect(settings.database_url) as conn:
         return apply_program_metadata(conn).change_ids
 
@@ -41,15 +41,15 @@ def system(url: str) -> dict[str, Any]:
 
 
 def test_the_later_event_wins_even_when_it_was_compacted_first(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     settings = settings_for(warehouse_db)
-    first = compact_and_apply(spark, settings, log_root, [
+    first = compact_and_apply(settings, log_root, [
         change("add_properties", "30:00", properties={"owner": "newer", "sla": "1h"}),
         change("add_tags", "31:00", tags=["curated"]),
     ])
     assert len(first) == 2
-    late = compact_and_apply(spark, settings, log_root, [  # older events, compacted later
+    late = compact_and_apply(settings, log_root, [  # older events, compacted later
         change("add_properties", "10:00", properties={"owner": "older", "format": "parquet"}),
         change("remove_tags", "11:00"),  # all tags, but older than 'curated'
         change("remove_properties", "40:00", keys=["sla"]),
@@ -68,12 +68,12 @@ def test_the_later_event_wins_even_when_it_was_compacted_first(
 
 
 def test_reapplying_does_nothing_and_bad_changes_are_quarantined_with_the_reason(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     settings = settings_for(warehouse_db)
     bad = change("add_tags", "20:00", tags=["ok"])
     bad["payload"]["entity"] = [["dataset", "x"], ["namespace", "default"]]
-    ids = compact_and_apply(spark, settings, log_root, [change("add_tags", "20:00", tags=["ok"]), bad])
+    ids = compact_and_apply(settings, log_root, [change("add_tags", "20:00", tags=["ok"]), bad])
     assert len(ids) == 1
     with connect(warehouse_db) as conn:
         assert apply_program_metadata(conn).events == 0
@@ -83,7 +83,7 @@ def test_reapplying_does_nothing_and_bad_changes_are_quarantined_with_the_reason
 
 
 def test_a_reported_schema_and_the_access_log_give_system_metadata(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     settings = settings_for(warehouse_db)
     run = {"application": "Etl", "program_type": "spark", "program": "Loader", "run_id": "load-7"}
@@ -94,7 +94,7 @@ def test_a_reported_schema_and_the_access_log_give_system_metadata(
     write_log(log_root, [event("run_start", run=run, event_time="2026-11-21T05:00:00Z"),
                          access("purchases", "read", run=run, event_time="2026-11-21T05:01:00Z")])
     move_into_hour(log_root, ctx.files)
-    run_compaction(spark, interval_end=END, settings=settings)
+    run_compaction(None, interval_end=END, settings=settings)
     with connect(warehouse_db) as conn:
         apply_program_metadata(conn)
     found = system(warehouse_db)["properties"]
@@ -106,7 +106,7 @@ def test_a_reported_schema_and_the_access_log_give_system_metadata(
 
 
 def test_an_incompatible_reported_schema_is_quarantined_with_the_reasons_and_a_compatible_one_versioned(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     settings = settings_for(warehouse_db)
 
@@ -114,7 +114,7 @@ def test_an_incompatible_reported_schema_is_quarantined_with_the_reasons_and_a_c
         return change("set_schema", moment, schema={"fields": [
             {"name": name, "type": kind, "nullable": nullable} for name, kind, nullable in fields]})
 
-    compact_and_apply(spark, settings, log_root, [
+    compact_and_apply(settings, log_root, [
         reported("10:00", ("id", "int", False), ("amount", "float", True)),
         reported("20:00", ("id", "long", False), ("amount", "float", True), ("note", "string", True)),
         reported("30:00", ("id", "int", False), ("note", "string", False)),  # narrows, removes, requires
@@ -137,7 +137,7 @@ def test_an_incompatible_reported_schema_is_quarantined_with_the_reasons_and_a_c
 
 
 def test_two_applications_at_once_apply_each_change_once(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     """The scheduled DAG's metadata stage and the refresh's may run together: the second waits for
     the first's chunk and finds its events applied (one change record each, not two)."""
@@ -146,7 +146,7 @@ def test_two_applications_at_once_apply_each_change_once(
     from warehouse.db.program_metadata_store import apply_pending
 
     write_log(log_root, [change("add_tags", f"{minute:02d}:00", tags=[f"t{minute}"]) for minute in range(30)])
-    run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db))
+    run_compaction(None, interval_end=END, settings=settings_for(warehouse_db))
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = [pool.submit(apply_pending, warehouse_db, auto_create_namespaces=False) for _ in range(2)]
         summaries = [job.result() for job in jobs]

@@ -17,11 +17,11 @@ END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 
 
 def test_a_clean_batch_passes_and_a_corrupted_one_fails_loudly(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     write_log(log_root, [event("run_start", event_time="2026-11-21T05:00:00Z"), access("purchases"),
                          event("run_end", {"status": "completed"}, event_time="2026-11-21T05:10:00Z")])
-    batch = run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db)).batch_id
+    batch = run_compaction(None, interval_end=END, settings=settings_for(warehouse_db)).batch_id
     results = check_batch(warehouse_db, batch)
     assert results and all(result.success for result in results)
     assert {result.table for result in results} == {"runs", "dataset_accesses", "compaction_batches"}
@@ -39,7 +39,7 @@ def test_check_refuses_a_malformed_batch_id(warehouse_db: str) -> None:
 
 
 def test_a_failed_batch_blocks_the_gate_until_it_is_acknowledged(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     """A producer's clock put a run's end before its start: the batch fails its check. A later
     gate with nothing new compacted checks it again and fails again (before, a re-run skipped
@@ -48,7 +48,7 @@ def test_a_failed_batch_blocks_the_gate_until_it_is_acknowledged(
 
     write_log(log_root, [event("run_start", event_time="2026-11-21T05:10:00Z"), access("purchases"),
                          event("run_end", {"status": "completed"}, event_time="2026-11-21T05:00:00Z")])
-    batch = run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db)).batch_id
+    batch = run_compaction(None, interval_end=END, settings=settings_for(warehouse_db)).batch_id
     for _ in range(2):  # the run, then a re-run that compacts nothing
         with pytest.raises(DataQualityError, match=f"batch {batch} failed 1 expectation.*acknowledge"):
             gate(warehouse_db)
@@ -66,7 +66,7 @@ def test_a_failed_batch_blocks_the_gate_until_it_is_acknowledged(
     second = {**RUN, "run_id": "r-2"}
     write_log(log_root, [event("run_start", event_time="2026-11-21T05:20:00Z", run=second),
                          event("run_end", {"status": "completed"}, event_time="2026-11-21T05:30:00Z", run=second)])
-    later = run_compaction(spark, interval_end=END, settings=settings_for(warehouse_db)).batch_id
+    later = run_compaction(None, interval_end=END, settings=settings_for(warehouse_db)).batch_id
     assert gate(warehouse_db)  # the new, clean batch is checked and passes
     with connect(warehouse_db) as conn:
         assert conn.execute("select batch_id, quality from lineage.compaction_batches order by started_at"
