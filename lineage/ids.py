@@ -24,6 +24,7 @@ from lineage.errors import InvalidEntityError
 
 SEPARATOR = "."
 ESCAPE = "\\"
+DATA_TYPES = ("dataset", "stream")  # the first part of a data id; no program may have one as its type
 
 
 def render(parts: Sequence[str]) -> str:

@@ -22,6 +22,7 @@ import fastjsonschema
 import orjson
 
 from lineage.errors import InvalidEventError, InvalidFieldOperationsError, InvalidMetadataChangeError
+from lineage.ids import DATA_TYPES
 from lineage.model.derived_checks import plainly_valid
 from lineage.model.field_paths import normalize
 from lineage.model.program_metadata import parse_change
@@ -207,6 +208,9 @@ def validate_event(event: Any) -> None:
         envelope(event)
     except fastjsonschema.JsonSchemaValueException as exc:
         raise InvalidEventError(f"schema violation: {exc.message}") from exc
+    if (program_type := event.get("run", {}).get("program_type")) in DATA_TYPES:
+        raise InvalidEventError(f"run.program_type {program_type!r} is a data type: a program's type may be "
+                                f"neither {' nor '.join(DATA_TYPES)} (its id would read as a dataset's)")
     if event["kind"] == "openlineage":  # first, for the reasons HTTP and the transport give too
         check_openlineage(event["payload"])
     _validate_payload(event, payloads)

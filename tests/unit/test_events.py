@@ -44,6 +44,10 @@ def test_parse_line_accepts_a_valid_access_event() -> None:
         (json.dumps(access("d", event_time="yesterday")), "event_time must be date-time"),
         (json.dumps(access("d", event_time="2026-11-21T05:00:00")), "event_time"),
         (json.dumps(access("d", surprise=True)), "must not contain {'surprise'}"),
+        # a program typed like data: its id (type.namespace.application.program) would read as the
+        # id of a dataset whose name holds a dot (dataset.namespace.application.program)
+        (json.dumps(access("d", run={**RUN, "program_type": "dataset"})), "'dataset' is a data type"),
+        (json.dumps(access("d", run={**RUN, "program_type": "stream"})), "neither dataset nor stream"),
     ],
 )
 def test_parse_line_rejects_malformed_events_with_a_reason(line: str, reason_part: str) -> None:
