@@ -49,7 +49,7 @@ TIERS: dict[str, tuple[str, ...]] = {  # directory under tests/ -> the markers o
 # `make test-services` runs everything else (the middle loop); `make test` runs both.
 E2E_TIERS = {"install", "pages"}
 E2E_FILES = {
-    "spark/test_standalone_cluster.py", "spark/test_client_install.py", "warehouse/test_managed_postgres.py",
+    "spark/test_standalone_cluster.py", "warehouse/test_managed_postgres.py",
     "dags/test_compaction_dag.py", "dags/test_namespace_cleanup_dag.py", "dags/test_openlineage_producers.py",
     "reliability/test_crashes.py", "reliability/test_trust_boundary_late_files.py",
     "reliability/test_trust_boundary_program_ids.py",
