@@ -42,7 +42,7 @@ def test_a_gzip_body_is_inflated() -> None:
     (b'"a string"', None, "not str"),
     (b"12", None, "not int"),
     (b"\x1f\x8b\x08garbage", "gzip", "not valid gzip"),
-    (gzip.compress(b'{"a":1}')[:-8], "gzip", "truncated"),
+    (gzip.compress(b'{"a":1}', mtime=0)[:-8], "gzip", "truncated"),
     (b"{}", "br", "'br' is not supported"),
 ])
 def test_bodies_that_are_not_events_are_refused_with_the_reason(raw: bytes, encoding: str | None,
