@@ -135,12 +135,12 @@ def _array(spec: Mapping[str, Any]) -> Check:
 
 
 def _object(spec: Mapping[str, Any]) -> Check:
-    _only(spec, {"type", "properties", "required", "additionalProperties", "maxProperties", "propertyNames",
-                 "oneOf"})
+    _only(spec, {"type", "properties", "required", "additionalProperties", "minProperties", "maxProperties",
+                 "propertyNames", "oneOf"})
     members = {key: _compiled(member) for key, member in spec.get("properties", {}).items()}
     required = frozenset(spec.get("required", ()))
     extra = _extra(spec.get("additionalProperties", True))
-    most = spec.get("maxProperties", sys.maxsize)
+    least, most = spec.get("minProperties", 0), spec.get("maxProperties", sys.maxsize)
     name = _compiled({"type": "string", **spec["propertyNames"]}) if "propertyNames" in spec else None
     one_of = _one_of_keys(spec.get("oneOf"))
 
@@ -154,7 +154,7 @@ def _object(spec: Mapping[str, Any]) -> Check:
         return True
 
     def check(value: Any) -> bool:
-        if not isinstance(value, dict) or len(value) > most or not value.keys() >= required:
+        if not isinstance(value, dict) or not least <= len(value) <= most or not value.keys() >= required:
             return False
         if one_of and sum(key in value for key in one_of) != 1:
             return False
@@ -164,7 +164,7 @@ def _object(spec: Mapping[str, Any]) -> Check:
                 return False
         return True
 
-    if extra is None and not one_of and name is None and most == sys.maxsize:
+    if extra is None and not one_of and name is None and least == 0 and most == sys.maxsize:
         return closed
     return check
 

@@ -11,6 +11,7 @@ same reason wherever the event enters.
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,6 +22,8 @@ from lineage.errors import InvalidEventError
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "FAIL", "ABORT", "OTHER")
 MAX_ID_LENGTH = 128
 NAIVE_TIME_WARNING = "eventTime without offset, read as UTC"
+RUN_ID_WARNING = "run.runId is not a UUID; kept as sent"
+_UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
 
 
 def event_shape(event: Any) -> str:
@@ -73,14 +76,25 @@ def _check_named(value: Any, label: str) -> None:
 
 
 def event_time(event: dict[str, Any]) -> datetime:
-    """The event's time; a time without an offset is read as UTC (``time_warnings`` flags it)."""
+    """The event's time; a time without an offset is read as UTC (``envelope_warnings`` flags it)."""
     moment = _parsed_time(event)
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def time_warnings(event: dict[str, Any]) -> list[str]:
-    """What the run keeps about the event's time: ``NAIVE_TIME_WARNING`` when it has no offset."""
-    return [NAIVE_TIME_WARNING] if _parsed_time(event).tzinfo is None else []
+def envelope_warnings(event: dict[str, Any]) -> list[str]:
+    """What the run keeps about a checked RunEvent's envelope: ``NAIVE_TIME_WARNING`` when its
+    time has no offset, ``RUN_ID_WARNING`` when its ``runId`` is not a UUID (the spec asks for
+    one; the run is keyed by the id as sent all the same)."""
+    warnings = [NAIVE_TIME_WARNING] if _parsed_time(event).tzinfo is None else []
+    if not is_uuid(event["run"]["runId"]):
+        warnings.append(RUN_ID_WARNING)
+    return warnings
+
+
+def is_uuid(text: str) -> bool:
+    """Whether ``text`` is a UUID in its usual form (``8-4-4-4-12`` hex digits, any version), as
+    the spec's ``"format": "uuid"`` asks of a ``runId``."""
+    return _UUID.fullmatch(text) is not None
 
 
 def _parsed_time(event: dict[str, Any]) -> datetime:

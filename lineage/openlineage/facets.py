@@ -4,7 +4,8 @@ turns into runs, accesses, field operations and schemas (pure; kept for export l
 - **Run hierarchy**: the ``parent`` run facet (``{"run": {"runId"}, "job": {"namespace", "name"},
   "root"?: {"run", "job"}}``) names the run's parent run and, optionally, its root run (an
   Airflow DAG run, a Spark application, a dbt command). Each is a run of the program its job is
-  (``lineage.naming.identity.job_program``), so the link holds whether that run is ever seen or not.
+  (``lineage.naming.identity.job_program``), so the link holds whether that run is ever seen or not;
+  each is kept or skipped on its own (a damaged parent run keeps a valid root, and the reverse).
 - **Facets kept as they are**: the event's run and job facets, and each dataset's facets, except
   those the warehouse stores in a form of their own (``parent``; ``schema``, ``columnLineage``,
   ``symlinks``). A facet that is not a JSON object (``null``, a list, a string) is skipped; one
@@ -15,6 +16,7 @@ turns into runs, accesses, field operations and schemas (pure; kept for export l
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +25,9 @@ import orjson
 
 from lineage.errors import InvalidEntityError
 from lineage.naming.identity import NamespaceMap, dataset_identity, job_program
+from lineage.openlineage.event import MAX_ID_LENGTH, is_uuid
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # what no run id of the raw format holds
 MAX_FACET_BYTES = 65_536
 MAX_FACET_NAME_LENGTH = 256
 MAX_ALIASES = 100
@@ -64,26 +68,40 @@ def kept_facets(owner: Any, skip: frozenset[str], label: str) -> KeptFacets:
 
 
 def parent_links(event: Mapping[str, Any], namespaces: NamespaceMap) -> tuple[dict[str, Any], list[str]]:
-    """``{"parent": run, "root"?: run}`` from the event's ``parent`` run facet (each run as
-    ``{"namespace", "application", "program_type", "program", "run_id"}``), and warnings for
-    what was malformed and skipped. No facet: ``({}, [])``; a malformed root keeps the parent."""
+    """``{"parent"?: run, "root"?: run}`` from the event's ``parent`` run facet (each run as
+    ``{"namespace", "application", "program_type", "program", "run_id"}``), and warnings about
+    what was damaged and skipped, or kept though the spec asks otherwise. The two runs stand
+    alone: a damaged parent run (its ``run.runId`` missing or not text, its job missing) still
+    links the run to a valid root, and a damaged root keeps the parent. A ``runId`` that is not a
+    UUID is kept as sent, with a warning. No facet: ``({}, [])``."""
     run = event.get("run")
     facets = run.get("facets") if isinstance(run, Mapping) else None
     facet = facets.get(PARENT_FACET) if isinstance(facets, Mapping) else None
     if facet is None:
         return {}, []
+    if not isinstance(facet, Mapping):
+        return {}, ["parent facet skipped: it is not an object"]
+    links: dict[str, Any] = {}
+    warnings: list[str] = []
     try:
-        links = {"parent": _run_of(facet, namespaces)}
+        links["parent"] = _run_of(facet, namespaces)
     except InvalidEntityError as exc:
-        return {}, [f"parent facet skipped: {exc}"]
-    root = facet.get("root") if isinstance(facet, Mapping) else None
-    if root is None:
-        return links, []
-    try:
-        links["root"] = _run_of(root, namespaces)
-    except InvalidEntityError as exc:
-        return links, [f"parent facet's root skipped: {exc}"]
-    return links, []
+        damaged: str | None = str(exc)
+    else:
+        damaged = None
+    root = facet.get("root")
+    if root is not None:
+        try:
+            links["root"] = _run_of(root, namespaces)
+        except InvalidEntityError as exc:
+            warnings.append(f"parent facet's root skipped: {exc}")
+    if damaged is not None:
+        warnings.insert(0, f"parent facet's parent run skipped: {damaged} (its root is kept)" if "root" in links
+                        else f"parent facet skipped: {damaged}")
+    for relation, label in (("parent", "parent facet's run.runId"), ("root", "parent facet's root run.runId")):
+        if relation in links and not is_uuid(links[relation]["run_id"]):
+            warnings.append(f"{label} is not a UUID; kept as sent")
+    return links, warnings
 
 
 def _run_of(reference: Any, namespaces: NamespaceMap) -> dict[str, str]:
@@ -92,12 +110,29 @@ def _run_of(reference: Any, namespaces: NamespaceMap) -> dict[str, str]:
         raise InvalidEntityError("it is not an object")
     run, job = reference.get("run"), reference.get("job")
     run_id = run.get("runId") if isinstance(run, Mapping) else None
-    if not isinstance(run_id, str) or not run_id:
+    if run_id is None or run_id == "":
         raise InvalidEntityError("run.runId is missing")
+    if not isinstance(run_id, str):
+        raise InvalidEntityError(f"run.runId is not text (a JSON {_json_type(run_id)})")
+    if len(run_id) > MAX_ID_LENGTH:
+        raise InvalidEntityError(f"run.runId is over {MAX_ID_LENGTH} characters")
+    if _CONTROL.search(run_id):
+        raise InvalidEntityError("run.runId holds a control character")
     if not isinstance(job, Mapping):
         raise InvalidEntityError("job is missing")
     program = job_program(job.get("namespace"), job.get("name"), namespaces)
     return {"namespace": program.namespace, **program.run(run_id)}
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type of a parsed value that is not text: boolean, number, object or array."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, Mapping):
+        return "object"
+    return "array" if isinstance(value, list) else type(value).__name__
 
 
 def aliases(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[str, str]]:

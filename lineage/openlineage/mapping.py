@@ -18,14 +18,16 @@ accesses, field lineage, schemas and search need no second code path:
 - the ``parent`` run facet becomes the run's parent (and root) run (``run_parent``); the other
   run and job facets, and each dataset's facets and ``symlinks`` aliases, are kept as they are
   (``run_facets``, ``dataset_facets``; see ``lineage.openlineage.facets``), with the warnings
-  about the event (an ``eventTime`` without offset, a facet dropped for its size).
+  about the event (an ``eventTime`` without offset, a ``runId`` that is not a UUID, a facet
+  dropped for its size, a damaged part of the parent facet).
 
-A facet that is malformed is skipped, never a reason to reject the event.
+A facet that is malformed is skipped, never a reason to reject the event, and only its damaged
+part is: a parent facet whose own run is damaged still names the root.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,7 +44,7 @@ from lineage.naming.identity import (
     job_program,
     pin_namespaces,
 )
-from lineage.openlineage.event import check_openlineage, content_id, event_shape, event_time, time_warnings
+from lineage.openlineage.event import check_openlineage, content_id, envelope_warnings, event_shape, event_time
 from lineage.openlineage.facets import (
     MAPPED_DATASET_FACETS,
     MAPPED_RUN_FACETS,
@@ -242,16 +244,13 @@ def _kept_events(event: dict[str, Any], envelope: Mapping[str, Any], run: dict[s
 
     for kind, payload in payloads:
         built = build(kind, payload)
-        if isinstance(built, str) and kind == "run_parent" and "root" in payload:
-            parent_only = build(kind, {"parent": payload["parent"]})
-            if not isinstance(parent_only, str):
-                warnings.append(f"parent facet's root skipped: {built}")
-                built = parent_only
+        if isinstance(built, str) and kind == "run_parent" and len(payload) > 1:
+            built = _links_apart(payload, build, warnings)
         if isinstance(built, str):
             warnings.append(f"{kind} skipped: {built}")
         else:
             kept_events.append(built)
-    warnings = [*time_warnings(event), *warnings]
+    warnings = [*envelope_warnings(event), *warnings]
     if facets or warnings:
         built = build("run_facets", {**facets, **({"warnings": list(dict.fromkeys(warnings))[:_MAX_WARNINGS]}
                                                   if warnings else {})})
@@ -261,6 +260,22 @@ def _kept_events(event: dict[str, Any], envelope: Mapping[str, Any], run: dict[s
         if not isinstance(built, str):
             kept_events.append(built)
     return kept_events
+
+
+_LINK_LABELS = {"parent": "parent facet's parent run", "root": "parent facet's root"}
+
+
+def _links_apart(payload: dict[str, Any], build: Callable[[str, dict[str, Any]], dict[str, Any] | str],
+                 warnings: list[str]) -> dict[str, Any] | str:
+    """A ``run_parent`` the raw format refuses whole, built from the links it holds one by one:
+    the event keeping those the format takes, a warning naming each it refuses (so a parent run
+    id the format refuses keeps the root, and the reverse). Every link refused: the first reason."""
+    alone = {relation: build("run_parent", {relation: linked}) for relation, linked in payload.items()}
+    refused = {relation: reason for relation, reason in alone.items() if isinstance(reason, str)}
+    if len(refused) == len(alone):
+        return next(iter(refused.values()))
+    warnings.extend(f"{_LINK_LABELS[relation]} skipped: {reason}" for relation, reason in refused.items())
+    return build("run_parent", {relation: payload[relation] for relation in alone if relation not in refused})
 
 
 def _identity(dataset: Mapping[str, Any]) -> DatasetIdentity:

@@ -14,6 +14,7 @@ from lineage.openlineage.facets import MAX_FACET_BYTES
 from tests.unit.test_openlineage_mapping import RUN_ID, expanded, run_event
 
 DAG_RUN = "0195f3b1-0000-7c6e-9d3f-2f1c0b8e4a00"
+DAG_JOB = {"namespace": "airflow", "name": "etl_dag"}
 DAG = {"namespace": "airflow", "application": "airflow", "program_type": "openlineage", "program": "etl_dag",
        "run_id": DAG_RUN}
 
@@ -49,19 +50,55 @@ def test_kept_events_follow_the_mapped_ones_so_earlier_ids_do_not_move() -> None
         validate_event(event)
 
 
-@pytest.mark.parametrize(("facet", "warning"), [
-    ({"job": {"namespace": "airflow", "name": "etl_dag"}}, "parent facet skipped: run.runId is missing"),
-    (parent_facet(run={"runId": 42}), "parent facet skipped: run.runId is missing"),
-    (parent_facet(job={"namespace": "airflow", "name": 7}), "parent facet skipped: job name must be non-empty text"),
-    (parent_facet(job="etl_dag"), "parent facet skipped: job is missing"),
-    ("etl_dag", "parent facet skipped: it is not an object"),
-    (parent_facet(run={"runId": "has spaces"}), "run_parent skipped: schema violation"),
-])
-def test_a_malformed_parent_facet_is_skipped_with_a_warning_and_the_event_kept(facet: Any, warning: str) -> None:
+# What each damage to the parent facet's own run does, with no root to fall back on: the link is
+# skipped, the run keeps a warning naming the damage, and the event keeps everything else.
+DAMAGED_PARENT_RUNS = [
+    ({"job": {"namespace": "airflow", "name": "etl_dag"}}, "run.runId is missing"),
+    (parent_facet(run={"runId": None}), "run.runId is missing"),
+    (parent_facet(run={"runId": ""}), "run.runId is missing"),
+    (parent_facet(run="0195f3b1-0000-7c6e-9d3f-2f1c0b8e4a00"), "run.runId is missing"),  # run is not an object
+    (parent_facet(run={"runId": 42}), "run.runId is not text (a JSON number)"),
+    (parent_facet(run={"runId": ["0195f3b1-0000-7c6e-9d3f-2f1c0b8e4a00"]}), "run.runId is not text (a JSON array)"),
+    (parent_facet(run={"runId": "r" * 129}), "run.runId is over 128 characters"),
+    (parent_facet(run={"runId": "dag\nrun"}), "run.runId holds a control character"),
+    (parent_facet(job={"namespace": "airflow", "name": 7}), "job name must be non-empty text, got 7"),
+    (parent_facet(job="etl_dag"), "job is missing"),
+]
+
+
+@pytest.mark.parametrize(("facet", "damage"), [*DAMAGED_PARENT_RUNS, ("etl_dag", "it is not an object")])
+def test_a_malformed_parent_facet_is_skipped_with_a_warning_and_the_event_kept(facet: Any, damage: str) -> None:
     event = with_run_facets(parent=facet)
     assert kept(event, "run_parent") == []
-    assert kept(event, "run_facets")[0]["warnings"][0].startswith(warning)
+    assert kept(event, "run_facets")[0]["warnings"][0].startswith(f"parent facet skipped: {damage}")
     assert [e["kind"] for e in expanded(event)][:2] == ["run_end", "dataset_access"]
+
+
+ROOT = {"run": {"runId": "0195f3b1-00ff-7c6e-9d3f-2f1c0b8e4aff"}, "job": {"namespace": "scheduler", "name": "nightly"}}
+ROOT_RUN = {"namespace": "scheduler", "application": "scheduler", "program_type": "openlineage", "program": "nightly",
+            "run_id": "0195f3b1-00ff-7c6e-9d3f-2f1c0b8e4aff"}
+
+
+@pytest.mark.parametrize(("facet", "damage"), DAMAGED_PARENT_RUNS)
+def test_a_damaged_parent_run_still_links_the_run_to_a_valid_root(facet: dict[str, Any], damage: str) -> None:
+    """Issue 30, item 4: before, a parent facet whose own run was damaged was skipped whole, and the
+    root it named with it. Now only the damaged part is: the run is linked to its root (no parent),
+    with a warning naming what was skipped and why."""
+    event = with_run_facets(parent={**facet, "root": ROOT})
+    assert kept(event, "run_parent") == [{"root": ROOT_RUN}]
+    assert kept(event, "run_facets") == [{"warnings": [
+        f"parent facet's parent run skipped: {damage} (its root is kept)"]}]
+    for derived in expanded(event):
+        validate_event(derived)
+
+
+def test_a_parent_facet_damaged_in_both_runs_links_nothing_and_says_why_for_each() -> None:
+    event = with_run_facets(parent={"job": {"namespace": "airflow", "name": "etl_dag"},
+                                    "root": {"run": {"runId": 7}, "job": ROOT["job"]}})
+    assert kept(event, "run_parent") == []
+    assert kept(event, "run_facets") == [{"warnings": [
+        "parent facet skipped: run.runId is missing",
+        "parent facet's root skipped: run.runId is not text (a JSON number)"]}]
 
 
 def test_a_malformed_root_is_skipped_and_the_parent_kept() -> None:
@@ -70,12 +107,61 @@ def test_a_malformed_root_is_skipped_and_the_parent_kept() -> None:
     assert kept(event, "run_facets") == [{"warnings": ["parent facet's root skipped: job is missing"]}]
 
 
-def test_a_root_the_raw_format_refuses_is_skipped_and_the_parent_kept() -> None:
-    event = with_run_facets(parent=parent_facet(root={"run": {"runId": "has spaces"},
-                                                      "job": {"namespace": "airflow", "name": "etl_dag"}}))
+def test_a_link_the_raw_format_refuses_is_skipped_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``parent_links`` checks what the raw format asks of a linked run; should a link still fail
+    the format, it alone is skipped, with the format's reason, and the other kept."""
+    from lineage.openlineage import mapping
+
+    refused = {**ROOT_RUN, "namespace": "not a namespace"}
+    monkeypatch.setattr(mapping, "parent_links", lambda event, namespaces: ({"parent": DAG, "root": refused}, []))
+    event = with_run_facets(parent=parent_facet())
     assert kept(event, "run_parent") == [{"parent": DAG}]
     (warning,) = kept(event, "run_facets")[0]["warnings"]
     assert warning.startswith("parent facet's root skipped: schema violation")
+    monkeypatch.setattr(mapping, "parent_links", lambda event, namespaces: ({"parent": refused}, []))
+    assert kept(event, "run_parent") == []
+    assert kept(event, "run_facets")[0]["warnings"][0].startswith("run_parent skipped: schema violation")
+
+
+@pytest.mark.parametrize("run_id", ["run 1", "scheduled__2026-11-23T09:00:00+00:00", "42", "dag/run#7", "  x  ",
+                                    "0195F3B1-7A3E-7C6E-9D3F-2F1C0B8E4A11x", "é" * 128])
+def test_a_run_id_that_is_not_a_uuid_is_kept_as_sent_with_a_warning_on_the_run(run_id: str) -> None:
+    """Issue 30, item 4: the spec asks for a UUID, producers send what they have (Airflow 2's run
+    ids, hand-written clients' counters). Before, one the raw format's old run id rule refused
+    (``run 1``, a ``+`` or a ``/``) quarantined the whole event; now any text of 1-128 characters
+    without control characters is the run's id, verbatim, and the run says it is not a UUID."""
+    event = run_event(run={"runId": run_id, "facets": {}})
+    derived = expanded(event)
+    assert {e["run"]["run_id"] for e in derived} == {run_id}
+    assert [e["kind"] for e in derived][:2] == ["run_end", "dataset_access"]
+    assert kept(event, "run_facets") == [{"warnings": ["run.runId is not a UUID; kept as sent"]}]
+    for native in derived:
+        validate_event(native)
+
+
+@pytest.mark.parametrize("run_id", [RUN_ID, RUN_ID.upper(), "00000000-0000-0000-0000-000000000000"])
+def test_a_uuid_run_id_in_any_case_or_version_carries_no_warning(run_id: str) -> None:
+    assert kept(run_event(run={"runId": run_id, "facets": {}}), "run_facets") == []
+
+
+def test_linked_run_ids_that_are_not_uuids_are_kept_with_a_warning_each() -> None:
+    event = with_run_facets(parent=parent_facet(run={"runId": "manual__2026-11-23"},
+                                                root={"run": {"runId": "nightly 7"}, "job": ROOT["job"]}))
+    assert kept(event, "run_parent") == [{"parent": {**DAG, "run_id": "manual__2026-11-23"},
+                                          "root": {**ROOT_RUN, "run_id": "nightly 7"}}]
+    assert kept(event, "run_facets") == [{"warnings": ["parent facet's run.runId is not a UUID; kept as sent",
+                                                       "parent facet's root run.runId is not a UUID; kept as sent"]}]
+
+
+def test_every_warning_of_one_event_is_kept_in_order() -> None:
+    """The envelope's warnings first (time, run id), then the parent facet's, then the facets'."""
+    event = with_run_facets(parent={"job": DAG_JOB, "root": ROOT}, big={"blob": "x" * MAX_FACET_BYTES})
+    event["run"]["runId"] = "run 1"
+    event["eventTime"] = "2026-11-23T10:00:00"
+    assert kept(event, "run_facets") == [{"warnings": [
+        "eventTime without offset, read as UTC", "run.runId is not a UUID; kept as sent",
+        "parent facet's parent run skipped: run.runId is missing (its root is kept)",
+        f"run facet 'big' dropped: {MAX_FACET_BYTES + 11} bytes, over the {MAX_FACET_BYTES}-byte limit"]}]
 
 
 def test_facets_the_raw_format_cannot_hold_are_skipped_and_the_warnings_kept() -> None:

@@ -199,7 +199,7 @@ def test_a_payload_derived_again_is_checked_once_and_comes_out_the_same() -> Non
 
 
 @pytest.mark.parametrize(("mutate", "reason"), [
-    (lambda e: e["run"].update(runId="run 1"), "data.run.run_id must match pattern"),
+    (lambda e: e["run"].update(runId="run\t1"), "data.run.run_id must match pattern"),  # a control character
     (lambda e: e["job"].update(name="x" * 1025), "job name 'xxx"),
     (lambda e: e["outputs"][0]["facets"]["columnLineage"]["fields"].update({"c" * 250: {"inputFields": [
         {"namespace": "s3://lake", "name": "x", "field": "a"}]}}), "data.payload.operations[3].id must be shorter"),
@@ -224,7 +224,7 @@ def test_derived_events_are_plainly_valid_exactly_when_they_are_valid() -> None:
     refuses, and passes the events the expansion derives from a valid event."""
     for native in expanded(run_event()):
         assert plainly_valid(native)
-    refused = {"run_id": "a b", "application": "", "program": "x\n", "program_type": "Open"}
+    refused = {"run_id": "a\nb", "application": "", "program": "x\n", "program_type": "Open"}
     for key, value in refused.items():
         native = {**expanded(run_event())[0]}
         native["run"] = {**native["run"], key: value}
