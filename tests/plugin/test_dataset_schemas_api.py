@@ -1,16 +1,21 @@
 """Dataset schemas through the API on real PostgreSQL (seed 002 "Updatable Datasets"): versions,
-409 listing every incompatibility with nothing changed, bad bodies, fields without lineage."""
+409 listing every incompatibility with nothing changed, bad bodies, fields without lineage, and
+404 for a dataset the warehouse does not know (403 first for a caller who may not read it)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.airflow_support import logged_in_client
+from spark_jobs.compaction.job import run_compaction
+from tests.airflow_support import jwt, logged_in_client
+from tests.factories import access, write_log
 
 DS = "/v3/namespaces/default/datasets/orders"
 
@@ -79,6 +84,39 @@ def test_bad_schemas_are_400_and_store_nothing(api: TestClient, body: Any, messa
 def test_unknown_namespace_is_404(api: TestClient) -> None:
     assert api.put("/v3/namespaces/nowhere/datasets/orders/properties", json=V1).status_code == 404
     assert api.get("/v3/namespaces/nowhere/datasets/orders/schemas").status_code == 404
+
+
+def test_an_unknown_dataset_is_404_like_every_dataset_route(api: TestClient) -> None:
+    """Issue 30, item 6: before, ``GET .../properties`` of a dataset nobody ever recorded answered
+    200 ``{"schema": null}`` (and ``.../schemas`` 200 with no versions), as if it existed."""
+    for path in (f"{DS}/properties", f"{DS}/schemas", f"{DS}/lineage/fields"):
+        missing = api.get(path)
+        assert missing.status_code == 404, (path, missing.text)
+        assert missing.json()["message"] == "dataset 'orders' not found in namespace 'default'"
+    assert api.put(f"{DS}/properties", json=V1).status_code == 200  # a declared schema makes it known
+    assert api.get(f"{DS}/properties").json() == {"schema": V1["schema"], "version": 1}
+    assert [v["version"] for v in api.get(f"{DS}/schemas").json()["versions"]] == [1]
+
+
+def test_a_dataset_known_by_its_lineage_alone_has_no_schema(api: TestClient, warehouse_db: str, log_root: Path,
+                                                           settings_for: Any) -> None:
+    write_log(log_root, [access("purchases", "write")])
+    run_compaction(None, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings_for(warehouse_db))
+    known = "/v3/namespaces/default/datasets/purchases"
+    assert api.get(f"{known}/properties").json() == {"schema": None, "version": None}
+    assert api.get(f"{known}/schemas").json() == {"dataset": "purchases", "versions": []}
+
+
+def test_an_unreadable_dataset_answers_403_the_same_whether_it_exists_or_not(api: TestClient) -> None:
+    """The existence check comes after the READ check: a caller without READ learns nothing of
+    whether the dataset exists (tests/reliability/test_hidden_leaks.py asks the same of a namespace)."""
+    api.put(f"{DS}/properties", json=V1)
+    viewer = {"Authorization": f"Bearer {jwt('viewer')}"}
+    for route in ("properties", "schemas"):
+        existing = api.get(f"{DS}/{route}", headers=viewer)
+        missing = api.get(f"/v3/namespaces/default/datasets/nothing/{route}", headers=viewer)
+        assert existing.status_code == missing.status_code == 403, existing.text
+        assert existing.text.replace("orders", "X") == missing.text.replace("nothing", "X")
 
 
 def test_schema_fields_are_field_entities_without_lineage(api: TestClient) -> None:

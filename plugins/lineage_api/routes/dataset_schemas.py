@@ -3,7 +3,8 @@
 ``PUT .../datasets/{ds}/properties`` with ``{"schema": {"fields": [...]}}`` updates the
 dataset's schema: an incompatible update answers 409 listing each incompatibility and changes
 nothing; a compatible one stores a new version. The schema itself is the SYSTEM property
-``schema`` (read it with the metadata API too); ``.../schemas`` lists the versions kept.
+``schema`` (read it with the metadata API too); ``.../schemas`` lists the versions kept. Both
+reads answer 404 for a dataset the warehouse does not know (no schema, no lineage).
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import psycopg
 from fastapi import APIRouter
 
-from lineage.errors import InvalidSchemaError
+from lineage.errors import InvalidSchemaError, NotFoundError
 from lineage.model.dataset_schema import parse_schema
 from lineage.model.metadata_entity import dataset_entity
 from lineage_api.asset_events import emit_metadata_changes
@@ -27,7 +29,7 @@ from lineage_api.models.dataset_schemas import (
     SchemaVersion,
     SchemaVersions,
 )
-from warehouse.db import namespace_store, schema_store
+from warehouse.db import field_lineage_store, namespace_store, schema_store
 from warehouse.service.authorization import Privilege
 from warehouse.service.timespec import epoch_seconds
 
@@ -55,21 +57,35 @@ def update_properties(body: SchemaUpdate, namespace: Namespace, born: Incarnatio
 
 @router.get("/properties", response_model=DatasetProperties)
 def get_properties(namespace: Namespace, dataset: str, caller: Caller, conn: Connection) -> dict[str, Any]:
-    """The dataset's schema and its version (``null`` when none was reported)."""
+    """The dataset's schema and its version (``null`` for a dataset known by its lineage that no
+    schema was reported for); 404 for a dataset the warehouse does not know."""
     subject = dataset_entity(namespace, "dataset", dataset)
     caller.require(subject, Privilege.READ)
     since = namespace_store.visible_since(conn, namespace)
     found = schema_store.current(conn, subject, since)
+    if found is None:
+        _require_known(conn, namespace, dataset)
     return {"schema": orjson.loads(found.to_json()) if found else None,
             "version": schema_store.latest_version(conn, subject, since)}
 
 
 @router.get("/schemas", response_model=SchemaVersions)
 def schema_versions(namespace: Namespace, dataset: str, caller: Caller, conn: Connection) -> SchemaVersions:
-    """Every schema version kept for the dataset, newest first."""
+    """Every schema version kept for the dataset, newest first (none for a dataset known by its
+    lineage alone); 404 for a dataset the warehouse does not know."""
     subject = dataset_entity(namespace, "dataset", dataset)
     caller.require(subject, Privilege.READ)
     kept = schema_store.versions(conn, subject, namespace_store.visible_since(conn, namespace))
+    if not kept:
+        _require_known(conn, namespace, dataset)
     return SchemaVersions(dataset=dataset, versions=[
         SchemaVersion(version=row.version, schema=SchemaBody.model_validate(row.schema),
                       time=epoch_seconds(row.created_at), updater=row.created_by) for row in kept])
+
+
+def _require_known(conn: psycopg.Connection, namespace: str, dataset: str) -> None:
+    """404 unless the warehouse knows the dataset (it has a schema, or lineage recorded it), as
+    every dataset route answers; asked only once the caller may READ it, so an unreadable dataset
+    answers 403 whether it exists or not."""
+    if not field_lineage_store.dataset_exists(conn, namespace, dataset):
+        raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")
