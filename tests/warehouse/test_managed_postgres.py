@@ -184,7 +184,7 @@ def test_the_lock_of_a_compaction_killed_behind_pgbouncer_is_released(
             run_compaction(spark, interval_end=END, settings=settings)
     finally:
         holder.send_signal(signal.SIGKILL)
-        holder.wait(timeout=30)
+        holder.communicate(timeout=30)  # reaps it and closes its pipes
     deadline = time.monotonic() + 20
     while True:
         try:
