@@ -6,14 +6,16 @@ The schema is kept as the dataset's SYSTEM property ``schema`` (canonical JSON),
 names are what ``field:`` search terms match. An update is compatible when every reader of the
 old schema can read data written with the new one: fields may be added when optional, types
 may widen (int -> long, float -> double), a required field may become optional. Removing a
-field, narrowing or changing a type and making an optional field required are not.
+field, narrowing or changing a type and making an optional field required are not. The rule is
+for *declared* schemas; an *observed* one (``SchemaSource``) is kept whatever it changes, and
+each version records what it changed (``schema_changes``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -127,3 +129,46 @@ def incompatibilities(current: DatasetSchema, proposed: DatasetSchema) -> list[s
     return reasons
 
 
+
+
+SchemaSource = Literal["declared", "observed"]
+"""Where a schema version came from. *Declared*: a program's ``record_schema`` or the API's
+``PUT .../properties``, a request the compatibility rule above checks. *Observed*: what a
+producer saw the dataset look like (an OpenLineage ``schema`` facet), a fact: a different one
+is a new version whatever it changes."""
+
+
+@dataclass(frozen=True)
+class SchemaChanges:
+    """What a schema version changed from the one before it: fields added and removed (with
+    their type and nullability), fields whose type changed (the type names as given), fields
+    whose nullability changed, and whether the fields kept were reordered."""
+
+    added: tuple[SchemaField, ...] = ()
+    removed: tuple[SchemaField, ...] = ()
+    retyped: tuple[tuple[str, str, str], ...] = ()  # (name, type before, type after)
+    nullability: tuple[tuple[str, bool, bool], ...] = ()  # (name, nullable before, nullable after)
+    reordered: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"added": [f.to_dict() for f in self.added], "removed": [f.to_dict() for f in self.removed],
+                "retyped": [{"name": name, "before": before, "after": after} for name, before, after in self.retyped],
+                "nullability": [{"name": name, "before": before, "after": after}
+                                for name, before, after in self.nullability],
+                "reordered": self.reordered}
+
+
+def schema_changes(previous: DatasetSchema, new: DatasetSchema) -> SchemaChanges:
+    """What ``new`` changes from ``previous``, field by field in the order of the fields (a
+    type is compared as written: ``integer`` -> ``int`` is a retyping, though the
+    compatibility rule folds the two)."""
+    before = {f.name: f for f in previous.fields}
+    after = {f.name: f for f in new.fields}
+    kept = [f for f in new.fields if f.name in before]
+    return SchemaChanges(
+        added=tuple(f for f in new.fields if f.name not in before),
+        removed=tuple(f for f in previous.fields if f.name not in after),
+        retyped=tuple((f.name, before[f.name].type, f.type) for f in kept if before[f.name].type != f.type),
+        nullability=tuple((f.name, before[f.name].nullable, f.nullable) for f in kept
+                          if before[f.name].nullable != f.nullable),
+        reordered=[f.name for f in kept] != [f.name for f in previous.fields if f.name in after])

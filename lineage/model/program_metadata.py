@@ -5,6 +5,11 @@ events can arrive late and out of order. The rule: per entity, tag and property 
 later event wins by event time**, whatever order the compactions see them in. Each applied
 event leaves a watermark per key it touched (and one per kind for "remove all"); an older
 event never undoes a newer one.
+
+A dataset's schema comes two ways: ``set_schema`` *declares* one (a program's ``record_schema``),
+which must be compatible with the current one; ``observe_schema`` reports what a producer saw
+(an OpenLineage ``schema`` facet), which becomes a new version whatever it changes
+(``lineage.model.dataset_schema.SchemaSource``).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from lineage.errors import InvalidEntityError, InvalidMetadataChangeError, InvalidMetadataError, InvalidSchemaError
-from lineage.model.dataset_schema import SCHEMA_PROPERTY, parse_schema
+from lineage.model.dataset_schema import SCHEMA_PROPERTY, SchemaSource, parse_schema
 from lineage.model.metadata_entity import MetadataEntity, entity
 from lineage.model.metadata_values import check_properties, check_tags
 
@@ -25,13 +30,14 @@ ALL_KEYS = "*"  # the watermark key of "remove all of this kind"
 @dataclass(frozen=True)
 class MetadataChange:
     """One program-recorded change: properties and tags to set, and keys to remove (``None``:
-    all of that kind)."""
+    all of that kind); a schema change says whether it declares or observes the schema."""
 
     entity: MetadataEntity
     set_properties: Mapping[str, str] = field(default_factory=dict)
     add_tags: tuple[str, ...] = ()
     remove_properties: tuple[str, ...] | None = ()
     remove_tags: tuple[str, ...] | None = ()
+    schema_source: SchemaSource = "declared"
 
 
 def parse_change(payload: Mapping[str, Any]) -> MetadataChange:
@@ -58,11 +64,12 @@ def parse_change(payload: Mapping[str, Any]) -> MetadataChange:
             return MetadataChange(subject, remove_tags=None if tags is None else tuple(tags))
         if operation == "remove_all":
             return MetadataChange(subject, remove_properties=None, remove_tags=None)
-        if operation == "set_schema":
+        if operation in ("set_schema", "observe_schema"):
             if subject.type not in ("dataset", "stream"):
-                raise InvalidMetadataChangeError(f"set_schema applies to a dataset or stream, not a {subject.type}")
+                raise InvalidMetadataChangeError(f"{operation} applies to a dataset or stream, not a {subject.type}")
             described = parse_schema(payload.get("schema")).to_json()
-            return MetadataChange(subject, set_properties={SCHEMA_PROPERTY: described})
+            return MetadataChange(subject, set_properties={SCHEMA_PROPERTY: described},
+                                  schema_source="observed" if operation == "observe_schema" else "declared")
     except (InvalidMetadataError, InvalidSchemaError) as exc:
         raise InvalidMetadataChangeError(f"{operation}: {exc}") from exc
     raise InvalidMetadataChangeError(f"unknown operation {operation!r}")

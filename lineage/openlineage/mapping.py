@@ -10,7 +10,9 @@ accesses, field lineage, schemas and search need no second code path:
   RUNNING, OTHER and events without ``eventType`` only add to the run. Runs accumulate over
   all their events in any arrival order (the merge keeps the earliest start and the latest end);
 - each input is a read, each output a write (a dataset on both sides is both);
-- a ``schema`` facet becomes the dataset's SYSTEM schema (nested fields as ``a/b`` paths);
+- a ``schema`` facet is an observed schema (``observe_schema``): a fact about the dataset, which
+  becomes its SYSTEM schema and, when it differs, a new version whatever it changes (nested
+  fields as ``a/b`` paths);
 - a ``columnLineage`` facet on an output becomes one field-operations record for it: a read per
   source dataset, one operation per output field whose inputs keep their transformation (type,
   subtype, description, masking), and the write.
@@ -297,13 +299,15 @@ def _facet(dataset: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
 
 
 def schema_change(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
-    """A ``set_schema`` change for a dataset with a ``schema`` facet (None without a usable one)."""
+    """An ``observe_schema`` change for a dataset with a ``schema`` facet (None without a usable
+    one): the facet reports what the dataset looks like, so it is not held to the compatibility
+    rule declared schemas follow."""
     facet = _facet(dataset, "schema")
     fields = list(_schema_fields(facet.get("fields"), "")) if facet else []
     if not fields:
         return None
     ref = _dataset_ref(dataset, namespaces)
-    return {"entity": [["namespace", ref["namespace"]], ["dataset", ref["name"]]], "operation": "set_schema",
+    return {"entity": [["namespace", ref["namespace"]], ["dataset", ref["name"]]], "operation": "observe_schema",
             "schema": {"fields": fields}}
 
 

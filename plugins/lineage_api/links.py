@@ -50,6 +50,7 @@ def entity_links(subject: MetadataEntity) -> dict[str, str]:
         links["lineagePage"] = _page("lineage", ns=namespace, type=subject.type, name=name)
         if subject.type == "dataset":
             links["fields"] = f"{path}/lineage/fields"
+            links["schemas"] = f"{path}/schemas"
     elif subject.type == "namespace":
         links["search"] = f"{_namespace_path(name)}/metadata/search"
         links["suggest"] = f"{_namespace_path(name)}/metadata/suggest"

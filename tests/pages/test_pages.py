@@ -13,15 +13,14 @@ import httpx
 import pytest
 from playwright import sync_api as playwright_api
 
-from lineage.model.metadata_entity import entity
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
 from tests.airflow_support import api_server, token
 from tests.conftest import ROOT, create_scratch_db, drop_scratch_db
 from tests.factories import event, write_log
-from warehouse.db import metadata_store
 from warehouse.db.connection import connect
+from warehouse.db.program_metadata_store import apply_program_metadata
 from warehouse.pipeline.dbt_build import build_marts
 
 ARTIFACTS = ROOT / "test-artifacts" / "pages"
@@ -78,6 +77,16 @@ RUN_IDS = {"application": "PurchaseHistory", "program_type": "mapreduce", "progr
 NIGHTLY = {"application": "Nightly", "program_type": "workflow", "program": "NightlyWorkflow", "run_id": "nightly-1"}
 
 
+def schema_event(operation: str, run_ids: dict[str, str], moment: datetime,
+                 *fields: tuple[str, str, bool]) -> dict[str, Any]:
+    """A schema change of ``purchases`` (format v2): ``set_schema`` declares, ``observe_schema`` observes."""
+    return event("metadata_change", {"entity": [["namespace", "default"], ["dataset", "purchases"]],
+                                     "operation": operation, "schema": {"fields": [
+                                         {"name": name, "type": kind, "nullable": nullable}
+                                         for name, kind, nullable in fields]}},
+                 schema_version=2, run=run_ids, event_time=iso(moment))
+
+
 def parent_of(run_id: str) -> dict[str, Any]:
     """A run_parent event (format v2): the builder run ``run_id`` ran inside the nightly workflow run."""
     return event("run_parent", {"parent": {"namespace": "default", **NIGHTLY}}, schema_version=2,
@@ -100,9 +109,17 @@ def site(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         *run("mapreduce", "TotalsBuilder", "totals-1", [], TOTALS_OPERATIONS, schema_version=2),
         event("run_start", run=NIGHTLY, event_time=iso(AT)), parent_of("builder-1"), parent_of("builder-2"),
         event("run_end", {"status": "completed"}, run=NIGHTLY, event_time=iso(AT + timedelta(minutes=30))),
+        # purchases' schema: declared by the builder, then observed changed (as an OpenLineage schema facet is)
+        schema_event("set_schema", {**RUN_IDS, "run_id": "builder-1"}, AT, ("customer", "string", False),
+                     ("quantity", "int", True)),
+        schema_event("observe_schema", {**RUN_IDS, "program": "PurchaseFlow", "program_type": "flow",
+                                        "run_id": "flow-1"}, AT + timedelta(minutes=5),
+                     ("customer", "string", False), ("price", "double", True)),
     ], hour=NOW.strftime("dt=%Y-%m-%d/hour=%H"))
     run_compaction(None, interval_end=NOW + timedelta(hours=1), settings=settings)
     run_field_lineage(spark, settings)
+    with connect(url) as conn:
+        assert apply_program_metadata(conn).quarantined == 0
     build_marts(url, settings, command="run", select="+lineage_walk +metadata_search_terms")
     with api_server(url) as base:
         bearer = token(base, "admin", "admin").json()["access_token"]
@@ -110,11 +127,6 @@ def site(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         purchases = f"{base}/lineage/v3/namespaces/default/datasets/purchases/metadata"
         for body, kind in (({"owner": "sales", "note": HOSTILE}, "properties"), (["PII", "finance"], "tags")):
             assert httpx.post(f"{purchases}/{kind}", json=body, headers=headers, timeout=10).status_code == 200
-        schema = ('{"fields":[{"name":"customer","type":"string","nullable":false},'
-                  '{"name":"price","type":"double","nullable":true}]}')
-        with connect(url) as conn:
-            metadata_store.change(conn, entity([("namespace", "default"), ("dataset", "purchases")]), "SYSTEM",
-                                  "test", add_properties={"schema": schema})
         yield {"base": base, "token": bearer}
     drop_scratch_db(url)
 
@@ -186,6 +198,11 @@ def test_entity_page_shows_scopes_apart_and_adds_and_removes_a_tag(page: Any, si
     assert user.locator(".tags .value").all_inner_texts() == ["PII", "finance"]
     assert "creation-time" in system.inner_text() and "last-updated-by" in system.inner_text()
     assert page.locator("#schema tbody tr").count() == 2
+    versions = page.locator("#schema-versions tbody tr")  # newest first, each with what it changed
+    assert versions.count() == 2
+    observed, declared = versions.nth(0).inner_text(), versions.nth(1).inner_text()
+    assert "observed" in observed and "+ price double" in observed and "\u2212 quantity int" in observed
+    assert "declared" in declared and "first version" in declared
     shoot(page, "entity")
     page.locator("#new-tag").fill("from-the-browser")
     page.locator("#add-tag button").click()

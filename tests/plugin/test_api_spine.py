@@ -218,7 +218,8 @@ def test_answers_carry_the_links_pages_follow(api: TestClient) -> None:
                        "page": "ui/entity?ns=default&target=datasets%2Forders",
                        "lineage": "v3/namespaces/default/datasets/orders/lineage",
                        "lineagePage": "ui/lineage?ns=default&type=dataset&name=orders",
-                       "fields": "v3/namespaces/default/datasets/orders/lineage/fields"}
+                       "fields": "v3/namespaces/default/datasets/orders/lineage/fields",
+                       "schemas": "v3/namespaces/default/datasets/orders/schemas"}
     run = api.get("/v3/namespaces/default/apps/Shop/spark/Load/runs/r1/metadata").json()["links"]
     assert run == {**metadata_links("v3/namespaces/default/apps/Shop/spark/Load/runs/r1"),
                    "page": "ui/run?ns=default&target=apps%2FShop%2Fspark%2FLoad%2Fruns%2Fr1",

@@ -70,6 +70,7 @@ def test_a_complete_event_is_a_run_end_reads_writes_field_operations_and_a_schem
                         ("postgres://db:5432/shop.marts.order_totals", "write")]
     schema = events[5]["payload"]
     assert schema["entity"] == [["namespace", "default"], ["dataset", "postgres://db:5432/shop.public.orders"]]
+    assert schema["operation"] == "observe_schema"  # a fact about the dataset, not a request to check
     assert schema["schema"]["fields"] == [{"name": "id", "type": "integer"}, {"name": "address", "type": "struct"},
                                           {"name": "address/city", "type": "varchar"}]
     for native in events:
@@ -206,9 +207,9 @@ def test_a_payload_derived_again_is_checked_once_and_comes_out_the_same() -> Non
     (lambda e: e["outputs"][0]["facets"]["columnLineage"]["fields"]["order_id"]["inputFields"][0].update(
         field="f" * 1025), "data.payload.operations[0].outputs[1] must be shorter"),
     (lambda e: e["inputs"][0]["facets"]["schema"]["fields"].append({"name": "id", "type": "text"}),
-     "metadata change: set_schema: schema field 'id' appears twice"),
+     "metadata change: observe_schema: schema field 'id' appears twice"),
     (lambda e: e["inputs"][0]["facets"]["schema"]["fields"].append({"name": " ", "type": "text"}),
-     "metadata change: set_schema: schema field name ' ' must be 1-1024"),
+     "metadata change: observe_schema: schema field name ' ' must be 1-1024"),
 ])
 def test_derived_events_breaking_a_rule_refuse_the_event_with_the_schemas_reason(mutate: Any, reason: str) -> None:
     """Derived events skip the JSON Schema walk (``derived_event``), not its rules: what came from

@@ -32,6 +32,10 @@ def test_each_operation_parses_into_its_change() -> None:
     described = parse_change({"entity": DATASET, "operation": "set_schema",
                               "schema": {"fields": [{"name": "id", "type": "long", "nullable": False}]}})
     assert described.set_properties == {"schema": '{"fields":[{"name":"id","type":"long","nullable":false}]}'}
+    assert described.schema_source == "declared"
+    observed = parse_change({"entity": DATASET, "operation": "observe_schema",
+                             "schema": {"fields": [{"name": "id", "type": "long", "nullable": False}]}})
+    assert (observed.set_properties, observed.schema_source) == (described.set_properties, "observed")
 
 
 @pytest.mark.parametrize(("payload", "message"), [
@@ -45,6 +49,9 @@ def test_each_operation_parses_into_its_change() -> None:
       "schema": {"fields": [{"name": "a", "type": "int"}, {"name": "a", "type": "long"}]}}, "appears twice"),
     ({"entity": [["namespace", "default"]], "operation": "set_schema",
       "schema": {"fields": [{"name": "a", "type": "int"}]}}, "dataset or stream"),
+    ({"entity": DATASET, "operation": "observe_schema", "schema": {"fields": []}}, "observe_schema: .*at least one"),
+    ({"entity": [["namespace", "default"]], "operation": "observe_schema",
+      "schema": {"fields": [{"name": "a", "type": "int"}]}}, "observe_schema applies to a dataset or stream"),
 ])
 def test_malformed_changes_are_refused_with_the_reason(payload: dict[str, Any], message: str) -> None:
     with pytest.raises(InvalidMetadataChangeError, match=message):

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lineage.model.dataset_schema import DatasetSchema, SchemaField, incompatibilities, schema
+from lineage.model.dataset_schema import (
+    DatasetSchema,
+    SchemaChanges,
+    SchemaField,
+    incompatibilities,
+    schema,
+    schema_changes,
+)
 
 BASE = schema([SchemaField("id", "int", False), SchemaField("amount", "float"), SchemaField("name", "string")])
 
@@ -68,3 +75,30 @@ def test_adding_optional_fields_is_compatible_and_removing_them_again_is_not(
     grown = schema([*current.fields, *(SchemaField(name, t, True) for name, t in new.items())])
     assert incompatibilities(current, grown) == []
     assert incompatibilities(grown, current) == [f"field {name!r} is removed" for name in new]
+
+
+def test_changes_name_each_field_added_removed_retyped_and_made_optional_or_required() -> None:
+    recreated = changed(SchemaField("key", "string", False), SchemaField("amount", "double", False),
+                        SchemaField("id", "long", False))
+    assert schema_changes(BASE, recreated).to_dict() == {
+        "added": [{"name": "key", "type": "string", "nullable": False}],
+        "removed": [{"name": "name", "type": "string", "nullable": True}],
+        "retyped": [{"name": "amount", "before": "float", "after": "double"},
+                    {"name": "id", "before": "int", "after": "long"}],
+        "nullability": [{"name": "amount", "before": True, "after": False}],
+        "reordered": True}  # amount before id now
+    assert schema_changes(BASE, changed(*reversed(BASE.fields))) == SchemaChanges(reordered=True)
+    assert schema_changes(BASE, BASE) == SchemaChanges()
+    spelled = changed(SchemaField("id", "integer", False), *BASE.fields[1:])
+    assert schema_changes(BASE, spelled).retyped == (("id", "int", "integer"),)  # as written, though compatible
+
+
+@given(schemas, schemas)
+def test_changes_account_for_every_field_of_both_schemas(before: DatasetSchema, after: DatasetSchema) -> None:
+    found = schema_changes(before, after)
+    kept = {f.name for f in before.fields} & {f.name for f in after.fields}
+    assert {f.name for f in found.added} == {f.name for f in after.fields} - kept
+    assert {f.name for f in found.removed} == {f.name for f in before.fields} - kept
+    assert {name for name, _, _ in found.retyped} | {name for name, _, _ in found.nullability} <= kept
+    unchanged = found == SchemaChanges()
+    assert unchanged == (before == after)

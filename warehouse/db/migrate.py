@@ -21,7 +21,7 @@ import psycopg
 
 from lineage.errors import MigrationError
 from lineage.settings import redact_url
-from warehouse.db import entity_keys, metadata_search
+from warehouse.db import entity_keys, metadata_search, schema_store
 from warehouse.db.connection import connect
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -41,9 +41,11 @@ class Migration:
 
 
 # Data a migration needs that only the core can compute, filled in the migration's transaction
-# (22: the search index, from the terms view when dbt built it, so search answers on across it).
+# (22: the search index, from the terms view when dbt built it, so search answers on across it;
+# 24: what each kept schema version changed from the one before).
 _BACKFILLS: dict[int, Callable[[psycopg.Connection], object]] = {
-    11: entity_keys.backfill, 21: entity_keys.backfill_ids, 22: metadata_search.rebuild}
+    11: entity_keys.backfill, 21: entity_keys.backfill_ids, 22: metadata_search.rebuild,
+    24: schema_store.backfill_changes}
 
 
 def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:

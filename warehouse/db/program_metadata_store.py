@@ -4,8 +4,10 @@ Events are applied in event-time order, one transaction each: under the entity's
 watermarks decide what still applies (``lineage.model.program_metadata.resolve``: the later event
 wins by event time, whatever the order of arrival), the change goes through the one
 ``metadata_store.change`` (state, change record, search index) and the watermarks move.
-A change that breaks the rules is quarantined with the reason, and so is a reported schema
-incompatible with the dataset's current one (``schema_store.check_update``); the others are kept.
+A change that breaks the rules is quarantined with the reason, and so is a declared schema
+(``set_schema``) incompatible with the dataset's current one (``schema_store.prepare_update``); an
+observed one (``observe_schema``, an OpenLineage ``schema`` facet) that differs is a new version
+whatever it changes, unless it is older than the current version. The others are kept.
 """
 
 from __future__ import annotations
@@ -100,17 +102,20 @@ def _apply(conn: psycopg.Connection, change: MetadataChange, at: datetime, updat
     metadata_store.lock(conn, subject, SCOPE)
     current = metadata_store.current_state(conn, subject, SCOPE)
     resolved = resolve(change, at, current, _watermarks(conn, subject.render()))
-    reported = resolved.set_properties.get(SCHEMA_PROPERTY)
-    new_schema = parse_schema(orjson.loads(reported)) if reported is not None else None
-    if new_schema is not None and not schema_store.check_update(conn, subject, new_schema):
-        new_schema = None  # the same schema again: no new version
+    properties = dict(resolved.set_properties)
+    update = None
+    if SCHEMA_PROPERTY in properties:
+        update = schema_store.prepare_update(conn, subject, parse_schema(orjson.loads(properties[SCHEMA_PROPERTY])),
+                                             change.schema_source, at)
+        if update is None:  # the same schema again, or an observation older than the current version
+            del properties[SCHEMA_PROPERTY]
     record = None
-    if not resolved.is_empty:
+    if properties or resolved.add_tags or resolved.remove_properties or resolved.remove_tags:
         record = metadata_store.change(
-            conn, subject, SCOPE, updater, add_properties=resolved.set_properties, add_tags=resolved.add_tags,
+            conn, subject, SCOPE, updater, add_properties=properties, add_tags=resolved.add_tags,
             remove_properties=resolved.remove_properties, remove_tags=resolved.remove_tags)
-    if new_schema is not None:
-        schema_store.record_version(conn, subject, new_schema, updater)
+    if update is not None:
+        schema_store.record_version(conn, subject, update, updater)
     with conn.cursor() as cursor:
         cursor.executemany(
             """insert into lineage.metadata_event_times (entity_key, scope, kind, key, event_time)

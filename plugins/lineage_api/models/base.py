@@ -39,6 +39,7 @@ class Links(TypedDict, total=False):
     lineage: Annotated[str, Field(description="a dataset's or stream's lineage; a field's provenance or impact")]
     lineagePage: Annotated[str, Field(description="the dataset lineage page centred on it")]
     fields: Annotated[str, Field(description="a dataset's fields")]
+    schemas: Annotated[str, Field(description="a dataset's schema versions, each with what it changed")]
     provenancePage: Annotated[str, Field(description="the field provenance page of a field")]
     runs: Annotated[str, Field(description="a program's runs")]
     accesses: Annotated[str, Field(description="what a run read and wrote")]

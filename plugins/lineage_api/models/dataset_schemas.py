@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, WithJsonSchema, model_validator
 
@@ -57,11 +57,44 @@ class DatasetProperties(Body):
     version: int | None
 
 
+class RetypedField(Body):
+    name: str
+    before: str
+    after: str
+
+
+class NullabilityChange(Body):
+    name: str
+    before: bool
+    after: bool
+
+
+class SchemaChanges(Body):
+    """What a version changed from the one before it: fields added and removed, fields whose type
+    changed (as written: ``integer`` -> ``int`` counts), fields made optional or required, and
+    whether the fields kept were reordered."""
+
+    added: list[SchemaFieldBody]
+    removed: list[SchemaFieldBody]
+    retyped: list[RetypedField]
+    nullability: list[NullabilityChange]
+    reordered: bool
+
+
 class SchemaVersion(Body):
+    """One kept version. ``source``: ``declared`` (a program's ``record_schema`` or ``PUT
+    .../properties``, held to the compatibility rule) or ``observed`` (what a producer saw: an
+    OpenLineage ``schema`` facet, kept whatever it changes). ``time``: when it was stored;
+    ``eventTime``: when the schema was reported (the event's time; the request's for the API).
+    ``changes``: from the version before (``null`` for the first)."""
+
     version: int
     schema_: SchemaBody = Field(alias="schema")
     time: int
     updater: str
+    source: Literal["declared", "observed"]
+    eventTime: int
+    changes: SchemaChanges | None
 
 
 class SchemaVersions(Body):

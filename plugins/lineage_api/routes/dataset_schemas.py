@@ -24,6 +24,7 @@ from lineage_api.http_errors import answers
 from lineage_api.models.dataset_schemas import (
     DatasetProperties,
     SchemaBody,
+    SchemaChanges,
     SchemaStored,
     SchemaUpdate,
     SchemaVersion,
@@ -80,7 +81,10 @@ def schema_versions(namespace: Namespace, dataset: str, caller: Caller, conn: Co
         _require_known(conn, namespace, dataset)
     return SchemaVersions(dataset=dataset, versions=[
         SchemaVersion(version=row.version, schema=SchemaBody.model_validate(row.schema),
-                      time=epoch_seconds(row.created_at), updater=row.created_by) for row in kept])
+                      time=epoch_seconds(row.created_at), updater=row.created_by, source=row.source,
+                      eventTime=epoch_seconds(row.event_time),
+                      changes=SchemaChanges.model_validate(row.changes) if row.changes is not None else None)
+        for row in kept])
 
 
 def _require_known(conn: psycopg.Connection, namespace: str, dataset: str) -> None:

@@ -1,7 +1,8 @@
 // Entity page (Interaction 4 and R9 of the Metadata and Data Discovery design): USER and SYSTEM
-// metadata apart, tags and properties, schema fields with their own tags, add and remove USER
-// metadata, links to lineage. Run page (Interaction 3): what a run read and wrote, with times,
-// its parent, root and children (links from the run answer), warnings, and its metadata.
+// metadata apart, tags and properties, schema fields with their own tags, the schema's versions
+// with what each changed, add and remove USER metadata, links to lineage. Run page (Interaction
+// 3): what a run read and wrote, with times, its parent, root and children (links from the run
+// answer), warnings, and its metadata.
 "use strict";
 
 function metadataTables(body, reload) {
@@ -66,6 +67,35 @@ async function schemaSection(body) {
        el("tbody", {}, ...rows)));
 }
 
+// What a schema version changed from the one before: "+name type", "−name type", "name: a → b".
+function schemaChanges(changes) {
+  if (!changes) return [el("li", {class: "muted"}, "first version")];
+  const items = [
+    ...changes.added.map((f) => el("li", {class: "added"}, `+ ${f.name} ${f.type}`)),
+    ...changes.removed.map((f) => el("li", {class: "removed"}, `− ${f.name} ${f.type}`)),
+    ...changes.retyped.map((f) => el("li", {class: "retyped"}, `${f.name}: ${f.before} → ${f.after}`)),
+    ...changes.nullability.map((f) => el("li", {class: "nullability"},
+      `${f.name}: ${f.after ? "optional" : "required"} (was ${f.before ? "optional" : "required"})`)),
+  ];
+  if (changes.reordered) items.push(el("li", {class: "reordered"}, "fields reordered"));
+  return items.length ? items : [el("li", {class: "muted"}, "no field changed")];
+}
+
+// The schema versions API: each version, declared (checked for compatibility) or observed (a
+// producer's report, kept whatever it changes), when it was reported, by whom, what it changed.
+async function schemaVersionsSection(body) {
+  if (!body.links.schemas) return null;
+  const {versions} = await api(body.links.schemas).catch(() => ({versions: []}));
+  if (!versions.length) return null;
+  return el("section", {id: "schema-versions"}, el("h2", {}, `Schema versions (${versions.length})`),
+    el("table", {class: "schema-versions"},
+      el("thead", {}, el("tr", {}, ...["version", "source", "reported", "by", "changes"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, ...versions.slice(0, 50).map((v) => el("tr", {"data-version": String(v.version)},
+        el("td", {}, String(v.version)), el("td", {}, el("span", {class: `badge ${v.source}`}, v.source)),
+        el("td", {}, when(v.eventTime)), el("td", {class: "value"}, v.updater),
+        el("td", {}, el("ul", {class: "changes"}, ...schemaChanges(v.changes))))))));
+}
+
 window.PAGES.entity = async function (main) {
   const version = param("version");
   const links = await linksOf(pageEntity());
@@ -81,6 +111,7 @@ window.PAGES.entity = async function (main) {
       el("p", {}, lineageLink),
       el("div", {class: "scopes"}, ...metadataTables(body, load)),
       await schemaSection(body) || "",
+      await schemaVersionsSection(body) || "",
       el("section", {id: "history"}, el("h2", {}, "Recent changes"),
         el("ul", {}, ...changes.changes.slice(-10).reverse().map((c) => el("li", {},
           `${when(c.time)} ${c.scope} by ${c.updater}: +${JSON.stringify(c.additions)} −${JSON.stringify(c.deletions)}`)))));

@@ -1,0 +1,198 @@
+"""Observed schemas are facts (issue 30): an OpenLineage ``schema`` facet that differs from the
+dataset's schema is a new version with what it changed, whatever it changes; declared schemas
+keep the compatibility rule. Events as Airflow's OpenLineage provider writes them (its recorded
+SQLExecuteQueryOperator task, ``tests/fixtures/openlineage``), through the real client's
+transport, compacted (in process) into real PostgreSQL and applied by the metadata stage."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from lineage.errors import IncompatibleSchemaError
+from lineage.model.dataset_schema import schema
+from lineage.model.metadata_entity import entity
+from spark_jobs.compaction.job import run_compaction
+from tests.factories import event, write_log
+from tests.warehouse.test_openlineage_compaction import client_for
+from warehouse.db import metadata_store, schema_store
+from warehouse.db.connection import connect
+from warehouse.db.program_metadata_store import apply_program_metadata
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "openlineage" / \
+    "airflow_sql_execute_query_postgres_column_lineage.json"
+TABLE = "postgres://postgres:5432/food_delivery.public.popular_orders_day_of_week"
+SOURCE = "postgres://postgres:5432/food_delivery.public.top_delivery_times"
+POPULAR = entity([("namespace", "default"), ("dataset", TABLE)])
+DAY = datetime(2026, 11, 18, 9, 4, tzinfo=UTC)
+# The table as the provider read it from information_schema after each day's CREATE TABLE ... AS SELECT.
+DAYS = [
+    [("order_day_of_week", "varchar"), ("order_placed_on", "timestamp"), ("orders_placed", "int4")],
+    [("order_day_of_week", "varchar"), ("order_date", "date"), ("orders_placed", "int8")],  # recreated
+    [("day_of_week", "text"), ("order_date", "date"), ("orders_placed", "int8")],  # and again
+]
+
+
+def provider_task_run(day: int, fields: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The START and COMPLETE the provider sends for the task's run on ``day`` (0, 1, 2): its
+    recorded events with that day's run id, times and the output table's schema facet."""
+    recorded = json.loads(FIXTURE.read_text())
+    run_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"popular-orders/{day}"))
+    events = []
+    for offset, original in zip((0, 3), recorded, strict=True):
+        sent = copy.deepcopy(original)
+        sent["eventTime"] = (DAY + timedelta(days=day, minutes=offset)).isoformat()
+        sent["run"]["runId"] = run_id
+        sent["outputs"][0]["facets"]["schema"]["fields"] = [{"name": name, "type": kind} for name, kind in fields]
+        events.append(sent)
+    return events
+
+
+def observe(warehouse_db: str, log_root: Path, settings: Any, *events: dict[str, Any]) -> None:
+    """Send ``events`` through the client's transport, compact them and apply the metadata."""
+    client = client_for(log_root)
+    for sent in events:
+        client.transport.emit(sent)
+    run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
+    with connect(warehouse_db) as conn:
+        apply_program_metadata(conn)
+
+
+def versions(warehouse_db: str) -> list[schema_store.SchemaVersionRow]:
+    with connect(warehouse_db) as conn:
+        return schema_store.versions(conn, POPULAR)
+
+
+def names(row: schema_store.SchemaVersionRow) -> list[str]:
+    return [f["name"] for f in row.schema["fields"]]
+
+
+def quarantined(warehouse_db: str) -> list[tuple[str]]:
+    with connect(warehouse_db) as conn:
+        return conn.execute("select reason from lineage.quarantine").fetchall()
+
+
+def test_a_table_recreated_with_other_columns_over_three_days_is_three_versions_with_their_changes(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db)
+    for day, fields in enumerate(DAYS):
+        observe(warehouse_db, log_root, settings, *provider_task_run(day, fields))
+    kept = versions(warehouse_db)
+    assert quarantined(warehouse_db) == []
+    assert [(v.version, v.source, names(v)) for v in kept] == [
+        (3, "observed", ["day_of_week", "order_date", "orders_placed"]),
+        (2, "observed", ["order_day_of_week", "order_date", "orders_placed"]),
+        (1, "observed", ["order_day_of_week", "order_placed_on", "orders_placed"])]
+    assert [v.event_time for v in kept] == [DAY + timedelta(days=day) for day in (2, 1, 0)]  # each day's START
+    assert kept[0].changes == {
+        "added": [{"name": "day_of_week", "type": "text", "nullable": True}],
+        "removed": [{"name": "order_day_of_week", "type": "varchar", "nullable": True}],
+        "retyped": [], "nullability": [], "reordered": False}
+    assert kept[1].changes == {
+        "added": [{"name": "order_date", "type": "date", "nullable": True}],
+        "removed": [{"name": "order_placed_on", "type": "timestamp", "nullable": True}],
+        "retyped": [{"name": "orders_placed", "before": "int4", "after": "int8"}], "nullability": [],
+        "reordered": False}
+    assert kept[2].changes is None  # the first version
+    assert kept[0].created_by.startswith("namespace=default,application=http://airflow-host:8081,type=openlineage,")
+    with connect(warehouse_db) as conn:
+        current = schema_store.current(conn, POPULAR)
+        system = metadata_store.read(conn, POPULAR, "SYSTEM")["SYSTEM"]["properties"]
+        source = schema_store.versions(conn, entity([("namespace", "default"), ("dataset", SOURCE)]))
+    assert current is not None and [f.name for f in current.fields] == names(kept[0])
+    assert orjson.loads(system["schema"]) == kept[0].schema
+    assert len(source) == 1  # the input's schema, reported by every event the same: one version
+
+
+def test_the_same_observation_again_is_no_version_and_a_return_to_an_old_schema_is_one(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db)
+    first = provider_task_run(0, DAYS[0])
+    observe(warehouse_db, log_root, settings, *first)
+    observe(warehouse_db, log_root, settings, *first)  # re-sent: the same events
+    observe(warehouse_db, log_root, settings, *provider_task_run(1, DAYS[0]))  # the next day, the same table
+    assert [v.version for v in versions(warehouse_db)] == [1]
+    observe(warehouse_db, log_root, settings, *provider_task_run(2, DAYS[1]), *provider_task_run(3, DAYS[0]))
+    kept = versions(warehouse_db)
+    assert [(v.version, names(v)) for v in kept] == [(3, names(kept[2])), (2, [n for n, _ in DAYS[1]]),
+                                                     (1, [n for n, _ in DAYS[0]])]
+    assert kept[0].changes is not None and [f["name"] for f in kept[0].changes["added"]] == ["order_placed_on"]
+
+
+def test_an_observation_older_than_the_current_version_is_no_version_whatever_the_arrival_order(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    """Day 3 is compacted first, days 1 and 2 after it: the schema stays day 3's and the late
+    observations are no versions (and are not quarantined); day 4 then changes it again."""
+    settings = settings_for(warehouse_db)
+    observe(warehouse_db, log_root, settings, *provider_task_run(2, DAYS[2]))
+    observe(warehouse_db, log_root, settings, *provider_task_run(0, DAYS[0]), *provider_task_run(1, DAYS[1]))
+    kept = versions(warehouse_db)
+    assert [(v.version, names(v)) for v in kept] == [(1, [n for n, _ in DAYS[2]])]
+    assert quarantined(warehouse_db) == []
+    with connect(warehouse_db) as conn:
+        current = schema_store.current(conn, POPULAR)
+    assert current is not None and [f.name for f in current.fields] == [n for n, _ in DAYS[2]]
+    observe(warehouse_db, log_root, settings, *provider_task_run(3, DAYS[0]))
+    kept = versions(warehouse_db)
+    assert [v.version for v in kept] == [2, 1] and names(kept[0]) == [n for n, _ in DAYS[0]]
+    assert kept[0].changes is not None and len(kept[0].changes["removed"]) == 2
+
+
+def test_an_observation_older_than_a_version_declared_through_the_api_changes_nothing(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    """A version PUT through the API holds from the request's time: an observation reported
+    before it, compacted after, is no version; one reported after it is."""
+    declared = schema([("order_day_of_week", "varchar"), ("orders_placed", "int8")])
+    with connect(warehouse_db) as conn:
+        assert schema_store.set_schema(conn, POPULAR, declared, "admin").version == 1
+    observe(warehouse_db, log_root, settings_for(warehouse_db), *provider_task_run(0, DAYS[0]))  # 2026-11-18
+    kept = versions(warehouse_db)
+    assert [(v.version, v.source) for v in kept] == [(1, "declared")]
+    with connect(warehouse_db) as conn:
+        later = datetime.now(UTC) + timedelta(minutes=1)
+        update = schema_store.prepare_update(conn, POPULAR, schema(DAYS[1]), "observed", later)
+    assert update is not None and update.previous == declared
+
+
+def test_a_declared_incompatible_schema_is_still_quarantined_after_observed_versions(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db)
+    observe(warehouse_db, log_root, settings, *provider_task_run(0, DAYS[0]), *provider_task_run(1, DAYS[1]))
+    declared = event("metadata_change", {"entity": [list(part) for part in POPULAR.parts], "operation": "set_schema",
+                                         "schema": {"fields": [{"name": "orders_placed", "type": "int4"}]}},
+                     event_time=(DAY + timedelta(days=2)).isoformat().replace("+00:00", "Z"))
+    write_log(log_root, [declared], hour="dt=2026-11-20/hour=09")
+    observe(warehouse_db, log_root, settings)
+    assert [v.version for v in versions(warehouse_db)] == [2, 1]
+    (reason,) = quarantined(warehouse_db)
+    assert reason[0] == (
+        f"metadata change: the new schema of {POPULAR.render()} is incompatible with its current one: "
+        "field 'order_day_of_week' is removed; field 'order_date' is removed; "
+        "field 'orders_placed' changes its type from int8 to int4")
+    with connect(warehouse_db) as conn, pytest.raises(IncompatibleSchemaError):  # and through the API's store
+        schema_store.set_schema(conn, POPULAR, schema([("orders_placed", "int8")]), "admin")
+
+
+def test_the_migration_fills_the_changes_of_versions_kept_before_it(warehouse_db: str) -> None:
+    with connect(warehouse_db) as conn:
+        for fields in DAYS:
+            schema_store.record_version(conn, POPULAR, schema_store.SchemaUpdate(schema(fields), None, "declared",
+                                                                                 None), "admin")
+        conn.execute("update lineage.dataset_schema_versions set changes = null")
+        assert schema_store.backfill_changes(conn) == 2
+        kept = schema_store.versions(conn, POPULAR)
+    assert [v.changes is None for v in kept] == [False, False, True]
+    assert kept[1].changes is not None and kept[1].changes["retyped"] == [
+        {"name": "orders_placed", "before": "int4", "after": "int8"}]
