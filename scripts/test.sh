@@ -51,12 +51,13 @@ install_log=.local/tests/install-tier.log
 install_pid=$!
 # The rest runs in one pytest-xdist worker per core (at most 4; LINEAGE_TEST_WORKERS to choose):
 # each worker is a session with its own cluster, Spark and Airflow home, and takes whole files
-# (--dist loadfile), so a module's world is seeded once. Much of the suite waits on subprocesses
+# (--dist loadfile), so a module's world is seeded once; the end-to-end files, the longest, first
+# (tests/conftest.py orders them; --no-loadscope-reorder keeps that order). Much of the suite waits on subprocesses
 # (dbt, airflow, a JVM), so two workers overlap one's waiting with the other's work.
 workers=${LINEAGE_TEST_WORKERS:-$(nproc)}
 [ "$workers" -le 4 ] || workers=4
 set +e
-.venv/bin/pytest -m "not install" -n "$workers" --dist loadfile "$@"; status=$?
+.venv/bin/pytest -m "not install" -n "$workers" --dist loadfile --no-loadscope-reorder "$@"; status=$?
 wait "$install_pid"; install_status=$?
 set -e
 echo "==> pytest, the install tier (run beside the rest; its log: $install_log)"

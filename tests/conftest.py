@@ -127,6 +127,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             markers.add("e2e")
         for marker in sorted(markers):
             item.add_marker(marker)
+    # The end-to-end files first (each file's tests in order): they are the longest, so xdist's
+    # workers (scripts/test.sh: --no-loadscope-reorder) start them at once and finish together on
+    # the short ones, instead of one worker running a DAG test while the other has nothing left.
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is None)
 
 
 @pytest.fixture(scope="session")
