@@ -65,7 +65,9 @@ def test_a_compaction_killed_at_any_point_leaves_the_warehouse_as_it_was_and_the
             time.sleep(0.2)
     finally:
         os.killpg(driver.pid, signal.SIGKILL)  # the driver's Python process and its JVM
-        driver.communicate(timeout=60)  # reaps it and closes its stderr pipe
+        driver.wait(timeout=60)
+        if driver.stderr is not None:
+            driver.stderr.close()
     assert driver.returncode == -signal.SIGKILL
 
     assert snapshot(warehouse_db) == before  # nothing of the killed batch is visible

@@ -184,7 +184,10 @@ def test_the_lock_of_a_compaction_killed_behind_pgbouncer_is_released(
             run_compaction(spark, interval_end=END, settings=settings)
     finally:
         holder.send_signal(signal.SIGKILL)
-        holder.communicate(timeout=30)  # reaps it and closes its pipes
+        holder.wait(timeout=30)
+        for pipe in (holder.stdout, holder.stderr):
+            if pipe is not None:
+                pipe.close()
     deadline = time.monotonic() + 20
     while True:
         try:
