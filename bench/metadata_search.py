@@ -14,15 +14,20 @@ of the index from it. Then it prints p50/p95 of:
 - a tag added through the store the API uses, with its search index refresh;
 - in the same run, the scan Marquez's search does (``name ILIKE '%q%'``, here over names and
   values so it finds what ours finds), and the ratio;
-- last, one more rebuild of the whole index alone: how long it holds the index's lock, the
-  longest an API write made during it waits.
+- last, one more rebuild of the whole index while an API writer adds a tag every 100 ms:
+  how long the rebuild takes, and how long the writes made during it take (p50, p95 and the
+  longest: what a rebuild makes a write wait), beside the same writes for 10 s before it, and
+  the longest wait for the index's lock itself (taken shared every 20 ms, as a write takes it).
+  ``--rebuild-only`` (with ``--reuse``) measures only that.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import threading
 import time
+import uuid
 from collections.abc import Callable
 
 import psycopg
@@ -121,11 +126,67 @@ def timed(samples: list[str], run: Callable[[str], object]) -> list[float]:
     return spent
 
 
+def writes_during_a_rebuild(url: str, rng: random.Random, vocabulary: list[str], tags: list[str]) -> None:
+    """Rebuild the whole index on a connection of its own while this one adds a tag through the
+    API's store every 100 ms; print the rebuild's time and the writes' times, and those of the
+    same writes for 10 s before it (the machine's own spread)."""
+    rebuilt: dict[str, float | int | None] = {}
+
+    def rebuild() -> None:
+        with psycopg.connect(libpq_url(url), autocommit=True) as builder:
+            began = time.perf_counter()
+            rebuilt["rows"] = metadata_search.rebuild(builder)
+            rebuilt["spent"] = time.perf_counter() - began
+
+    def writes(conn: psycopg.Connection, going_on: Callable[[], bool]) -> list[float]:
+        spent = []
+        while going_on():
+            time.sleep(0.1)
+            name = f"{rng.choice(vocabulary)}_{uuid.uuid4().hex[:12]}"  # a new entity: every write changes it
+            began = time.perf_counter()
+            metadata_store.change(conn, entity([("namespace", "bench"), ("dataset", name)]), "USER", "bench",
+                                  add_tags=[rng.choice(tags)])
+            spent.append(time.perf_counter() - began)
+        return spent
+
+    lock_waits: list[float] = []
+
+    def probe(going_on: Callable[[], bool]) -> None:
+        """Take the index's lock as a write does (shared; metadata_search._lock) every 20 ms: the
+        waits a rebuild makes, apart from the write's own work."""
+        with psycopg.connect(libpq_url(url), autocommit=True) as prober:
+            while going_on():
+                began = time.perf_counter()
+                with prober.transaction():
+                    prober.execute("select pg_advisory_xact_lock_shared(hashtextextended('search-index|index', 0))")
+                lock_waits.append(time.perf_counter() - began)
+                time.sleep(0.02)
+
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        conn.execute("insert into lineage.namespaces (namespace) values ('bench') on conflict do nothing")
+        until = time.perf_counter() + 10
+        alone = writes(conn, lambda: time.perf_counter() < until)
+        rebuilding = threading.Thread(target=rebuild)
+        rebuilding.start()
+        probing = threading.Thread(target=probe, args=(rebuilding.is_alive,))
+        probing.start()
+        during = writes(conn, rebuilding.is_alive)
+        rebuilding.join()
+        probing.join()
+    print(f"{'API writes, no rebuild':28s} {percentiles(alone)}, longest {max(alone) * 1000:,.1f} ms ({len(alone)})")
+    print(f"index rebuild with an API write every 100 ms: {rebuilt['spent']:.1f}s, {rebuilt['rows']:,} rows")
+    print(f"{'API writes during it':28s} {percentiles(during)}, longest {max(during) * 1000:,.1f} ms ({len(during)})")
+    print(f"{'the index lock, shared':28s} {percentiles(lock_waits)}, longest {max(lock_waits) * 1000:,.1f} ms "
+          f"({len(lock_waits)} takes during it)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark metadata search and suggest.")
     parser.add_argument("--entities", type=int, default=100_000)
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("--reuse", action="store_true", help="query the database a previous run loaded")
+    parser.add_argument("--rebuild-only", action="store_true",
+                        help="measure only a rebuild and the API writes made during it (with --reuse)")
     args = parser.parse_args(argv)
     base = Settings.from_env()
     vocabulary, tags, field_words = words(3000, 1), words(2000, 2), words(1500, 3)
@@ -147,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{built.search_rows:,} rows")
 
     rng = random.Random(11)
+    if args.rebuild_only:
+        writes_during_a_rebuild(url, rng, vocabulary, tags)
+        return 0
     with psycopg.connect(libpq_url(url), autocommit=True) as conn:
         stored_row = conn.execute("select count(distinct entity_key), count(*) from lineage.metadata "
                                   "where not (scope = 'SYSTEM' and key = 'schema')").fetchone()
@@ -218,10 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         writes = timed([f"{name}|{value}" for name, value in tagged], tag)
         print(f"{'API write + index refresh':28s} {percentiles(writes)}")
         print(f"ILIKE scan / prefix search, p50: {sorted(theirs)[len(theirs) // 2] / mine[len(mine) // 2]:.0f}x")
-        began = time.perf_counter()
-        rows = metadata_search.rebuild(conn)
-        print(f"index rebuild alone (the index's lock held; a write waits at most this): "
-              f"{time.perf_counter() - began:.1f}s, {rows:,} rows")
+    writes_during_a_rebuild(url, rng, vocabulary, tags)
     return 0
 
 

@@ -9,13 +9,18 @@ one lock per entity's index refresh makes the second wait and read what the firs
 
 A rebuild (after each marts build) and an API write at once: the index had two writers, dbt
 replacing the table and the API refreshing rows in it, and a post-hook re-applied the changes
-recorded since the build began (with a margin for late commits). Now the store is the one
-writer: a rebuild takes the index's lock exclusive and every refresh takes it shared, so a write
-made during a rebuild waits and refreshes over the new rows, and a rebuild waits for the writes
-in flight and reads what they committed."""
+recorded since the build began (with a margin for late commits). Then the store became the one
+writer, and a rebuild held the index's lock exclusive while it replaced every row: a write made
+during it waited (33-50 s at the benchmark's size). Now a rebuild builds a table aside and swaps
+it in, holding the lock only to start and to swap: the writes made meanwhile go to the live
+table without waiting and note what they touched, which the rebuild re-derives in its table
+before the swap. The tests hold a rebuild at its failpoints (``metadata_search.failpoint``
+replaced) and check that writes complete meanwhile and that the index is exactly the view's
+rows after it: writes in, a namespace deleted meanwhile gone."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,7 +30,7 @@ import pytest
 
 from lineage.model.metadata_entity import dataset_entity
 from lineage.settings import Settings
-from warehouse.db import entity_keys, metadata_search, metadata_store
+from warehouse.db import entity_keys, metadata_search, metadata_store, namespace_store
 from warehouse.db.connection import connect
 from warehouse.pipeline.dbt_build import build_marts
 from warehouse.service.search_query import parse_query
@@ -75,6 +80,17 @@ def test_concurrent_user_and_system_writes_leave_exact_index_rows(warehouse_db: 
     assert {"gold", "parquet"} <= values(index)
 
 
+def shape(conn: psycopg.Connection) -> list[tuple[object, ...]]:
+    """The index's columns (type, collation, null or not, default) and indexes (name, definition)."""
+    return conn.execute(
+        """select column_name, data_type, collation_name, is_nullable, column_default from information_schema.columns
+           where table_schema = 'lineage' and table_name = 'search_index'
+           union all
+           select indexname, indexdef, null, null, null from pg_indexes
+           where schemaname = 'lineage' and tablename = 'search_index'
+           order by 1""").fetchall()
+
+
 def test_a_rebuild_holds_the_terms_view_s_rows_and_records_itself(warehouse_db: str) -> None:
     with connect(warehouse_db, autocommit=True) as conn:
         conn.execute("""insert into lineage.datasets (namespace, dataset_type, dataset)
@@ -82,32 +98,151 @@ def test_a_rebuild_holds_the_terms_view_s_rows_and_records_itself(warehouse_db: 
         entity_keys.fill_missing(conn)
         metadata_store.change(conn, ORDERS, "USER", "alice", add_tags=["PII"], add_properties={"owner": "Sales"})
         conn.execute("insert into lineage.search_index (entity_key, term) values ('stale', 'stale')")  # not the view's
+        migrated = shape(conn)
 
     result = build_marts(warehouse_db, Settings.from_env(), command="run", select="+metadata_search_terms")
 
     with connect(warehouse_db) as conn:
         index, expected = rows(conn, metadata_search.INDEX, None), rows(conn, metadata_search.TERMS_VIEW, None)
         assert index == expected
+        assert shape(conn) == migrated  # the table built aside and swapped in: the same columns, indexes, names
         assert {"sales", "2026", "clicks", "orders", "pii", "Sales"} <= values(index)  # name parts, names, terms
         assert conn.execute(f"select row_count from {metadata_search.BUILD}").fetchall() == [(len(expected),)]
         assert result.search_rows == len(expected)
         assert metadata_search.search(conn, parse_query("tags:pii"))["total"] == 1
 
 
-def test_a_write_committed_during_a_rebuild_is_in_the_index_after_it(warehouse_db: str) -> None:
-    with connect(warehouse_db, autocommit=True) as conn:
+class HeldRebuild:
+    """A rebuild running in ``pool``, held at its failpoint ``at`` (``metadata_search.failpoint``
+    replaced) until ``release``; ``fail`` makes it raise there instead."""
+
+    def __init__(self, url: str, pool: ThreadPoolExecutor, monkeypatch: pytest.MonkeyPatch, at: str,
+                 fail: bool = False) -> None:
+        self.reached, self.go_on = threading.Event(), threading.Event()
+
+        def hold(name: str) -> None:
+            if name == at and not self.reached.is_set():
+                self.reached.set()
+                assert self.go_on.wait(timeout=120)
+                if fail:
+                    raise RuntimeError(f"failed at {name}")
+
+        monkeypatch.setattr(metadata_search, "failpoint", hold)
+        self.running = pool.submit(self._rebuild, url)
+        assert self.reached.wait(timeout=120), f"the rebuild never reached {at}"
+
+    @staticmethod
+    def _rebuild(url: str) -> int | None:
+        with connect(url, autocommit=True) as conn:
+            return metadata_search.rebuild(conn)
+
+    def release(self) -> int | None:
+        self.go_on.set()
+        return self.running.result(timeout=120)
+
+
+GONE = dataset_entity("gone", "dataset", "refunds")
+
+
+def exact(url: str) -> list[tuple[object, ...]]:
+    """The whole index, checked to hold exactly the terms view's rows, with no rebuild left."""
+    with connect(url) as conn:
+        index, expected = rows(conn, metadata_search.INDEX, None), rows(conn, metadata_search.TERMS_VIEW, None)
+        assert index == expected, ([r for r in index if r not in expected], [r for r in expected if r not in index])
+        for table in (metadata_search.REBUILD, metadata_search.PENDING):
+            assert conn.execute(f"select count(*) from {table}").fetchone() == (0,), table
+        for table in (metadata_search.ASIDE, metadata_search.RETIRED):
+            assert conn.execute("select to_regclass(%s)", (table,)).fetchone() == (None,), table
+    return index
+
+
+def seeded(url: str) -> None:
+    """ORDERS tagged ``seed``, GONE (namespace ``gone``) tagged ``refund``, the index built."""
+    with connect(url, autocommit=True) as conn:
+        namespace_store.create_namespace(conn, "gone", None)
         metadata_store.change(conn, ORDERS, "USER", "alice", add_tags=["seed"])
-    build_marts(warehouse_db, Settings.from_env(), command="run", select="+metadata_search_terms")
-    with connect(warehouse_db) as builder, ThreadPoolExecutor(1) as pool:
-        builder.execute("select 1")  # the rebuild's transaction stays open until the commit below
-        metadata_search.rebuild(builder)  # the old rows replaced, holding the index's lock
-        racing = blocked(pool, change(warehouse_db, "USER", add_tags=["during"], remove_tags=["seed"]))
-        builder.commit()
-        assert racing.result(timeout=60) is not None
+        metadata_store.change(conn, GONE, "USER", "alice", add_tags=["refund"])
+    build_marts(url, Settings.from_env(), command="run", select="+metadata_search_terms")
+
+
+def found(conn: psycopg.Connection, query: str) -> int:
+    return int(metadata_search.search(conn, parse_query(query))["total"])
+
+
+@pytest.mark.parametrize("at", ["search_index.started", "search_index.built"],
+                         ids=["before-it-reads-the-view", "after-it-read-the-view"])
+def test_writes_during_a_rebuild_do_not_wait_for_it_and_are_in_the_index_after_it(
+        warehouse_db: str, monkeypatch: pytest.MonkeyPatch, at: str) -> None:
+    """The rebuild is held between its start and its table built aside (``started``: the writes
+    are in the rows it reads and noted; ``built``: only noted). Meanwhile a tag change, a
+    namespace deleted and one re-derived complete without waiting for it and show in searches
+    at once; after it, the index is exactly the view's: the write in, the deleted namespace
+    gone. The writer's statements are prepared (as a pooled connection's are after five runs):
+    they reach the new table after the swap."""
+    seeded(warehouse_db)
+    with connect(warehouse_db, autocommit=True) as writer, ThreadPoolExecutor(1) as pool:
+        writer.prepare_threshold = 0
+        metadata_store.change(writer, ORDERS, "USER", "alice", add_tags=["before"])
+        held = HeldRebuild(warehouse_db, pool, monkeypatch, at)
+        began = time.perf_counter()
+        metadata_store.change(writer, ORDERS, "USER", "alice", add_tags=["during"], remove_tags=["seed"])
+        assert namespace_store.delete_namespace(writer, "gone", "admin") is not None
+        with writer.transaction():
+            metadata_search.refresh_namespace(writer, "default")
+        waited = time.perf_counter() - began
+        assert not held.running.done() and waited < 10, waited  # done while the rebuild is held
+        assert (found(writer, "tags:during"), found(writer, "tags:seed"), found(writer, "tags:refund")) == (1, 0, 0)
+        assert held.release()
+        metadata_store.change(writer, ORDERS, "USER", "alice", add_tags=["after"])
+    index = exact(warehouse_db)
+    assert {"before", "during", "after"} <= values(index) and "seed" not in values(index)
+    assert not any(row[1] == "gone" for row in index)  # namespace column: the deleted one did not come back
+
+
+def test_a_rebuild_s_swap_waits_for_a_write_in_flight_and_indexes_it(
+        warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that began during the rebuild and is still open when the rebuild swaps: the
+    swap waits for it to commit, then re-derives what it wrote."""
+    seeded(warehouse_db)
+    with connect(warehouse_db) as writer, ThreadPoolExecutor(1) as pool:
+        held = HeldRebuild(warehouse_db, pool, monkeypatch, "search_index.built")
+        writer.execute("select 1")  # the write's transaction stays open until the commit below
+        metadata_store.change(writer, ORDERS, "USER", "alice", add_tags=["in-flight"])
+        held.go_on.set()
+        time.sleep(1.0)
+        assert not held.running.done()  # waiting for the write's lock
+        writer.commit()
+        assert held.release()
+    assert "in-flight" in values(exact(warehouse_db))
+
+
+def test_rebuilds_at_once_run_one_after_the_other(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seeded(warehouse_db)
+    with ThreadPoolExecutor(2) as pool:
+        held = HeldRebuild(warehouse_db, pool, monkeypatch, "search_index.built")
+        second = blocked(pool, lambda: HeldRebuild._rebuild(warehouse_db))  # waits for the first
+        change(warehouse_db, "USER", add_tags=["between"])()
+        assert held.release()
+        assert second.result(timeout=120)
+    assert "between" in values(exact(warehouse_db))
+
+
+def test_a_failed_rebuild_leaves_the_index_as_it_was(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seeded(warehouse_db)
     with connect(warehouse_db) as conn:
-        index, expected = rows(conn, metadata_search.INDEX), rows(conn, metadata_search.TERMS_VIEW)
-    assert index == expected, (index, expected)
-    assert "during" in values(index) and "seed" not in values(index)
+        before = rows(conn, metadata_search.INDEX, None)
+    with ThreadPoolExecutor(1) as pool:
+        held = HeldRebuild(warehouse_db, pool, monkeypatch, "search_index.built", fail=True)
+        change(warehouse_db, "USER", add_tags=["during"])()
+        with pytest.raises(RuntimeError, match=r"failed at search_index\.built"):
+            held.release()
+    with connect(warehouse_db) as conn:  # the live table, refreshed by the write; the rebuild's mark cleared
+        index = rows(conn, metadata_search.INDEX, None)
+        assert "during" in values(index) and index != before
+    assert "during" in values(exact(warehouse_db))
+    with connect(warehouse_db, autocommit=True) as conn:
+        assert metadata_search.rebuild(conn)
+    exact(warehouse_db)
 
 
 @pytest.mark.parametrize("built", [False, True], ids=["first-rebuild", "later-rebuild"])

@@ -5,9 +5,11 @@ The index holds the rows of the dbt view ``lineage_marts.metadata_search_terms``
 row is, derived from the staging models). ``rebuild`` replaces every row after each marts build
 (``warehouse.pipeline.dbt_build``); between builds each API write re-derives its entity's rows
 in its own transaction (``refresh``; ``forget_namespace`` and ``refresh_namespace`` for a
-namespace's deletion and cleanup). A rebuild takes the index's lock exclusive, every refresh
-takes it shared, so a write made during a rebuild waits for it and then refreshes over the new
-rows: nothing is lost, and no margin of "changed since the rebuild began" is needed.
+namespace's deletion and cleanup). A rebuild builds a new table aside and swaps it in; the
+writes made meanwhile refresh the live table and note what they touched, which the rebuild
+re-derives in its table just before the swap: nothing is lost, no margin of "changed since the
+rebuild began" is needed, and a write waits for a rebuild only during that moment (the index's
+lock: exclusive for the rebuild's start and swap, shared for every write).
 
 Every term is a prefix range scan on an index of lower-cased values (``term``, or
 ``(key_term, term)`` for ``key:value``, ``tags:`` and ``field:``); entities are scored in one
@@ -22,20 +24,27 @@ suggest went from 0.2 ms to 2 s per call after five calls).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg.pq import TransactionStatus
 
 from lineage.errors import MartNotBuiltError
+from lineage.failpoints import failpoint
 from lineage.model.metadata_entity import parse
 from warehouse.service.authorization import Readable
 from warehouse.service.search_query import Term, like_escape
 
 INDEX = "lineage.search_index"  # migration 0022
 BUILD = "lineage.search_index_build"  # the last rebuild's time and rows
+REBUILD = "lineage.search_index_rebuild"  # the rebuild in progress (migration 0023)
+PENDING = "lineage.search_index_pending"  # what the writes touched since it started
+ASIDE = "lineage.search_index_aside"  # the table a rebuild builds, then swaps in (in its transaction only)
+RETIRED = "lineage.search_index_retired"  # the table it swapped out, dropped after the swap's commit
 TERMS_VIEW = "lineage_marts.metadata_search_terms"  # dbt's
 _COLUMNS = ("entity_key, namespace, entity_type, entity_details, scope, kind, key, value, key_term, term, "
             "grant_key")
@@ -43,6 +52,8 @@ _COLUMNS = ("entity_key, namespace, entity_type, entity_details, scope, kind, ke
 TARGETS = {"dataset": "dataset", "stream": "stream", "app": "application", "application": "application",
            "program": "program", "program_run": "program_run", "run": "program_run", "field": "field",
            "partition": "partition", "file": "file", "namespace": "namespace", "external": None}
+# pg_get_indexdef's answer for an index of the index: made again on the table built aside
+_INDEX_DEFINITION = re.compile(r"CREATE (UNIQUE )?INDEX \S+ ON (?:ONLY )?\S+ (USING .+)", re.DOTALL)
 
 
 def _index_built(conn: psycopg.Connection) -> bool:
@@ -68,14 +79,163 @@ def _lock(conn: psycopg.Connection, name: str, *, shared: bool = False) -> None:
 
 
 def rebuild(conn: psycopg.Connection) -> int | None:
-    """Replace every index row with the terms view's, in one transaction (a savepoint inside
-    the caller's); returns the rows indexed, or None when dbt has not built the view yet.
+    """Replace every index row with the terms view's without making writes wait: returns the
+    rows indexed, or None when dbt has not built the view yet. ``conn`` must be outside a
+    transaction (autocommit or idle): the rebuild commits each step.
 
-    The index's lock, exclusive, is taken before anything is read, and held to the end: a
-    refresh waits for the rebuild and then re-derives its entity over the new rows, and the
-    rebuild waits for the refreshes in flight, then reads what they committed (READ COMMITTED:
-    each statement sees what committed before it began). Searches read the previous rows until
-    the commit (a delete, not a truncate, which would lock them out for the whole rebuild)."""
+    1. Under the index's lock, exclusive (it waits for the writes in flight, none waits long
+       for it), the rebuild marks itself started (``REBUILD``) and commits.
+    2. In one transaction, without the index's lock: a new table (``ASIDE``, the index's columns)
+       filled from the view, then its indexes (the live table's, under temporary names); then
+       the entities and namespaces the writes noted since step 1 (``PENDING``) re-derived in it
+       from the view (their notes taken out).
+    3. Still in it, under the index's lock exclusive again, for a moment: the notes made since
+       re-derived the same way, the live table renamed out (``RETIRED``) and the new one in its
+       place (and their indexes), the mark cleared, the rebuild recorded; commit. The table
+       swapped out is dropped after, in a transaction of its own. (Before taking the lock, it
+       waits for an autovacuum of the live table to be cancelled: that blocks no one.)
+
+    A write that committed before step 1 is in step 2's rows (read after it committed); one that
+    took the lock after step 1 noted what it touched, and step 3 waits for it to commit, then
+    re-derives what step 2 has not: the new table is exactly the view's rows. A deleted
+    namespace's rows come back from neither (the view hides them from its deletion on).
+    Meanwhile writes refresh the live table as always and searches read it; both wait only for
+    step 3's moment (the notes of a few hundred milliseconds, the swap). Rebuilds run
+    one at a time (the ``rebuild`` lock, taken first by steps 1 and 2-3; a rebuild whose mark
+    another one's step 1 replaced in between starts again). A rebuild that fails leaves the
+    live table as it was, and its mark is cleared (or replaced by the next rebuild's)."""
+    if conn.info.transaction_status != TransactionStatus.IDLE:
+        raise ValueError("metadata_search.rebuild commits its steps: pass a connection outside a transaction")
+    _drop_retired(conn)  # a rebuild that stopped after its swap
+    while True:
+        with conn.transaction():
+            _lock(conn, "rebuild")
+            if conn.execute("select to_regclass(%s)", (TERMS_VIEW,)).fetchone() == (None,):
+                return None
+            _lock(conn, "index")  # the writes in flight commit first: step 2 reads what they wrote
+            row = conn.execute(f"""insert into {REBUILD} (rebuild_id, started_at)
+                                   values (txid_current(), clock_timestamp())
+                                   on conflict (only_row) do update set rebuild_id = excluded.rebuild_id,
+                                                                        started_at = excluded.started_at
+                                   returning rebuild_id""").fetchone()
+            assert row is not None
+            rebuild_id = row[0]
+            conn.execute(f"delete from {PENDING}")  # a failed rebuild's notes: step 2 reads what they touched
+        failpoint("search_index.started")
+        try:
+            rows = _build_aside_and_swap(conn, rebuild_id)
+        except BaseException:
+            _abandon(conn, rebuild_id)
+            raise
+        if rows is not None:
+            _drop_retired(conn)
+            return rows
+
+
+def _build_aside_and_swap(conn: psycopg.Connection, rebuild_id: int) -> int | None:
+    """Steps 2 and 3 of ``rebuild``, in one transaction; None when another rebuild started since
+    step 1 (this one starts again)."""
+    with conn.transaction():
+        _lock(conn, "rebuild")
+        if conn.execute(f"select rebuild_id from {REBUILD}").fetchone() != (rebuild_id,):
+            return None
+        indexes = conn.execute("""select index.relname, pg_get_indexdef(index.oid) from pg_index
+                                  join pg_class as index on index.oid = pg_index.indexrelid
+                                  where pg_index.indrelid = %s::regclass order by index.relname""",
+                               (INDEX,)).fetchall()
+        conn.execute(f"create table {ASIDE} (like {INDEX} including all excluding indexes)")
+        rows = conn.execute(f"insert into {ASIDE} ({_COLUMNS}) select {_COLUMNS} from {TERMS_VIEW}").rowcount
+        for name, definition in indexes:
+            conn.execute(_aside(name, definition))
+        conn.execute(f"analyze {ASIDE}")
+        failpoint("search_index.built")
+        conn.execute("set local jit = off")  # as a refresh: a few entities
+        rows += _catch_up(conn)  # what the writes noted so far, without the lock
+        # An autovacuum of the live table (of the rows the last swap brought in) would hold the renames
+        # below, and the writes behind them, for deadlock_timeout (1 s) until PostgreSQL cancels it:
+        # this waits for that first, and keeps it out, without blocking writes or searches.
+        conn.execute(f"lock table {INDEX} in share update exclusive mode")
+        _lock(conn, "index")  # the writes in flight commit first, with their notes
+        rows += _catch_up(conn)  # the notes since: the lock is held for a few entities
+        # the renames wait for the searches in flight (the next ones wait for the commit); the live
+        # table is renamed, not dropped: a drop's commit unlinks its files (0.6-1.1 s at 1.3M rows)
+        schema, table = INDEX.split(".")
+        for old, new in ((INDEX, RETIRED.split(".")[1]), (ASIDE, table)):
+            conn.execute(sql.SQL("alter table {} rename to {}").format(sql.SQL(old), sql.Identifier(new)))
+        for name, _ in indexes:
+            for old, new in ((name, f"{name}_retired"), (_aside_name(name), name)):
+                conn.execute(sql.SQL("alter index {} rename to {}").format(
+                    sql.Identifier(schema, old), sql.Identifier(new)))
+        conn.execute(f"delete from {REBUILD}")
+        conn.execute(f"""insert into {BUILD} (built_at, row_count) values (clock_timestamp(), %(rows)s)
+                         on conflict (only_row) do update set built_at = excluded.built_at,
+                                                              row_count = excluded.row_count""", {"rows": rows})
+    return rows
+
+
+def _catch_up(conn: psycopg.Connection) -> int:
+    """Re-derive in the table built aside what the writes noted (taking their notes out, in the
+    rebuild's transaction: a later write to the same entity notes it again); returns the rows
+    it added less those it deleted. Namespaces first: an entity of a noted namespace noted too
+    has its rows inserted with the namespace's, then deleted and inserted once more."""
+    noted = conn.execute(f"delete from {PENDING} returning namespace, entity_key").fetchall()
+    added = 0
+    for column, values in (("namespace", sorted({ns for ns, _ in noted if ns is not None})),
+                           ("entity_key", sorted({key for _, key in noted if key is not None}))):
+        if values:
+            where = sql.SQL("where {} = any(%s)").format(sql.Identifier(column))
+            added -= conn.execute(sql.SQL("delete from {} {}").format(sql.SQL(ASIDE), where), (values,)).rowcount
+            added += conn.execute(sql.SQL("insert into {} ({}) select {} from {} {}").format(
+                sql.SQL(ASIDE), sql.SQL(_COLUMNS), sql.SQL(_COLUMNS), sql.SQL(TERMS_VIEW), where), (values,)).rowcount
+    return added
+
+
+def _drop_retired(conn: psycopg.Connection) -> None:
+    """Drop the table a rebuild swapped out, in a transaction of its own (under the rebuild's
+    lock, not the index's): nothing reads it any more."""
+    with conn.transaction():
+        _lock(conn, "rebuild")
+        conn.execute(f"drop table if exists {RETIRED}")
+
+
+def _aside_name(name: str) -> str:
+    """An index's name on the table built aside (it takes ``name`` back at the swap)."""
+    return f"{name}_aside"
+
+
+def _aside(name: str, definition: str) -> sql.Composed:
+    """The live table's index ``name`` (``pg_get_indexdef``'s ``definition``) made on the table
+    built aside: every index a migration gave the index is rebuilt, under the same name."""
+    match = _INDEX_DEFINITION.fullmatch(definition)
+    if match is None:
+        raise ValueError(f"cannot rebuild the search index's index {name} aside: {definition}")
+    unique, using = match.groups()
+    return sql.SQL("create {}index {} on {} {}").format(
+        sql.SQL(unique or ""), sql.Identifier(_aside_name(name)), sql.SQL(ASIDE), sql.SQL(using))
+
+
+def _abandon(conn: psycopg.Connection, rebuild_id: int) -> None:
+    """After a failed rebuild (its transaction rolled back: the live table as it was), clear its
+    mark and the writes' notes so writes stop noting, when its connection still works and no
+    other rebuild runs (otherwise the next rebuild's step 1 replaces them)."""
+    if conn.broken or conn.closed:
+        return
+    try:
+        with conn.transaction():
+            if conn.execute("select pg_try_advisory_xact_lock(hashtextextended(%s, 0))",
+                            ("search-index|rebuild",)).fetchone() != (True,):
+                return
+            if conn.execute(f"delete from {REBUILD} where rebuild_id = %s", (rebuild_id,)).rowcount:
+                conn.execute(f"delete from {PENDING}")
+    except psycopg.Error:
+        pass  # the rebuild's own error is the one raised
+
+
+def rebuild_in_place(conn: psycopg.Connection) -> int | None:
+    """Replace every index row with the terms view's in the open transaction, holding the
+    index's lock exclusive to the end (writes wait for it): for migration 0022's rebuild, made
+    in the migration's transaction, before migration 0023 creates the tables ``rebuild`` uses.
+    Returns the rows indexed, or None when dbt has not built the view yet."""
     with conn.transaction():
         _lock(conn, "index")
         if conn.execute("select to_regclass(%s)", (TERMS_VIEW,)).fetchone() == (None,):
@@ -89,19 +249,29 @@ def rebuild(conn: psycopg.Connection) -> int | None:
     return rows
 
 
+def _note(conn: psycopg.Connection, column: str, values: Sequence[str]) -> None:
+    """In a write's transaction, under the index's lock (shared): while a rebuild is in progress,
+    note the entities or namespaces whose rows the write re-derives or drops, for the rebuild to
+    re-derive them in the table it builds aside (see ``rebuild``)."""
+    conn.execute(sql.SQL("insert into {} ({}) select unnest(%s::text[]) where exists (select from {})").format(
+        sql.SQL(PENDING), sql.Identifier(column), sql.SQL(REBUILD)), (list(values),))
+
+
 def refresh(conn: psycopg.Connection, entity_keys: Sequence[str]) -> None:
     """Re-derive the index rows of ``entity_keys`` in the open transaction (no-op before the
     first rebuild).
 
-    The index's lock, shared (a rebuild in progress finishes first), then one lock per entity's
-    index rows, held until the transaction ends (and its namespace's, shared): a second refresh
+    The index's lock, shared (a rebuild waits for it at its start and swap, and it waits for
+    those moments only; while a rebuild is in progress the keys are noted for it), then one lock
+    per entity's index rows, held until the transaction ends (and its namespace's, shared): a second refresh
     of the entity (a USER and a SYSTEM change at once hold different metadata locks) waits,
     then reads what the first committed, so the rows stay exact: no duplicate, none missing.
     Locks are taken in key order, so two refreshes never deadlock."""
     _lock(conn, "index", shared=True)
+    keys = sorted(set(entity_keys))
+    _note(conn, "entity_key", keys)  # before the first rebuild too: it may be building its table aside
     if not _index_built(conn):
         return
-    keys = sorted(set(entity_keys))
     for namespace in sorted({ns for ns in (parse(key).namespace for key in keys) if ns is not None}):
         _lock(conn, f"namespace|{namespace}", shared=True)
     for key in keys:
@@ -113,9 +283,11 @@ def refresh(conn: psycopg.Connection, entity_keys: Sequence[str]) -> None:
 
 
 def forget_namespace(conn: psycopg.Connection, namespace: str) -> None:
-    """Drop a deleted namespace's index rows (no-op before the first rebuild; a rebuild in
-    progress finishes first, so it cannot bring them back)."""
+    """Drop a deleted namespace's index rows (no-op before the first rebuild). A rebuild in
+    progress re-derives the noted namespace from the view, which hides a deleted namespace's
+    rows, so it cannot bring them back."""
     _lock(conn, "index", shared=True)
+    _note(conn, "namespace", [namespace])
     if _index_built(conn):
         conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))
 
@@ -124,6 +296,7 @@ def refresh_namespace(conn: psycopg.Connection, namespace: str) -> None:
     """Re-derive every index row of ``namespace`` (after its cleanup: what a re-created
     namespace holds becomes searchable), excluding every entity refresh in it meanwhile."""
     _lock(conn, "index", shared=True)
+    _note(conn, "namespace", [namespace])
     if not _index_built(conn):
         return
     _lock(conn, f"namespace|{namespace}")

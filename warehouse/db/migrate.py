@@ -44,7 +44,7 @@ class Migration:
 # (22: the search index, from the terms view when dbt built it, so search answers on across it;
 # 24: what each kept schema version changed from the one before).
 _BACKFILLS: dict[int, Callable[[psycopg.Connection], object]] = {
-    11: entity_keys.backfill, 21: entity_keys.backfill_ids, 22: metadata_search.rebuild,
+    11: entity_keys.backfill, 21: entity_keys.backfill_ids, 22: metadata_search.rebuild_in_place,
     24: schema_store.backfill_changes}
 
 

@@ -208,8 +208,11 @@ def build_marts(
             raise DbtBuildError(f"dbt {command} failed (exit {completed.returncode}):\n{tail}")
         results = Path(env["DBT_TARGET_PATH"]) / "run_results.json"
         passed, warned = run_results(results)
-        terms_view = metadata_search.TERMS_VIEW.rsplit(".", 1)[-1]
-        search_rows = metadata_search.rebuild(lock) if terms_view in built_models(results) else None
+        search_rows = None
+        if metadata_search.TERMS_VIEW.rsplit(".", 1)[-1] in built_models(results):
+            # on a connection of its own: the rebuild commits its steps, the marts lock stays held
+            with connect(database_url, autocommit=True) as conn:
+                search_rows = metadata_search.rebuild(conn)
     if not settings.dbt_openlineage:
         return DbtResult(passed=passed, warned=warned, output=output, search_rows=search_rows)
     emitted = _EMITTED_LINE.search(output)
