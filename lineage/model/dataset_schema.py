@@ -129,8 +129,6 @@ def incompatibilities(current: DatasetSchema, proposed: DatasetSchema) -> list[s
     return reasons
 
 
-
-
 SchemaSource = Literal["declared", "observed"]
 """Where a schema version came from. *Declared*: a program's ``record_schema`` or the API's
 ``PUT .../properties``, a request the compatibility rule above checks. *Observed*: what a

@@ -167,10 +167,15 @@ def _build_aside_and_swap(conn: psycopg.Connection, rebuild_id: int) -> int | No
                 conn.execute(sql.SQL("alter index {} rename to {}").format(
                     sql.Identifier(schema, old), sql.Identifier(new)))
         conn.execute(f"delete from {REBUILD}")
-        conn.execute(f"""insert into {BUILD} (built_at, row_count) values (clock_timestamp(), %(rows)s)
-                         on conflict (only_row) do update set built_at = excluded.built_at,
-                                                              row_count = excluded.row_count""", {"rows": rows})
+        _record_build(conn, rows)
     return rows
+
+
+def _record_build(conn: psycopg.Connection, rows: int) -> None:
+    """Record a rebuild that indexed ``rows`` rows (``BUILD``'s one row)."""
+    conn.execute(f"""insert into {BUILD} (built_at, row_count) values (clock_timestamp(), %(rows)s)
+                     on conflict (only_row) do update set built_at = excluded.built_at,
+                                                          row_count = excluded.row_count""", {"rows": rows})
 
 
 def _catch_up(conn: psycopg.Connection) -> int:
@@ -242,9 +247,7 @@ def rebuild_in_place(conn: psycopg.Connection) -> int | None:
             return None
         conn.execute(f"delete from {INDEX}")
         rows = conn.execute(f"insert into {INDEX} ({_COLUMNS}) select {_COLUMNS} from {TERMS_VIEW}").rowcount
-        conn.execute(f"""insert into {BUILD} (built_at, row_count) values (clock_timestamp(), %(rows)s)
-                         on conflict (only_row) do update set built_at = excluded.built_at,
-                                                              row_count = excluded.row_count""", {"rows": rows})
+        _record_build(conn, rows)
         conn.execute(f"analyze {INDEX}")
     return rows
 
