@@ -13,7 +13,8 @@ function. Tasks are idempotent and retry with exponential backoff.
    against the event schema (bad lines go to `lineage.quarantine` with the reason),
    deduplicates by event id, COPYs into staging and merges in one transaction.
 2. **field_lineage**: turns the new field operation records into operation sets, per-field
-   paths and run rows (Spark; started only when records are pending).
+   paths and run rows (in the task for a small batch; Spark past
+   `LINEAGE_FIELD_LINEAGE_IN_PROCESS_RECORDS` pending records).
 3. **apply_metadata**: applies the SYSTEM metadata programs recorded (the later event wins by
    event time), each change with its record.
 4. **check**: the quality gate: Great Expectations over the rows of every batch not yet

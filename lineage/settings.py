@@ -80,6 +80,10 @@ class Settings:
     # Default: 1024 when Spark would run on this machine anyway (no LINEAGE_SPARK_MASTER, not
     # under spark-submit), where it only adds a JVM; 16 when a cluster is there to use.
     in_process_mb: int = 1024
+    # The field lineage stage derives at most this many pending field operation records in its
+    # own process (no JVM start); more go to Spark. Default: 20,000 (one chunk) on one machine,
+    # 2,000 when a cluster is there to use.
+    field_lineage_in_process_records: int = 20_000
     # The ``lineage_refresh`` DAG (compaction + marts on every new raw log file, ``dags/``).
     refresh_on_new_files: bool = False
     embedded_postgres: bool = True
@@ -139,6 +143,9 @@ class Settings:
             compaction_chunk_mb=_int(env, "COMPACTION_CHUNK_MB", 32, minimum=1, maximum=65536),
             in_process_mb=_int(env, "COMPACTION_IN_PROCESS_MB", IN_PROCESS_MB_CLUSTER if _spark_cluster(env)
                                else IN_PROCESS_MB_LOCAL, minimum=0, maximum=65536),
+            field_lineage_in_process_records=_int(
+                env, "FIELD_LINEAGE_IN_PROCESS_RECORDS", IN_PROCESS_RECORDS_CLUSTER if _spark_cluster(env)
+                else IN_PROCESS_RECORDS_LOCAL, minimum=0, maximum=10_000_000),
             refresh_on_new_files=_bool(env, "REFRESH_ON_NEW_FILES", False),
             embedded_postgres=not env.get(PREFIX + "DATABASE_URL"),
             dbt_bin=env.get(PREFIX + "DBT_BIN") or _default_dbt_bin(),
@@ -269,6 +276,7 @@ def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
 
 
 IN_PROCESS_MB_LOCAL, IN_PROCESS_MB_CLUSTER = 1024, 16
+IN_PROCESS_RECORDS_LOCAL, IN_PROCESS_RECORDS_CLUSTER = 20_000, 2_000
 
 
 def _spark_cluster(env: Mapping[str, str]) -> bool:

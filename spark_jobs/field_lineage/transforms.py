@@ -33,7 +33,9 @@ _PATHS = pa.schema([pa.field(name, pa.string()) for name in ("fingerprint", "ope
 PATHS_SCHEMA = T.StructType([T.StructField(f.name, T.StringType()) for f in _PATHS])
 
 
-def _fingerprint_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def fingerprint_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of (namespace, event_id, payload) -> ``FINGERPRINTED_SCHEMA``'s (Spark's
+    tasks run it, and the job itself for a small batch)."""
     for batch in batches:
         rows: dict[str, list[Any]] = {name: [] for name in _FINGERPRINTED.names}
         for namespace, event_id, payload in zip(*(batch.column(n).to_pylist() for n in PENDING_SCHEMA.names),
@@ -52,7 +54,8 @@ def _fingerprint_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Recor
         yield pa.RecordBatch.from_pydict(rows, schema=_FINGERPRINTED)
 
 
-def _path_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def path_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of (fingerprint, namespace, payload) -> ``PATHS_SCHEMA``'s."""
     for batch in batches:
         rows: dict[str, list[Any]] = {name: [] for name in _PATHS.names}
         for fingerprint, namespace, payload in zip(
@@ -69,10 +72,10 @@ def _path_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
 
 def fingerprint_records(pending: DataFrame) -> DataFrame:
     """(namespace, event_id, payload) -> the same with the record's fingerprint, or ``reason``."""
-    return pending.mapInArrow(_fingerprint_batches, FINGERPRINTED_SCHEMA)
+    return pending.mapInArrow(fingerprint_batches, FINGERPRINTED_SCHEMA)
 
 
 def set_paths(new_sets: DataFrame) -> DataFrame:
     """(fingerprint, namespace, payload), one row per operation set -> its operations, per-field
     paths, source field flows and warnings (JSON)."""
-    return new_sets.select("fingerprint", "namespace", "payload").mapInArrow(_path_batches, PATHS_SCHEMA)
+    return new_sets.select("fingerprint", "namespace", "payload").mapInArrow(path_batches, PATHS_SCHEMA)

@@ -56,7 +56,7 @@ def api(warehouse_db: str, airflow_api: str, monkeypatch: pytest.MonkeyPatch) ->
         yield client
 
 
-def test_delete_recreate_and_cleanup(spark, warehouse_db: str, log_root: Path, settings_for,  # type: ignore[no-untyped-def]
+def test_delete_recreate_and_cleanup(warehouse_db: str, log_root: Path, settings_for,  # type: ignore[no-untyped-def]
                                      api: TestClient) -> None:
     ensure_dags_serialized()
     settings = settings_for(warehouse_db)
@@ -73,7 +73,7 @@ def test_delete_recreate_and_cleanup(spark, warehouse_db: str, log_root: Path, s
         event("run_end", {"status": "completed"}, namespace="sales", run=RUN, event_time="2026-11-21T05:05:00Z"),
     ])
     run_compaction(None, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings)
-    run_field_lineage(spark, settings)
+    run_field_lineage(None, settings)
     with connect(warehouse_db) as conn:
         apply_program_metadata(conn)
     ok(api.post(f"{NS}/datasets/orders/metadata/properties", json={"owner": "old-team"}))

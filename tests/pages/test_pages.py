@@ -94,7 +94,7 @@ def parent_of(run_id: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def site(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:  # type: ignore[no-untyped-def]
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     url = create_scratch_db("pages")
     log_root = tmp_path_factory.mktemp("raw-events")
     settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
@@ -117,7 +117,7 @@ def site(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
                      ("customer", "string", False), ("price", "double", True)),
     ], hour=NOW.strftime("dt=%Y-%m-%d/hour=%H"))
     run_compaction(None, interval_end=NOW + timedelta(hours=1), settings=settings)
-    run_field_lineage(spark, settings)
+    run_field_lineage(None, settings)
     with connect(url) as conn:
         assert apply_program_metadata(conn).quarantined == 0
     build_marts(url, settings, command="run", select="+lineage_walk +metadata_search_terms")

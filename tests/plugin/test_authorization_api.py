@@ -43,7 +43,7 @@ class Client:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     url = create_scratch_db("wh_authz")
     log_root = tmp_path_factory.mktemp("authz-events")
     with plugin_app(url) as base:

@@ -84,7 +84,7 @@ REPORT = {"destination": {"name": "report"}, "operations": [
 
 
 @pytest.fixture(scope="module")
-def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 
     url = create_scratch_db("field_lineage")
     log_root = tmp_path_factory.mktemp("raw-events")
@@ -99,9 +99,9 @@ def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]
         *run("Totals", "t1", 6, [TOTALS, REPORT], version=2),
     ])
     run_compaction(None, interval_end=END, settings=settings)
-    summary = run_field_lineage(spark, settings, chunk_records=2)  # four chunks, one transaction each
+    summary = run_field_lineage(None, settings, chunk_records=2)  # four chunks, one transaction each
     assert (summary.records, summary.sets_added, summary.runs_recorded, summary.quarantined) == (7, 5, 7, 0)
-    again = run_field_lineage(spark, settings)
+    again = run_field_lineage(None, settings)
     assert again.records == 0  # processed records are not read twice
     with admin_client(url) as client:
         yield client

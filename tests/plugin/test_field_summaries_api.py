@@ -60,7 +60,7 @@ LENIENT = {"destination": {"name": "lenient"}, "operations": [
 
 
 @pytest.fixture(scope="module")
-def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 
     url = create_scratch_db("field_summaries")
     log_root = tmp_path_factory.mktemp("raw-events")
@@ -70,7 +70,7 @@ def api(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]
                          *run("Report", "r1", 2, [REPORT]), *run("Ingest", "i2", 3, [PEOPLE]),
                          *run("Lenient", "l1", 4, [LENIENT])])
     run_compaction(None, interval_end=END, settings=settings)
-    summary = run_field_lineage(spark, settings)
+    summary = run_field_lineage(None, settings)
     assert (summary.records, summary.sets_added, summary.quarantined) == (5, 3, 0)  # the lenient record is kept
     with admin_client(url) as client:
         yield client

@@ -84,7 +84,7 @@ class Warehouse:
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warehouse]:  # type: ignore[no-untyped-def]
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Warehouse]:
     url = create_scratch_db("lineage_api")
     log_root = tmp_path_factory.mktemp("raw-events")
     shared = Warehouse(url, log_root)

@@ -98,7 +98,7 @@ def workflow_events() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     url = create_scratch_db("runs_api")
     log_root = tmp_path_factory.mktemp("raw-events")
     client = client_for(log_root)

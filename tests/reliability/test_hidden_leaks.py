@@ -58,7 +58,7 @@ def in_hr(**overrides: Any) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     url = create_scratch_db("wh_leaks")
     log_root = tmp_path_factory.mktemp("leak-events")
     with plugin_app(url) as base:
@@ -94,7 +94,7 @@ def server(spark, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClie
         ])
         settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
         run_compaction(None, interval_end=datetime(2026, 11, 21, 6, tzinfo=UTC), settings=settings)
-        run_field_lineage(spark, settings)
+        run_field_lineage(None, settings)
         with connect(url) as conn:
             apply_program_metadata(conn)
             conn.execute("""insert into lineage.dataset_aliases (namespace, alias, alias_type, dataset_key,

@@ -51,7 +51,7 @@ def run_event(state: RunState, at: datetime, *, with_io: bool) -> RunEvent:
 
 
 def test_a_run_accumulates_over_its_events_in_any_order_and_across_compactions(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     settings = settings_for(warehouse_db)
     client = client_for(log_root)
@@ -74,7 +74,7 @@ def test_a_run_accumulates_over_its_events_in_any_order_and_across_compactions(
     assert sorted(rows(warehouse_db, "select dataset, access from lineage.access_details")) == [
         ("postgres://db:5432/shop.public.orders", "read"), ("s3://lake/marts/order totals", "write")]
 
-    summary = run_field_lineage(spark, settings)
+    summary = run_field_lineage(None, settings)
     assert summary.records >= 1 and summary.sets_added == 1
     paths = dict(rows(warehouse_db, "select field, path from lineage.field_paths"))
     assert set(paths) == {"order_id", "total"}
@@ -93,7 +93,7 @@ def test_a_run_accumulates_over_its_events_in_any_order_and_across_compactions(
 
 
 def test_a_malformed_event_from_the_transport_is_quarantined_with_its_reason(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     client = client_for(log_root)
     client.transport.emit({"eventTime": "2026-11-23T09:00:00Z", "eventType": "START", "run": {},
@@ -111,7 +111,7 @@ ORDERS = {"namespace": "postgres://db:5432", "name": "shop.public.orders"}
 
 
 def test_column_lineage_transformations_reach_field_lineage_answers_and_the_direct_only_reading(
-    spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:
     """total = sum(amount) group by customer, for paid orders only (a dataset-level FILTER);
     note is copied with no transformation given (old producers); label comes from a transformation
@@ -137,7 +137,7 @@ def test_column_lineage_transformations_reach_field_lineage_answers_and_the_dire
                              job=Job(namespace="default", name="totals"), producer=PRODUCER, outputs=outputs))
     settings = settings_for(warehouse_db)
     run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
-    assert run_field_lineage(spark, settings).quarantined == 0
+    assert run_field_lineage(None, settings).quarantined == 0
     window = (START - timedelta(hours=1), START + timedelta(hours=1))
 
     def answer(field: str, transformations: TransformationFilter = "all") -> list[dict[str, Any]]:
@@ -186,7 +186,8 @@ def test_two_field_lineage_jobs_at_once_process_each_record_once(
     (pending,) = rows(warehouse_db, "select count(*) from lineage.pending_events where kind = 'field_operations'")
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        jobs = [pool.submit(run_field_lineage, spark, settings, 2) for _ in range(2)]  # chunks of 2 records
+        # one on Spark, one in its own process (a small batch's path): chunks of 2 records
+        jobs = [pool.submit(run_field_lineage, session, settings, 2) for session in (spark, None)]
         summaries = [job.result() for job in jobs]
 
     assert sum(summary.records for summary in summaries) == pending[0] == 6

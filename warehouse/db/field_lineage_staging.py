@@ -56,9 +56,11 @@ class FieldStaging:
     sets: str
 
 
-def has_pending(conn: psycopg.Connection) -> bool:
-    """Whether any compacted field operation record is not processed yet."""
-    return conn.execute(f"select 1 from lineage.pending_events where {_PENDING} limit 1").fetchone() is not None
+def count_pending(conn: psycopg.Connection, upto: int) -> int:
+    """How many compacted field operation records are not processed yet, counted up to ``upto``."""
+    row = conn.execute(f"select count(*) from (select 1 from lineage.pending_events where {_PENDING} limit %s) p",
+                       (upto,)).fetchone()
+    return int(row[0]) if row else 0
 
 
 _FIELD_LINEAGE_LOCK = 7_265_404  # arbitrary, constant: one field lineage job at a time per warehouse
