@@ -293,10 +293,11 @@ def test_field_page_shows_each_edges_transformation_and_a_direct_only_switch(pag
     page.goto("/lineage/ui/fields?ns=default&dataset=totals&field=total&view=detailed")
     page.wait_for_function("window.cy && window.cy.edges().length > 0")
     edges = "cy.edges().map(e => [e.data('source'), e.data('label')]).sort()"
-    assert page.evaluate(edges) == [["read:amount", "aggregation\nDIRECT \u00b7 AGGREGATION"],
-                                    ["read:customer", "aggregation\nINDIRECT \u00b7 GROUP_BY"],
-                                    ["sum:total", "write"]]
-    assert page.evaluate("cy.edges('.indirect').map(e => e.data('source'))") == ["read:customer"]  # drawn dashed
+    assert page.evaluate(edges) == [["operation.read.amount", "aggregation\nDIRECT \u00b7 AGGREGATION"],
+                                    ["operation.read.customer", "aggregation\nINDIRECT \u00b7 GROUP_BY"],
+                                    ["operation.sum.total", "write"]]
+    dashed = page.evaluate("cy.edges('.indirect').map(e => e.data('source'))")
+    assert dashed == ["operation.read.customer"]
     badges = page.locator("#path-list .badge.transformation")
     assert badges.all_inner_texts() == ["DIRECT \u00b7 AGGREGATION", "INDIRECT \u00b7 GROUP_BY"]
     assert badges.first.get_attribute("title") == "sum(amount)"
@@ -304,7 +305,8 @@ def test_field_page_shows_each_edges_transformation_and_a_direct_only_switch(pag
 
     page.locator("#direct-only").check()
     page.wait_for_function("window.cy && window.cy.edges().length === 2")
-    assert page.evaluate(edges) == [["read:amount", "aggregation\nDIRECT \u00b7 AGGREGATION"], ["sum:total", "write"]]
+    assert page.evaluate(edges) == [["operation.read.amount", "aggregation\nDIRECT \u00b7 AGGREGATION"],
+                                    ["operation.sum.total", "write"]]
     direct = api(site, "v3/namespaces/default/datasets/totals/fields/total/lineage", start="now-7d", end="now",
                  view="detailed", transformations="direct")
     assert sorted(page.evaluate("cy.nodes().map(n => n.id())")) == sorted(
@@ -326,7 +328,8 @@ def test_field_impact_shows_transformations_and_direct_only_leaves_out_indirect_
     assert item.locator("a").inner_text() == "totals.total"
     # The list shows how the field reaches totals.total; the graph draws all of total's sources.
     assert item.locator(".badge.transformation").all_inner_texts() == ["INDIRECT \u00b7 GROUP_BY"]
-    assert page.evaluate("cy.edges().map(e => [e.data('source'), e.data('label')]).sort()") == [
+    # (nodes are keyed by namespace, dataset and field; drawn with their labels)
+    assert page.evaluate("cy.edges().map(e => [e.source().data('label'), e.data('label')]).sort()") == [
         ["orders.amount", "level 1\nDIRECT \u00b7 AGGREGATION"],
         ["orders.customer", "level 1\nINDIRECT \u00b7 GROUP_BY"]]
     page.locator("#direct-only").check()

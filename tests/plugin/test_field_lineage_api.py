@@ -130,12 +130,14 @@ def test_identical_runs_group_into_one_path_and_a_changed_pipeline_adds_a_second
 def test_seed_004_simple_and_detailed_views_of_id(api: TestClient) -> None:
     simple = lineage(api, "mytableds", "id", view="simple")["paths"][0]["graph"]
     assert [(e["from"], e["to"], e["names"]) for e in simple["edges"]] == [
-        ("read:body", "mytableds:id", ["parse", "concat", "create"])]
+        ("operation.read.body", "field.mytableds.id", ["parse", "concat", "create"])]
     detailed = lineage(api, "mytableds", "id", view="detailed")["paths"][0]["graph"]
     assert {(e["from"], e["to"], e["name"]) for e in detailed["edges"]} == {
-        ("read:body", "parse:first_name", "parse"), ("read:body", "parse:last_name", "parse"),
-        ("parse:first_name", "concat:name", "concat"), ("parse:last_name", "concat:name", "concat"),
-        ("concat:name", "mytableds:id", "create")}
+        ("operation.read.body", "operation.parse.first_name", "parse"),
+        ("operation.read.body", "operation.parse.last_name", "parse"),
+        ("operation.parse.first_name", "operation.concat.name", "concat"),
+        ("operation.parse.last_name", "operation.concat.name", "concat"),
+        ("operation.concat.name", "field.mytableds.id", "create")}
 
 
 def test_provenance_and_impact_follow_fields_across_datasets(api: TestClient) -> None:
@@ -201,11 +203,11 @@ def test_each_input_shows_its_transformation_in_the_paths_and_both_views(api: Te
     assert [(item["field"], item["transformation"]) for item in aggregation["inputs"]] == [
         ("amount", SUM), ("customer", GROUP), ("status", PAID)]
     assert [(e["from"], e["name"], e.get("transformation")) for e in total["graph"]["edges"]] == [
-        ("aggregation:total", "write", None), ("read:amount", "aggregation", SUM),
-        ("read:customer", "aggregation", GROUP), ("read:status", "aggregation", PAID)]
+        ("operation.aggregation.total", "write", None), ("operation.read.amount", "aggregation", SUM),
+        ("operation.read.customer", "aggregation", GROUP), ("operation.read.status", "aggregation", PAID)]
     (simple,) = lineage(api, "totals", "total", view="simple")["paths"]
     assert [(e["from"], e["transformations"]) for e in simple["graph"]["edges"]] == [
-        ("read:amount", [SUM]), ("read:customer", [GROUP]), ("read:status", [PAID])]
+        ("operation.read.amount", [SUM]), ("operation.read.customer", [GROUP]), ("operation.read.status", [PAID])]
     (masked,) = lineage(api, "totals", "email_hash", view="simple")["paths"]
     assert masked["graph"]["edges"][0]["transformations"] == [HASH]  # masking: true, shown as recorded
 
@@ -224,7 +226,7 @@ def test_direct_only_keeps_the_chains_whose_every_edge_is_direct(api: TestClient
     (direct,) = lineage(api, "totals", "total", view="detailed", transformations="direct")["paths"]
     assert direct["sources"] == [orders("amount")]
     assert [(e["from"], e.get("transformation")) for e in direct["graph"]["edges"]] == [
-        ("aggregation:total", None), ("read:amount", SUM)]
+        ("operation.aggregation.total", None), ("operation.read.amount", SUM)]
     assert direct["runs"] == every["runs"] == ["t1"]
     assert direct["fingerprint"] != every["fingerprint"]  # the fingerprint of the path shown
 

@@ -162,7 +162,8 @@ def test_two_writes_into_one_field_union_their_sources_with_programs_beside_runs
     assert [(s["name"], s["field"]) for s in path["sources"]] == [("legacy", "uid"), ("users", "uid")]
     assert (path["runs"], path["programs"]) == (["b1", "i1", "i2"], [prog("Ingest", 3), prog("Backfill", 2)])
     assert sorted((e["from"], e["to"], e["name"]) for e in path["graph"]["edges"]) == [
-        ("readLegacy:uid", "people:id", "writeLegacy"), ("readUsers:uid", "people:id", "writeMain")]
+        ("operation.readLegacy.uid", "field.people.id", "writeLegacy"),
+        ("operation.readUsers.uid", "field.people.id", "writeMain")]
 
 
 def test_a_lenient_record_is_stored_with_its_warning_shown(api: TestClient) -> None:

@@ -119,10 +119,10 @@ def test_two_writes_of_one_field_both_appear_in_its_views() -> None:
     assert stored["origin"] == "writeA" and stored["origins"] == ["writeA", "writeB"]
     detailed = detailed_view(stored, "out")
     assert sorted((e["from"], e["to"], e["name"]) for e in detailed["edges"]) == [
-        ("readA:id", "out:id", "writeA"), ("readB:id", "out:id", "writeB")]
+        ("operation.readA.id", "field.out.id", "writeA"), ("operation.readB.id", "field.out.id", "writeB")]
     simple = simple_view(stored, "out")
     assert [(e["from"], e["to"], e["names"]) for e in simple["edges"]] == [
-        ("readA:id", "out:id", ["writeA"]), ("readB:id", "out:id", ["writeB"])]
+        ("operation.readA.id", "field.out.id", ["writeA"]), ("operation.readB.id", "field.out.id", ["writeB"])]
 
 
 def test_a_path_written_once_keeps_its_fingerprint_and_has_no_origins_key() -> None:

@@ -98,10 +98,10 @@ def test_paths_are_ordered_by_first_run() -> None:
 def test_a_view_draws_each_path() -> None:
     (rendered,) = render_paths([row(A, "fp", path("x", B), ["r1"], 1, 1)], [A], "simple")[A]
     assert rendered["graph"] == {
-        "nodes": [{"id": "a:x", "field": "x", "dataset": "a", "kind": "field"},
-                  {"id": "read:y", "field": "y", "origin": "read", "kind": "source",
+        "nodes": [{"id": "field.a.x", "field": "x", "dataset": "a", "kind": "field"},
+                  {"id": "operation.read.y", "field": "y", "origin": "read", "kind": "source",
                    "sources": [{"namespace": "ns", "type": "dataset", "name": "b"}]}],
-        "edges": [{"from": "read:y", "to": "a:x", "operations": ["create"], "names": ["create"]}]}
+        "edges": [{"from": "operation.read.y", "to": "field.a.x", "operations": ["create"], "names": ["create"]}]}
 
 
 def test_incoming_answer_without_levels_is_the_fields_paths_from_one_query() -> None:
@@ -253,7 +253,7 @@ def test_a_caller_sees_nothing_of_an_unreadable_dataset_but_that_something_hidde
         assert shown["fingerprint"] != "fa"  # the stored one would confirm a guess at the hidden names
     detailed = field_lineage(Warehouse(rows), A, 0, 1, view="detailed",
                              readable=lambda namespace, kind, name: namespace == "ns")["paths"][0]["graph"]
-    assert {node["id"] for node in detailed["nodes"]} == {"a:x", "read:y", "hidden:1:hidden"}
+    assert {node["id"] for node in detailed["nodes"]} == {"field.a.x", "operation.read.y", "operation.hidden:1.hidden"}
 
 
 def test_an_admin_sees_every_name() -> None:

@@ -32,17 +32,38 @@ def test_seed_004_id_is_made_by_read_parse_concat_create() -> None:
 
 def test_seed_004_simple_view_is_body_to_id_through_parse_concat_create() -> None:
     view = simple_view(paths_by_field(seed_004_payload())["id"], "mytableds")
-    assert view["edges"] == [{"from": "read:body", "to": "mytableds:id", "operations": ["parse", "concat", "create"],
+    assert view["edges"] == [{"from": "operation.read.body", "to": "field.mytableds.id",
+                              "operations": ["parse", "concat", "create"],
                               "names": ["parse", "concat", "create"]}]
-    assert {node["id"] for node in view["nodes"]} == {"read:body", "mytableds:id"}
+    assert {node["id"] for node in view["nodes"]} == {"operation.read.body", "field.mytableds.id"}
 
 
 def test_seed_004_detailed_view_draws_every_intermediate_field() -> None:
     view = detailed_view(paths_by_field(seed_004_payload())["id"], "mytableds")
     assert {(edge["from"], edge["to"], edge["name"]) for edge in view["edges"]} == {
-        ("read:body", "parse:first_name", "parse"), ("read:body", "parse:last_name", "parse"),
-        ("parse:first_name", "concat:name", "concat"), ("parse:last_name", "concat:name", "concat"),
-        ("concat:name", "mytableds:id", "create")}
+        ("operation.read.body", "operation.parse.first_name", "parse"),
+        ("operation.read.body", "operation.parse.last_name", "parse"),
+        ("operation.parse.first_name", "operation.concat.name", "concat"),
+        ("operation.parse.last_name", "operation.concat.name", "concat"),
+        ("operation.concat.name", "field.mytableds.id", "create")}
+
+
+def test_drawing_ids_never_collide_whatever_the_names_hold() -> None:
+    """A dataset named like an operation, and names holding the separators, still give one node
+    per field: before, ``read:body`` was both the dataset ``read``'s field and the read's output."""
+    payload = {"destination": {"name": "read"}, "operations": [
+        {"name": "read", "inputs": [{"source": {"name": "raw"}}], "outputs": ["body", "a.b"]},
+        {"name": "copy", "id": "a", "inputs": [{"field": "a.b"}], "outputs": ["b:c"]},
+        {"type": "write", "name": "write", "inputs": [{"field": "body"}, {"field": "b:c"}]}]}
+    paths = paths_by_field(payload)
+    body = detailed_view(paths["body"], "read")
+    assert {node["id"]: node["kind"] for node in body["nodes"]} == {
+        "field.read.body": "field", "operation.read.body": "source"}
+    assert [(edge["from"], edge["to"]) for edge in body["edges"]] == [("operation.read.body", "field.read.body")]
+    copied = detailed_view(paths["b:c"], "read")
+    assert sorted(node["id"] for node in copied["nodes"]) == ["field.read.b:c", "operation.a.b:c", "operation.read.a.b"]
+    dotted = detailed_view(paths["b:c"], "x.y")  # a dataset holding the separator is escaped
+    assert "field.x\\.y.b:c" in {node["id"] for node in dotted["nodes"]}
 
 
 def test_descriptions_are_not_part_of_identity_but_operations_are() -> None:

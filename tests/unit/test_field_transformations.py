@@ -87,12 +87,14 @@ def test_path_fingerprint_is_the_stored_paths() -> None:
 def test_detailed_view_shows_each_inputs_transformation() -> None:
     view = detailed_view(stored(record())["total"], "totals")
     assert view["edges"] == [
-        {"from": "read:amount", "to": "sum:total", "operation": "sum", "name": "aggregation", "transformation": SUM},
-        {"from": "read:customer", "to": "sum:total", "operation": "sum", "name": "aggregation",
+        {"from": "operation.read.amount", "to": "operation.sum.total", "operation": "sum", "name": "aggregation",
+         "transformation": SUM},
+        {"from": "operation.read.customer", "to": "operation.sum.total", "operation": "sum", "name": "aggregation",
          "transformation": GROUP},
-        {"from": "read:status", "to": "sum:total", "operation": "sum", "name": "aggregation",
+        {"from": "operation.read.status", "to": "operation.sum.total", "operation": "sum", "name": "aggregation",
          "transformation": PAID},
-        {"from": "sum:total", "to": "totals:total", "operation": "write", "name": "write"},  # none recorded: no key
+        # none recorded: no key
+        {"from": "operation.sum.total", "to": "field.totals.total", "operation": "write", "name": "write"},
     ]
 
 
@@ -103,7 +105,8 @@ def test_an_input_reaching_the_output_two_ways_is_two_detailed_edges_and_one_sim
     assert [edge.get("transformation") for edge in detailed["edges"]] == [
         SUM, {**PAID, "description": "amount > 0"}, None]
     simple = simple_view(twice, "totals")
-    assert simple["edges"] == [{"from": "read:amount", "to": "totals:total", "operations": ["sum", "write"],
+    assert simple["edges"] == [{"from": "operation.read.amount", "to": "field.totals.total",
+                                "operations": ["sum", "write"],
                                 "names": ["aggregation", "write"],
                                 "transformations": [SUM, {**PAID, "description": "amount > 0"}]}]
 
@@ -111,7 +114,7 @@ def test_an_input_reaching_the_output_two_ways_is_two_detailed_edges_and_one_sim
 def test_simple_view_lists_the_transformations_between_each_source_field_and_the_field() -> None:
     paths = stored(record())
     assert [(edge["from"], edge.get("transformations")) for edge in simple_view(paths["total"], "totals")["edges"]] \
-        == [("read:amount", [SUM]), ("read:customer", [GROUP]), ("read:status", [PAID])]
+        == [("operation.read.amount", [SUM]), ("operation.read.customer", [GROUP]), ("operation.read.status", [PAID])]
     (customer,) = simple_view(paths["customer"], "totals")["edges"]
     assert "transformations" not in customer  # none recorded: no key, never null or empty
 

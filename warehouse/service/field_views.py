@@ -4,8 +4,11 @@
 - simple: nodes are the source fields the path starts from and the field itself; one edge per
   source field carrying the set of operations between them (reads excluded, as the design draws
   ``body --parse, concat, create--> id``).
-- detailed: every intermediate field is a node (``origin:field``, the operation that output it
-  and the field's name); each edge is one operation turning an input field into an output field.
+- detailed: every intermediate field is a node (``operation.<origin>.<field>``, the operation
+  that output it and the field's name); each edge is one operation turning an input field into
+  an output field.
+
+Node ids are ``lineage.ids`` ids, never labels: the path's own field is ``field.<dataset>.<field>``.
 
 Edges show how the input reaches the output (``warehouse.service.field_transformations``): a detailed edge
 its input's ``transformation``, a simple edge the distinct ``transformations`` of the edges
@@ -17,13 +20,22 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from lineage import ids
 from lineage.model.field_paths import path_origins
 from warehouse.service.field_lineage_rows import PathDocument
 from warehouse.service.field_transformations import distinct_transformations, sort_key, transformation_key
 
 
-def _node_id(ref: tuple[str, str]) -> str:
-    return f"{ref[1]}:{ref[0]}"
+def field_node_id(dataset: str, field: str) -> str:
+    """The drawing's node of the path's own field: ``field.<dataset>.<field>`` (``lineage.ids``)."""
+    return ids.render(("field", dataset, field))
+
+
+def operation_node_id(origin: str, field: str) -> str:
+    """The node of the field ``field`` an operation ``origin`` output (a source field when the
+    operation is a read): ``operation.<origin>.<field>``. The first parts differ and are escaped,
+    so no operation's field shares an id with the path's own field, whatever the names hold."""
+    return ids.render(("operation", origin, field))
 
 
 def detailed_view(path: PathDocument, dataset: str) -> dict[str, Any]:
@@ -38,11 +50,11 @@ def detailed_view(path: PathDocument, dataset: str) -> dict[str, Any]:
 
     def node(ref: tuple[str, str]) -> str:
         if ref in targets:
-            key = f"{dataset}:{ref[0]}"
+            key = field_node_id(dataset, ref[0])
             nodes.setdefault(key, {"id": key, "field": ref[0], "dataset": dataset, "kind": "field"})
             return key
         operation = operations[ref[1]]
-        key = _node_id(ref)
+        key = operation_node_id(ref[1], ref[0])
         entry = {"id": key, "field": ref[0], "origin": ref[1], "kind": "intermediate"}
         if operation["type"] == "read":
             entry.update(kind="source", sources=operation["sources"])
@@ -96,7 +108,7 @@ def simple_view(path: PathDocument, dataset: str) -> dict[str, Any]:
         return found
 
     rank = {operation["id"]: index for index, operation in enumerate(path["operations"])}
-    target = f"{dataset}:{path['field']}"
+    target = field_node_id(dataset, path["field"])
     nodes = [{"id": target, "field": path["field"], "dataset": dataset, "kind": "field"}]
     edges = []
     found: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
@@ -105,7 +117,7 @@ def simple_view(path: PathDocument, dataset: str) -> dict[str, Any]:
             known_ops, known_kinds = found.get(source, (frozenset(), frozenset()))
             found[source] = (known_ops | ops, known_kinds | kinds)
     for (origin, field), (ops, kinds) in sorted(found.items()):
-        key = _node_id((field, origin))
+        key = operation_node_id(origin, field)
         nodes.append({"id": key, "field": field, "origin": origin, "kind": "source",
                       "sources": operations[origin]["sources"]})
         ordered = sorted(ops, key=rank.__getitem__)

@@ -120,24 +120,26 @@ window.PAGES.fields = async function (main) {
     } else {
       const impacted = body.impacts || [];
       summary.textContent = `${impacted.length} downstream fields of ${dataset.value}.${field.value}${only}`;
-      const origin = `${dataset.value}.${field.value}`;
-      const nodes = new Map([[origin, {data: {id: origin, label: origin}, classes: "field"}]]);
+      // Node ids are keys (never shown): a dataset "a.b" with field "c" and a dataset "a" with field "b.c" stay two nodes.
+      const key = (ns, name, fieldName) => JSON.stringify([ns, name, fieldName]);
+      const origin = key(ns.value, dataset.value, field.value);
+      const nodes = new Map([[origin, {data: {id: origin, label: `${dataset.value}.${field.value}`}, classes: "field"}]]);
       const edges = new Map(); // "source|impacted" -> {source, target, level, transformations}
       // Impacted field -> the transformations of its edges from the origin or another impacted field.
-      const reached = new Map([origin, ...impacted.map((f) => `${f.dataset}.${f.field}`)].map((id) => [id, []]));
+      const reached = new Map([origin, ...impacted.map((f) => key(f.namespace || "", f.dataset, f.field))].map((id) => [id, []]));
       for (const found of impacted) {
-        const id = `${found.dataset}.${found.field}`;
-        if (!nodes.has(id)) nodes.set(id, {data: {id, label: id}, classes: "intermediate"});
+        const id = key(found.namespace || "", found.dataset, found.field);
+        if (!nodes.has(id)) nodes.set(id, {data: {id, label: `${found.dataset}.${found.field}`}, classes: "intermediate"});
         for (const path of found.paths) {
           const drawn = new Map(path.graph.nodes.map((node) => [node.id, node]));
           for (const edge of path.graph.edges) {
             const node = drawn.get(edge.from);
             for (const source of node.sources || []) {
-              const from = `${source.name}.${node.field}`;
-              if (!nodes.has(from)) nodes.set(from, {data: {id: from, label: from}, classes: "source"});
-              const key = `${from}|${id}`;
-              if (!edges.has(key)) edges.set(key, {from, to: id, level: found.level, transformations: []});
-              edges.get(key).transformations.push(...edgeTransformations(edge));
+              const from = key(source.namespace || "", source.name, node.field);
+              if (!nodes.has(from)) nodes.set(from, {data: {id: from, label: `${source.name}.${node.field}`}, classes: "source"});
+              const edgeKey = `${from}|${id}`;
+              if (!edges.has(edgeKey)) edges.set(edgeKey, {from, to: id, level: found.level, transformations: []});
+              edges.get(edgeKey).transformations.push(...edgeTransformations(edge));
               if (reached.has(from)) reached.get(id).push(...edgeTransformations(edge));
             }
           }
@@ -148,9 +150,9 @@ window.PAGES.fields = async function (main) {
         edgeData(key, e.from, e.to, `level ${e.level}`, distinct(e.transformations)))];
       if (impacted.length) window.cy = graph(canvas, elements, FIELD_STYLE, FIELD_LAYOUT);
       list.replaceChildren(el("h2", {}, "Impacted fields"), el("ul", {id: "impact-list"}, ...impacted.map((f) => {
-        const id = `${f.dataset}.${f.field}`;
-        return el("li", {}, `level ${f.level}: `, f.links && f.links.provenancePage
-          ? el("a", {href: BASE + f.links.provenancePage}, id) : id, ...transformationBadges(distinct(reached.get(id) || [])));
+        const label = `${f.dataset}.${f.field}`;
+        return el("li", {}, `level ${f.level}: `, f.links && f.links.provenancePage ? el("a", {href: BASE + f.links.provenancePage}, label)
+          : label, ...transformationBadges(distinct(reached.get(key(f.namespace || "", f.dataset, f.field)) || [])));
       })));
     }
     if (window.cy) window.cy.fit(undefined, 20);
