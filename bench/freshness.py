@@ -45,7 +45,7 @@ from warehouse.db.migrate import apply_migrations
 
 DAGS = {"watcher": ("lineage_refresh", "refresh"), "cron": ("lineage_compaction", "build_marts")}
 COMPONENTS = ("scheduler", "dag-processor", "triggerer")
-STAGES = ("compact", "field_lineage", "apply_metadata", "check", "build_marts")  # spark_jobs.refresh, in order
+STAGES = ("compact", "field_lineage", "apply_metadata", "check", "build_marts")  # warehouse.pipeline.refresh, in order
 
 
 @dataclass

@@ -7,9 +7,9 @@ small batch. On with `LINEAGE_REFRESH_ON_NEW_FILES=true` (a local or mounted
 `LINEAGE_LOG_ROOT`); it needs Airflow's triggerer (`airflow standalone` runs one).
 
 - An AssetWatcher on the asset `lineage_raw_log` lists the current and previous hour partitions
-  every second (`spark_jobs.compaction.new_files_trigger`); files arriving during a run make one
+  every second (`warehouse.pipeline.new_files_trigger`); files arriving during a run make one
   more run (`max_active_runs=1`).
-- **refresh** (`spark_jobs.refresh`): compaction, field lineage, SYSTEM metadata, the quality gate
+- **refresh** (`warehouse.pipeline.refresh`): compaction, field lineage, SYSTEM metadata, the quality gate
   and `dbt build`, one after the other; emits the same assets as `lineage_compaction`'s publish.
   It waits while another compaction holds the warehouse; a batch failing its checks fails it.
 - **notify**: emits `lineage_metadata_changes` with the ids of the metadata changes applied;
@@ -44,7 +44,7 @@ RUNS, DATASET_ACCESSES, PENDING_EVENTS, MARTS, METADATA_CHANGES = (
 def raw_log_asset(log_root: str) -> Asset:
     """The raw log root as an asset, watched for new files."""
     from spark_jobs.compaction.listing import local_root
-    from spark_jobs.compaction.new_files_trigger import NewLogFilesTrigger
+    from warehouse.pipeline.new_files_trigger import NewLogFilesTrigger
 
     root = local_root(log_root)
     if root is None:
@@ -71,8 +71,8 @@ def lineage_refresh_dag() -> Any:
             from airflow.exceptions import AirflowFailException, AirflowSkipException
 
             from lineage.errors import DataQualityError
-            from spark_jobs.refresh import refresh as run_refresh
             from warehouse.pipeline.airflow_connection import warehouse_url
+            from warehouse.pipeline.refresh import refresh as run_refresh
 
             try:
                 summary = run_refresh(warehouse_url(), dag_run_id=get_current_context()["run_id"])

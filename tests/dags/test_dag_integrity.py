@@ -58,7 +58,7 @@ def test_the_refresh_dag_exists_only_when_asked_and_watches_the_log_root(monkeyp
     (asset,) = dag.timetable.asset_condition.objects  # type: ignore[attr-defined]
     assert (asset.name, asset.uri) == ("lineage_raw_log", f"file://{tmp_path / 'raw'}")
     (watcher,) = asset.watchers
-    assert watcher.trigger.serialize() == ("spark_jobs.compaction.new_files_trigger.NewLogFilesTrigger",
+    assert watcher.trigger.serialize() == ("warehouse.pipeline.new_files_trigger.NewLogFilesTrigger",
                                            {"log_root": str(tmp_path / "raw"), "poke_interval": 1.0})
     assert dag.max_active_runs == 1 and dag.catchup is False
     assert [task.task_id for task in dag.topological_sort()] == ["refresh", "notify"]

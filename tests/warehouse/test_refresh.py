@@ -1,4 +1,4 @@
-"""The fast path (``spark_jobs.refresh``, the lineage_refresh DAG's task) on a real warehouse with
+"""The fast path (``warehouse.pipeline.refresh``, the lineage_refresh DAG's task) on a real warehouse with
 real dbt and GX and no Spark session given, and the watcher that starts it (the real Airflow
 trigger class, run on a real folder)."""
 
@@ -16,11 +16,11 @@ import pytest
 from lineage.client.run_context import RunContext
 from lineage.errors import CompactionBusyError, DataQualityError
 from lineage.transport.log_file import EventLogWriter, partition_of
-from spark_jobs.compaction.new_files_trigger import NewLogFilesTrigger
-from spark_jobs.refresh import refresh
 from tests.factories import access, event, write_log
 from warehouse.db.compaction_store import take_lock as take_compaction_lock
 from warehouse.db.connection import connect
+from warehouse.pipeline.new_files_trigger import NewLogFilesTrigger
+from warehouse.pipeline.refresh import refresh
 
 
 def write_run(log_root: Path, run_id: str) -> None:

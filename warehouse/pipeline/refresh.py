@@ -1,5 +1,5 @@
 """The fast path: new raw log files -> warehouse -> checked marts, in one process (the
-``lineage_refresh`` DAG's one task; ``python -m spark_jobs.refresh`` by hand).
+``lineage_refresh`` DAG's one task; ``python -m warehouse.pipeline.refresh`` by hand).
 
 The same stages as the scheduled ``lineage_compaction`` DAG, each its function, run one after
 the other without a task hand-off between them (on Airflow 3 each hand-off costs a scheduler

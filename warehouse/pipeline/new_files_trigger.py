@@ -1,5 +1,5 @@
 """An Airflow event trigger that fires when a new raw log file appears (the ``lineage_refresh``
-DAG's AssetWatcher; needs Airflow, unlike the rest of ``spark_jobs``, and runs in the triggerer).
+DAG's AssetWatcher; runs in the triggerer).
 
 It lists the current and previous hour partitions of a local log root every ``poke_interval``
 seconds (``listing.recent_log_files``: a few ``scandir`` calls, whatever the number of files
