@@ -188,7 +188,8 @@ def run_compaction(
                 return merge.finish(
                     [(f.path, f.size_bytes) for f in new_files], dag_run_id=dag_run_id,
                     interval_end=interval_end, started_at=started_at, events_read=events_read,
-                    event_id_retention_days=settings.event_id_retention_days, late_files=late,
+                    event_id_retention_days=settings.event_id_retention_days,
+                    pending_retention_days=settings.pending_retention_days, late_files=late,
                     late_checked=late_checked, settled=settling,
                 )
         except BaseException as error:

@@ -36,7 +36,10 @@ def search_db() -> Iterator[str]:
         conn.execute("""insert into lineage.datasets (namespace, dataset_type, dataset) values
                         ('default', 'dataset', 'purchases'), ('default', 'dataset', 'purchase_archive'),
                         ('default', 'stream', 'purchaseStream'), ('default', 'dataset', 'employees'),
-                        ('other', 'dataset', 'purchases_eu')""")
+                        ('other', 'dataset', 'purchases_eu'),
+                        ('default', 'dataset', 'postgres://db:5432/analytics.public.invoices'),
+                        ('default', 'dataset', 's3://lake/billing/2026/invoices'),
+                        ('default', 'dataset', 'invoices_archive')""")
         conn.execute("""insert into lineage.programs (namespace, application, program_type, program) values
                         ('default', 'PurchaseHistory', 'mapreduce', 'PurchaseHistoryBuilder')""")
         entity_keys.fill_missing(conn)
@@ -112,9 +115,27 @@ def test_ranking_puts_more_matched_terms_then_exact_matches_first(api: TestClien
     body = search(api, "orders tags:eu")
     assert names(body) == ["rank_both", "rank_exact", "rank_prefix"]
     assert [r["score"] for r in body["results"]] == [
-        {"matchedTerms": 2, "exactMatches": 1}, {"matchedTerms": 1, "exactMatches": 1},
-        {"matchedTerms": 1, "exactMatches": 0}]
+        {"matchedTerms": 2, "nameMatches": 0, "exactMatches": 1},
+        {"matchedTerms": 1, "nameMatches": 0, "exactMatches": 1},
+        {"matchedTerms": 1, "nameMatches": 0, "exactMatches": 0}]
     assert names(search(api, "orders +tags:eu")) == ["rank_both"]  # a required term filters
+
+
+def test_openlineage_datasets_are_found_by_the_names_people_know_and_a_name_ranks_first(api: TestClient) -> None:
+    table, path = "postgres://db:5432/analytics.public.invoices", "s3://lake/billing/2026/invoices"
+    for query in ("analytics.public.invoices", "public.invoices", '"postgres://db:5432/analytics.public.invoices"'):
+        found = search(api, query)
+        assert names(found)[0] == table and found["results"][0]["score"]["nameMatches"] == 1, query
+    for query in ("billing/2026/invoices", "2026/invoices"):
+        assert names(search(api, query)) == [path], query
+    # An exact name first (the OpenLineage name's last segment counts), then an exact tag, then prefixes.
+    ok(api.post(f"{dataset('billing_report')}/tags", json=["invoices"]))
+    ranked = search(api, "invoices")
+    assert names(ranked) == [table, path, "billing_report", "invoices_archive"]
+    assert [r["score"]["nameMatches"] for r in ranked["results"]] == [1, 1, 0, 0]
+    assert [r["score"]["exactMatches"] for r in ranked["results"]] == [1, 1, 1, 0]
+    assert search(api, "public.invoice")["total"] == 1  # a prefix of an OpenLineage name still matches
+    assert search(api, "lic.invoices")["total"] == 0  # not the middle of a segment
 
 
 def test_pagination_gives_a_stable_order_and_the_total(api: TestClient) -> None:

@@ -245,6 +245,50 @@ def test_field_operations_and_metadata_events_are_kept_for_their_stages(
     assert kept == {"field_operations": operations, "metadata_change": metadata}
 
 
+def test_processed_records_expire_after_the_retention_and_the_answers_they_made_stay(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    from spark_jobs.field_lineage.job import run_field_lineage
+    from warehouse.db.program_metadata_store import apply_pending
+
+    def record(name: str) -> dict[str, object]:
+        return event("field_operations", {"destination": {"name": name}, "destination_fields": ["body"], "operations": [
+            {"name": "read", "inputs": [{"source": {"name": "raw"}}], "outputs": ["body"]}]})
+
+    tag = event("metadata_change", {"entity": [["namespace", "default"], ["dataset", "a"]], "operation": "add_tags",
+                                    "tags": ["PII"]})
+    first = [record("a"), record("b"), record("c"), tag]
+    write_log(log_root, first)
+    settings = settings_for(warehouse_db)
+    assert run_compaction(None, interval_end=END, settings=settings).pending_kept == 4
+    assert run_field_lineage(None, settings).records == 3
+    assert apply_pending(warehouse_db, auto_create_namespaces=False).events == 1
+    answers = ("select count(*) from lineage.field_lineage_runs",
+               "select string_agg(key, ',') from lineage.metadata where kind = 'tag'")
+    before = [rows(warehouse_db, query) for query in answers]
+    aged = [first[0]["event_id"], tag["event_id"]]  # processed 8 days ago: past the default 7
+    with connect(warehouse_db) as conn:
+        conn.execute("update lineage.pending_events set processed_at = now() - interval '8 days' "
+                     "where event_id = any(%s)", (aged,))
+
+    late = record("d")
+    write_log(log_root, [late])
+    summary = run_compaction(None, interval_end=END, settings=settings)
+    assert (summary.pending_kept, summary.pending_expired) == (1, 2)
+    assert "(2 processed ones expired)" in summary.render()
+    left = "select event_id, processed_at is not null from lineage.pending_events"
+    assert sorted(rows(warehouse_db, left)) == sorted(
+        [(first[1]["event_id"], True), (first[2]["event_id"], True), (late["event_id"], False)])
+    assert [rows(warehouse_db, query) for query in answers] == before  # what they made is kept
+
+    write_log(log_root, [record("e")])  # 0 days: every processed record goes at the next compaction
+    at_once = settings_for(warehouse_db, LINEAGE_PENDING_RETENTION_DAYS="0")
+    now = run_compaction(None, interval_end=END, settings=at_once)
+    assert now.pending_expired == 2
+    assert rows(warehouse_db, "select count(*), count(processed_at) from lineage.pending_events") == [(2, 0)]
+    assert run_field_lineage(None, settings).records == 2  # the unprocessed ones were left for their stage
+
+
 def test_hostile_strings_are_stored_verbatim(
     spark, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
 ) -> None:

@@ -50,6 +50,8 @@ class CompactionSummary:
     # Whether the listing covered the hour partitions older than the lookback (on a local or HDFS root
     # every scheduled run; on an object store a sweep or ``--late``), so no late file was left behind.
     late_checked: bool = True
+    # processed field operation and metadata records past LINEAGE_PENDING_RETENTION_DAYS, deleted
+    pending_expired: int = 0
 
     def as_dict(self) -> dict[str, int | str]:
         return asdict(self)
@@ -62,7 +64,8 @@ class CompactionSummary:
             f"compaction {self.batch_id}: {self.files} new files, {self.events_read} events read, "
             f"{self.events_compacted} compacted, {self.duplicates} duplicates ignored, "
             f"{self.quarantined} quarantined; {self.runs_touched} runs updated, "
-            f"{self.accesses_added} new dataset accesses, {self.pending_kept} field/metadata events kept; {late}"
+            f"{self.accesses_added} new dataset accesses, {self.pending_kept} field/metadata events kept"
+            f"{f' ({self.pending_expired} processed ones expired)' if self.pending_expired else ''}; {late}"
         )
 
 
@@ -448,13 +451,15 @@ class BatchMerge:
         started_at: datetime,
         events_read: int,
         event_id_retention_days: int,
+        pending_retention_days: int = 7,
         late_files: int = 0,
         late_checked: bool = True,
         settled: Sequence[tuple[str, int, int]] = (),
     ) -> CompactionSummary:
         """Record the batch and its files (path, size) in the manifest, and the hour partitions
         this batch leaves fully compacted (``settled``: path, folder time, files; see
-        ``record_settled``); expire old ids, commit."""
+        ``record_settled``); expire old ids and the pending records processed more than
+        ``pending_retention_days`` ago, commit."""
         conn, params, counts = self._conn, self._params, self.counts
         duplicates = events_read - counts["quarantined"] - counts["compacted"]
         conn.execute(
@@ -476,13 +481,17 @@ class BatchMerge:
         _timed(conn, "expire old event ids",
                "delete from lineage.event_ids where event_time < now() - make_interval(days => %(days)s)",
                {"days": event_id_retention_days})
+        expired = _timed(conn, "expire processed pending records",
+                         "delete from lineage.pending_events "
+                         "where processed_at < now() - make_interval(days => %(days)s)",
+                         {"days": pending_retention_days})
         failpoint("compaction.committing")  # everything written, nothing committed
         self._transaction.__exit__(None, None, None)
         return CompactionSummary(
             batch_id=self.batch_id, files=len(files), events_read=events_read, events_compacted=counts["compacted"],
             duplicates=duplicates, quarantined=counts["quarantined"], runs_touched=counts["runs_touched"],
             accesses_added=counts["accesses_added"], pending_kept=counts["pending_kept"], late_files=late_files,
-            late_checked=late_checked,
+            late_checked=late_checked, pending_expired=expired,
         )
 
     def finish_empty(self, interval_end: datetime, settled: Sequence[tuple[str, int, int]] = ()) -> None:

@@ -13,7 +13,8 @@ lock: exclusive for the rebuild's start and swap, shared for every write).
 
 Every term is a prefix range scan on an index of lower-cased values (``term``, or
 ``(key_term, term)`` for ``key:value``, ``tags:`` and ``field:``); entities are scored in one
-statement (matched terms, then exact matches) and only the page's entities are read in full.
+statement (matched terms, then terms equal to a name of the entity, then exact matches) and only
+the page's entities are read in full.
 Suggest walks the same indexes as a skip scan (one index probe per distinct suggestion), so
 its cost does not grow with the number of entities sharing a prefix.
 
@@ -353,7 +354,8 @@ def search(conn: psycopg.Connection, terms: Sequence[Term], *, namespace: str | 
             where.append(sql.SQL("key_term = {} and kind = {}").format(
                 sql.Placeholder(f"key{number}"), sql.Placeholder(f"kind{number}")))
             params[f"key{number}"], params[f"kind{number}"] = term.key, term.kind
-        hits.append(sql.SQL("select entity_key, {number} as term_no, bool_or(term = {text}) as exact from {index} "
+        hits.append(sql.SQL("select entity_key, {number} as term_no, bool_or(term = {text}) as exact, "
+                            "bool_or(term = {text} and kind = 'name') as named from {index} "
                             "where {where}{filters} group by entity_key").format(
             number=sql.Literal(number), text=sql.Placeholder(f"text{number}"), index=sql.SQL(INDEX),
             where=sql.SQL(" and ").join(where), filters=filters))
@@ -361,13 +363,14 @@ def search(conn: psycopg.Connection, terms: Sequence[Term], *, namespace: str | 
     statement = sql.SQL("""
         with hits as ({hits}),
         scored as (
-            select entity_key, count(*) as matched, count(*) filter (where exact) as exact_matches
+            select entity_key, count(*) as matched, count(*) filter (where named) as name_matches,
+                   count(*) filter (where exact) as exact_matches
             from hits group by entity_key
             having count(*) filter (where term_no = any(%(required)s)) = cardinality(%(required)s)
         )
         select (select count(*) from scored),
-               (select coalesce(json_agg(json_build_array(entity_key, matched, exact_matches)), '[]')
-                from (select * from scored order by matched desc, exact_matches desc, entity_key
+               (select coalesce(json_agg(json_build_array(entity_key, matched, name_matches, exact_matches)), '[]')
+                from (select * from scored order by matched desc, name_matches desc, exact_matches desc, entity_key
                       limit %(limit)s offset %(offset)s) as page)""").format(hits=sql.SQL(" union all ").join(hits))
     with _without_jit(conn):
         row = conn.execute(statement, params, prepare=False).fetchone()
@@ -375,9 +378,9 @@ def search(conn: psycopg.Connection, terms: Sequence[Term], *, namespace: str | 
         total, page = row
         if not total:
             _check_built(conn)
-        details = _details(conn, [key for key, _, _ in page], terms)
-    results = [{**details[key], "score": {"matchedTerms": matched, "exactMatches": exact}}
-               for key, matched, exact in page]
+        details = _details(conn, [key for key, *_ in page], terms)
+    results = [{**details[key], "score": {"matchedTerms": matched, "nameMatches": named, "exactMatches": exact}}
+               for key, matched, named, exact in page]
     return {"total": total, "limit": limit, "offset": offset, "results": results}
 
 

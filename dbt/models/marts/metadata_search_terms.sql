@@ -3,7 +3,8 @@
 -- is known once it has metadata or lineage. One row per (entity, scope, kind, key, value):
 --   name      the entity's own name (its last part), SYSTEM scope; a dataset named by its
 --             identity (`s3://lake/sales/2026`, lineage.naming.identity) also has a name row per part of
---             it (`s3`, `lake`, `sales`, `2026`), so any part finds it
+--             it (`s3`, `lake`, `sales`, `2026`), so any part finds it, and one for its OpenLineage
+--             name and each of its trailing segments (`sales/2026`, `2026`)
 --   tag       a tag (key 'tags')
 --   property  a property value under its key (the SYSTEM schema property shows as its fields)
 --   field     a field of the dataset's SYSTEM schema (key 'field')
@@ -135,6 +136,19 @@ names as (
         select part
         from regexp_split_to_table(entity_names.name, '[/.:@]+') as part
         where entity_names.entity_type in ('dataset', 'stream') and strpos(entity_names.name, '/') > 0 and part <> ''
+
+        union
+
+        -- the OpenLineage name (the identity without its namespace: `shop.public.orders` of
+        -- `postgres://db:5432/shop.public.orders`) and each of its trailing segments
+        -- (`public.orders`, `sales/2026`), the names people know a table or a path by
+        select substr(ol.name, position)
+        from (
+            select regexp_replace(entity_names.name, '^([A-Za-z][A-Za-z0-9+.-]*://)?[^/]*/', '') as name
+        ) as ol
+        cross join generate_series(1, length(ol.name)) as position
+        where entity_names.entity_type in ('dataset', 'stream') and strpos(entity_names.name, '/') > 0
+            and (position = 1 or substr(ol.name, position - 1, 1) in ('.', '/'))
 
     ) as name_terms
 

@@ -17,6 +17,7 @@ class SearchMatch(Body):
 
 class SearchScore(Body):
     matchedTerms: int
+    nameMatches: int  # terms equal to one of the entity's names (its name, an OpenLineage name or its last segments)
     exactMatches: int
 
 
