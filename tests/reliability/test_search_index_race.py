@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import psycopg
@@ -30,12 +30,39 @@ import pytest
 
 from lineage.model.metadata_entity import dataset_entity
 from lineage.settings import Settings
+from tests.conftest import create_scratch_db, drop_scratch_db
 from warehouse.db import entity_keys, metadata_search, metadata_store, namespace_store
 from warehouse.db.connection import connect
 from warehouse.pipeline.dbt_build import build_marts
 from warehouse.service.search_query import parse_query
 
 ORDERS = dataset_entity("default", "dataset", "orders")
+
+
+@pytest.fixture(scope="module")
+def view_template() -> Iterator[str]:
+    """A migrated warehouse where dbt built the terms view (and the staging views under it), once
+    for the module: each test clones it (``view_db``) instead of running dbt again."""
+    url = create_scratch_db("search_race_template")
+    build_marts(url, Settings.from_env(), command="run", select="+metadata_search_terms")
+    with connect(url, autocommit=True) as conn:
+        conn.execute(f"delete from {metadata_search.BUILD}")  # as if the index had never been rebuilt
+    yield url
+    drop_scratch_db(url)
+
+
+@pytest.fixture
+def view_db(view_template: str) -> Iterator[str]:
+    """A fresh clone of ``view_template``: the terms view there, the index never rebuilt."""
+    url = create_scratch_db("search_race", template=view_template.rsplit("/", 1)[1])
+    yield url
+    drop_scratch_db(url)
+
+
+def rebuilt(url: str) -> int | None:
+    """The index rebuilt from the view, as a marts build does after dbt."""
+    with connect(url, autocommit=True) as conn:
+        return metadata_search.rebuild(conn)
 
 
 def rows(conn: psycopg.Connection, relation: str, entity_key: str | None = ORDERS.render()) -> list[tuple[object, ...]]:
@@ -64,10 +91,11 @@ def change(url: str, scope: str, **what: object) -> Callable[[], object]:
     return run
 
 
-def test_concurrent_user_and_system_writes_leave_exact_index_rows(warehouse_db: str) -> None:
+def test_concurrent_user_and_system_writes_leave_exact_index_rows(view_db: str) -> None:
+    warehouse_db = view_db
     with connect(warehouse_db, autocommit=True) as conn:
         metadata_store.change(conn, ORDERS, "USER", "alice", add_tags=["seed"])
-    build_marts(warehouse_db)  # the index is built, with the entity's rows
+    rebuilt(warehouse_db)  # the index is built, with the entity's rows
     with connect(warehouse_db) as user, ThreadPoolExecutor(1) as pool:
         user.execute("select 1")  # the USER change's transaction stays open until the commit below
         metadata_store.change(user, ORDERS, "USER", "alice", add_tags=["gold"])
@@ -162,7 +190,7 @@ def seeded(url: str) -> None:
         namespace_store.create_namespace(conn, "gone", None)
         metadata_store.change(conn, ORDERS, "USER", "alice", add_tags=["seed"])
         metadata_store.change(conn, GONE, "USER", "alice", add_tags=["refund"])
-    build_marts(url, Settings.from_env(), command="run", select="+metadata_search_terms")
+    rebuilt(url)
 
 
 def found(conn: psycopg.Connection, query: str) -> int:
@@ -172,18 +200,18 @@ def found(conn: psycopg.Connection, query: str) -> int:
 @pytest.mark.parametrize("at", ["search_index.started", "search_index.built"],
                          ids=["before-it-reads-the-view", "after-it-read-the-view"])
 def test_writes_during_a_rebuild_do_not_wait_for_it_and_are_in_the_index_after_it(
-        warehouse_db: str, monkeypatch: pytest.MonkeyPatch, at: str) -> None:
+        view_db: str, monkeypatch: pytest.MonkeyPatch, at: str) -> None:
     """The rebuild is held between its start and its table built aside (``started``: the writes
     are in the rows it reads and noted; ``built``: only noted). Meanwhile a tag change, a
     namespace deleted and one re-derived complete without waiting for it and show in searches
     at once; after it, the index is exactly the view's: the write in, the deleted namespace
     gone. The writer's statements are prepared (as a pooled connection's are after five runs):
     they reach the new table after the swap."""
-    seeded(warehouse_db)
-    with connect(warehouse_db, autocommit=True) as writer, ThreadPoolExecutor(1) as pool:
+    seeded(view_db)
+    with connect(view_db, autocommit=True) as writer, ThreadPoolExecutor(1) as pool:
         writer.prepare_threshold = 0
         metadata_store.change(writer, ORDERS, "USER", "alice", add_tags=["before"])
-        held = HeldRebuild(warehouse_db, pool, monkeypatch, at)
+        held = HeldRebuild(view_db, pool, monkeypatch, at)
         began = time.perf_counter()
         metadata_store.change(writer, ORDERS, "USER", "alice", add_tags=["during"], remove_tags=["seed"])
         assert namespace_store.delete_namespace(writer, "gone", "admin") is not None
@@ -194,18 +222,18 @@ def test_writes_during_a_rebuild_do_not_wait_for_it_and_are_in_the_index_after_i
         assert (found(writer, "tags:during"), found(writer, "tags:seed"), found(writer, "tags:refund")) == (1, 0, 0)
         assert held.release()
         metadata_store.change(writer, ORDERS, "USER", "alice", add_tags=["after"])
-    index = exact(warehouse_db)
+    index = exact(view_db)
     assert {"before", "during", "after"} <= values(index) and "seed" not in values(index)
     assert not any(row[1] == "gone" for row in index)  # namespace column: the deleted one did not come back
 
 
 def test_a_rebuild_s_swap_waits_for_a_write_in_flight_and_indexes_it(
-        warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        view_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A write that began during the rebuild and is still open when the rebuild swaps: the
     swap waits for it to commit, then re-derives what it wrote."""
-    seeded(warehouse_db)
-    with connect(warehouse_db) as writer, ThreadPoolExecutor(1) as pool:
-        held = HeldRebuild(warehouse_db, pool, monkeypatch, "search_index.built")
+    seeded(view_db)
+    with connect(view_db) as writer, ThreadPoolExecutor(1) as pool:
+        held = HeldRebuild(view_db, pool, monkeypatch, "search_index.built")
         writer.execute("select 1")  # the write's transaction stays open until the commit below
         metadata_store.change(writer, ORDERS, "USER", "alice", add_tags=["in-flight"])
         held.go_on.set()
@@ -213,58 +241,56 @@ def test_a_rebuild_s_swap_waits_for_a_write_in_flight_and_indexes_it(
         assert not held.running.done()  # waiting for the write's lock
         writer.commit()
         assert held.release()
-    assert "in-flight" in values(exact(warehouse_db))
+    assert "in-flight" in values(exact(view_db))
 
 
-def test_rebuilds_at_once_run_one_after_the_other(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    seeded(warehouse_db)
+def test_rebuilds_at_once_run_one_after_the_other(view_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seeded(view_db)
     with ThreadPoolExecutor(2) as pool:
-        held = HeldRebuild(warehouse_db, pool, monkeypatch, "search_index.built")
-        second = blocked(pool, lambda: HeldRebuild._rebuild(warehouse_db))  # waits for the first
-        change(warehouse_db, "USER", add_tags=["between"])()
+        held = HeldRebuild(view_db, pool, monkeypatch, "search_index.built")
+        second = blocked(pool, lambda: HeldRebuild._rebuild(view_db))  # waits for the first
+        change(view_db, "USER", add_tags=["between"])()
         assert held.release()
         assert second.result(timeout=120)
-    assert "between" in values(exact(warehouse_db))
+    assert "between" in values(exact(view_db))
 
 
-def test_a_failed_rebuild_leaves_the_index_as_it_was(warehouse_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    seeded(warehouse_db)
-    with connect(warehouse_db) as conn:
+def test_a_failed_rebuild_leaves_the_index_as_it_was(view_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seeded(view_db)
+    with connect(view_db) as conn:
         before = rows(conn, metadata_search.INDEX, None)
     with ThreadPoolExecutor(1) as pool:
-        held = HeldRebuild(warehouse_db, pool, monkeypatch, "search_index.built", fail=True)
-        change(warehouse_db, "USER", add_tags=["during"])()
+        held = HeldRebuild(view_db, pool, monkeypatch, "search_index.built", fail=True)
+        change(view_db, "USER", add_tags=["during"])()
         with pytest.raises(RuntimeError, match=r"failed at search_index\.built"):
             held.release()
-    with connect(warehouse_db) as conn:  # the live table, refreshed by the write; the rebuild's mark cleared
+    with connect(view_db) as conn:  # the live table, refreshed by the write; the rebuild's mark cleared
         index = rows(conn, metadata_search.INDEX, None)
         assert "during" in values(index) and index != before
-    assert "during" in values(exact(warehouse_db))
-    with connect(warehouse_db, autocommit=True) as conn:
+    assert "during" in values(exact(view_db))
+    with connect(view_db, autocommit=True) as conn:
         assert metadata_search.rebuild(conn)
-    exact(warehouse_db)
+    exact(view_db)
 
 
 @pytest.mark.parametrize("built", [False, True], ids=["first-rebuild", "later-rebuild"])
-def test_a_rebuild_waits_for_a_write_in_flight_and_indexes_it(warehouse_db: str, built: bool) -> None:
+def test_a_rebuild_waits_for_a_write_in_flight_and_indexes_it(view_db: str, built: bool) -> None:
     """The write's refresh holds the index's lock shared until it commits (before the first
     rebuild too, when it has nothing to refresh), so the rebuild reads what it committed."""
-    build_marts(warehouse_db, Settings.from_env(), command="run", select="+metadata_search_terms")
-    if not built:  # the view is there, the index never rebuilt
-        with connect(warehouse_db, autocommit=True) as conn:
-            conn.execute(f"delete from {metadata_search.BUILD}")
+    if built:  # else the view is there, the index never rebuilt
+        rebuilt(view_db)
 
     def rebuild() -> int | None:
-        with connect(warehouse_db) as conn:
+        with connect(view_db) as conn:
             return metadata_search.rebuild(conn)
 
-    with connect(warehouse_db) as writer, ThreadPoolExecutor(1) as pool:
+    with connect(view_db) as writer, ThreadPoolExecutor(1) as pool:
         writer.execute("select 1")  # the write's transaction stays open until the commit below
         metadata_store.change(writer, ORDERS, "USER", "alice", add_tags=["in-flight"])
         rebuilding = blocked(pool, rebuild)
         writer.commit()
         assert rebuilding.result(timeout=60)
-    with connect(warehouse_db) as conn:
+    with connect(view_db) as conn:
         index, expected = rows(conn, metadata_search.INDEX), rows(conn, metadata_search.TERMS_VIEW)
     assert index == expected
     assert "in-flight" in values(index)
