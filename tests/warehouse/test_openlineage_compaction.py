@@ -148,7 +148,8 @@ def test_column_lineage_transformations_reach_field_lineage_answers_and_the_dire
             return paths
 
     def edges(path: dict[str, Any]) -> list[tuple[str, str | None, str | None]]:
-        kinds = [(e["from"].rsplit(":", 1)[1], e.get("transformation")) for e in path["graph"]["edges"]]
+        fields = {node["id"]: node["field"] for node in path["graph"]["nodes"]}
+        kinds = [(fields[e["from"]], e.get("transformation")) for e in path["graph"]["edges"]]
         return [(field, kind and kind["type"], kind and kind.get("subtype")) for field, kind in kinds]
 
     (total,) = answer("total")
