@@ -137,7 +137,7 @@ _IDENTITY = Transformation(_DIRECT, "IDENTITY")
 _MASKING_FUNCTIONS = {"Md5", "Sha1", "Sha2", "Crc32", "Murmur3Hash", "XxHash64", "HiveHash", "Count", "CountIf",
                       "ApproximateCountDistinct", "HyperLogLogPlusPlus", "IsNull", "IsNotNull", "Length",
                       "OctetLength", "BitLength", "Size"}
-_PASS_THROUGH = {"SubqueryAlias", "View", "Distinct", "Deduplicate", "DeduplicateWithinWatermark", "GlobalLimit",
+_PASS_THROUGH = {"SubqueryAlias", "View", "GlobalLimit",
                  "LocalLimit", "Limit", "Offset", "Tail", "Repartition", "RepartitionByExpression",
                  "RebalancePartitions", "Sample", "ResolvedHint", "UnresolvedHint", "WithWatermark",
                  "InMemoryRelation", "Subquery", "CollectMetrics", "ReturnAnswer", "WithCTE", "CTERelationDef",
@@ -205,6 +205,15 @@ class _Analysis:
             for grouping in node.expressions("groupingExpressions"):
                 self._indirect(grouping, "GROUP_BY")
             return self._named_list(node.expressions("aggregateExpressions"))
+        if kind == "Distinct":  # SELECT DISTINCT: a GROUP BY on every column, as the optimizer rewrites it
+            outputs = self.plan(node.children[0])
+            self._indirect_outputs(outputs, "GROUP_BY")
+            return outputs
+        if kind in ("Deduplicate", "DeduplicateWithinWatermark"):  # dropDuplicates(keys): a GROUP BY on the keys
+            outputs = self.plan(node.children[0])
+            for key in node.expressions("keys"):
+                self._indirect(key, "GROUP_BY")
+            return outputs
         if kind == "Sort":
             outputs = self.plan(node.children[0])
             for order in node.expressions("order"):
@@ -341,6 +350,12 @@ class _Analysis:
             return
         for source, how in self._expression_deps(expression).items():
             self.indirect.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=how.masking))
+
+    def _indirect_outputs(self, outputs: list[tuple[str, int | None]], subtype: str) -> None:
+        """Every source of ``outputs`` as an INDIRECT input of ``subtype``."""
+        for _, expr_id in outputs:
+            for source, how in self.attributes.get(expr_id, {}).items() if expr_id is not None else ():
+                self.indirect.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=how.masking))
 
     def _named_list(self, expressions: list[Node]) -> list[tuple[str, int | None]]:
         """A project/aggregate/window list: each item an attribute passed through (or renamed, or

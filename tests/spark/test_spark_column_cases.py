@@ -302,6 +302,28 @@ def test_temp_views_cached_frames_and_local_data_are_followed(spark: SparkSessio
     assert any(name.startswith("memory/") or "localRelation" in name for name in read_names), read_names
 
 
+def test_distinct_and_drop_duplicates_are_a_group_by(spark: SparkSession, lake: Path, log_root: Path,
+                                                     run_job: Any) -> None:
+    """SELECT DISTINCT groups by every column it keeps (INDIRECT GROUP_BY over all of them, as a
+    GROUP BY on all of them would); dropDuplicates(keys) by its keys only. Before, both were
+    passed through and recorded no grouping."""
+    def job() -> None:
+        orders = spark.read.parquet(str(lake / "orders"))
+        orders.select("person", "tags").distinct().write.parquet(str(lake / "distinct_pairs"))
+        orders.createOrReplaceTempView("orders_v")
+        spark.sql("select distinct person from orders_v").write.parquet(str(lake / "distinct_sql"))
+        orders.dropDuplicates(["person"]).select("person", "amount").write.parquet(str(lake / "deduplicated"))
+    run_job(job)
+    found = records(log_root)
+    pairs = found["distinct_pairs"]
+    for column, other in (("person", "tags"), ("tags", "person")):
+        assert sources(pairs, column) >= {("orders", column, "DIRECT", "IDENTITY"),
+                                          ("orders", other, "INDIRECT", "GROUP_BY")}
+    assert sources(found["distinct_sql"], "person") == {("orders", "person", "DIRECT", "IDENTITY")}  # itself only
+    assert ("orders", "person", "INDIRECT", "GROUP_BY") in sources(found["deduplicated"], "amount")
+    assert ("orders", "amount", "INDIRECT", "GROUP_BY") not in sources(found["deduplicated"], "person")
+
+
 def test_rollup_grouping_sets_keep_each_column_s_sources(spark: SparkSession, lake: Path, log_root: Path,
                                                          run_job: Any) -> None:
     def job() -> None:
