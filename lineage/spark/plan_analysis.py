@@ -142,6 +142,7 @@ _PASS_THROUGH = {"SubqueryAlias", "View", "GlobalLimit",
                  "RebalancePartitions", "Sample", "ResolvedHint", "UnresolvedHint", "WithWatermark",
                  "InMemoryRelation", "Subquery", "CollectMetrics", "ReturnAnswer", "WithCTE", "CTERelationDef",
                  "EventTimeWatermark", "Coalesce", "WriteFiles", "AnalysisBarrier"}
+_RANKING = {"Rank", "DenseRank", "PercentRank", "CumeDist", "RowNumber", "NTile"}
 _LEAVES = {"LogicalRelation", "HiveTableRelation", "DataSourceV2Relation", "DataSourceV2ScanRelation",
            "LocalRelation", "LogicalRDD", "Range", "OneRowRelation", "StreamingRelation",
            "StreamingDataSourceV2Relation", "ExternalRDD", "LocalTableScan"}
@@ -427,8 +428,11 @@ class _Analysis:
             for _, expr_id in self.plan(subquery):
                 for source, inner in self.attributes.get(expr_id, {}).items() if expr_id is not None else ():
                     _merge(deps, source, combine(step, inner))
-        if kind == "WindowSpecDefinition":
-            return  # partition and order columns are the Window node's INDIRECT WINDOW inputs
+        if kind == "WindowSpecDefinition" or kind in _RANKING:
+            # partition and order columns are the Window node's INDIRECT WINDOW inputs; a ranking
+            # function's children are its window's order columns again (rank() is RANK(age)), whose
+            # values do not reach the rank
+            return
         step = _transformation("AGGREGATION" if kind == "AggregateExpression" or kind in _AGGREGATES
                                else "TRANSFORMATION", masking=kind in _MASKING_FUNCTIONS)
         combined = combine(how, step)

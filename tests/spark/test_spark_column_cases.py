@@ -324,6 +324,27 @@ def test_distinct_and_drop_duplicates_are_a_group_by(spark: SparkSession, lake: 
     assert ("orders", "amount", "INDIRECT", "GROUP_BY") not in sources(found["deduplicated"], "person")
 
 
+def test_a_ranking_function_s_order_column_is_a_window_input_not_a_value(spark: SparkSession, lake: Path,
+                                                                         log_root: Path, run_job: Any) -> None:
+    """rank() over (partition by person order by amount): Spark gives rank its window's order
+    columns as children; the rank holds none of their values, so amount is INDIRECT WINDOW, not
+    DIRECT (as the OpenLineage specification has it)."""
+    from pyspark.sql.window import Window
+
+    def job() -> None:
+        orders = spark.read.parquet(str(lake / "orders"))
+        by_amount = Window.partitionBy("person").orderBy("amount")
+        (orders.select("id", F.rank().over(by_amount).alias("rnk"), F.dense_rank().over(by_amount).alias("dense"),
+                       F.percent_rank().over(by_amount).alias("pct"))
+         .write.parquet(str(lake / "ranked")))
+    run_job(job)
+    ranked = records(log_root)["ranked"]
+    for column in ("rnk", "dense", "pct"):
+        found = sources(ranked, column)
+        assert not {source for source in found if source[2] == "DIRECT"}, (column, found)
+        assert {("orders", "amount", "INDIRECT", "WINDOW"), ("orders", "person", "INDIRECT", "WINDOW")} <= found
+
+
 def test_rollup_grouping_sets_keep_each_column_s_sources(spark: SparkSession, lake: Path, log_root: Path,
                                                          run_job: Any) -> None:
     def job() -> None:
