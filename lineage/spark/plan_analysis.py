@@ -134,9 +134,11 @@ _INDIRECT = "INDIRECT"
 Deps = dict[Column, Transformation]
 
 _IDENTITY = Transformation(_DIRECT, "IDENTITY")
+# Functions that hide the value they read (hashes, counts, lengths). A null test does not: `x IS
+# NULL` in a filter or a CASE is an ordinary condition on x (the OpenLineage specification).
 _MASKING_FUNCTIONS = {"Md5", "Sha1", "Sha2", "Crc32", "Murmur3Hash", "XxHash64", "HiveHash", "Count", "CountIf",
-                      "ApproximateCountDistinct", "HyperLogLogPlusPlus", "IsNull", "IsNotNull", "Length",
-                      "OctetLength", "BitLength", "Size"}
+                      "ApproximateCountDistinct", "HyperLogLogPlusPlus", "Length", "OctetLength", "BitLength",
+                      "Size"}
 _PASS_THROUGH = {"SubqueryAlias", "View", "GlobalLimit",
                  "LocalLimit", "Limit", "Offset", "Tail", "Repartition", "RepartitionByExpression",
                  "RebalancePartitions", "Sample", "ResolvedHint", "UnresolvedHint", "WithWatermark",

@@ -345,6 +345,28 @@ def test_a_ranking_function_s_order_column_is_a_window_input_not_a_value(spark: 
         assert {("orders", "amount", "INDIRECT", "WINDOW"), ("orders", "person", "INDIRECT", "WINDOW")} <= found
 
 
+def test_a_null_test_is_a_condition_not_masking(spark: SparkSession, lake: Path, log_root: Path,
+                                                run_job: Any) -> None:
+    """``tags IS NOT NULL`` in a filter and ``tags IS NULL`` in a CASE test tags without hiding it:
+    INDIRECT FILTER and CONDITIONAL, not masked; a hash of it still is."""
+    def job() -> None:
+        orders = spark.read.parquet(str(lake / "orders"))
+        (orders.where(F.col("tags").isNotNull())
+         .select("id", F.when(F.col("tags").isNull(), 0).otherwise(1).alias("tagged"),
+                 F.sha2("tags", 256).alias("tags_hash"))
+         .write.parquet(str(lake / "null_tests")))
+    run_job(job)
+    record = records(log_root)["null_tests"]
+    kinds = {(item["field"], item["transformation"]["type"], item["transformation"].get("subtype"),
+              item["transformation"].get("masking", False))
+             for op in record["operations"] for item in op["inputs"]
+             if "field" in item and item.get("transformation") and item["field"] == "tags"}
+    assert ("tags", "INDIRECT", "FILTER", False) in kinds
+    assert ("tags", "INDIRECT", "CONDITIONAL", False) in kinds
+    assert ("tags", "DIRECT", "TRANSFORMATION", True) in kinds  # sha2
+    assert not {kind for kind in kinds if kind[2] in ("FILTER", "CONDITIONAL") and kind[3]}
+
+
 def test_rollup_grouping_sets_keep_each_column_s_sources(spark: SparkSession, lake: Path, log_root: Path,
                                                          run_job: Any) -> None:
     def job() -> None:
