@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lineage.model.field_paths import Transformation
-from lineage.spark.plan_description import describe, function_name, innermost_call, top_function
+from lineage.spark.plan_description import describe, function_name, innermost_call, same_type_cast, top_function
 from lineage.spark.plan_tree import (
     Node,
     build_tree,
@@ -417,7 +417,8 @@ class _Analysis:
             for source, inner in self.attributes.get(expr_id, {}).items() if expr_id is not None else ():
                 _merge(deps, source, combine(how, inner))
             return
-        if kind in ("Alias", "KnownNotNull", "KnownFloatingPointNormalized", "PromotePrecision", "SortOrder"):
+        if kind in ("Alias", "KnownNotNull", "KnownFloatingPointNormalized", "PromotePrecision", "SortOrder") \
+                or same_type_cast(expression):
             for child in expression.children[:1]:
                 self._walk(child, how, deps)
             return

@@ -96,10 +96,20 @@ def innermost_call(expression: Node) -> Node | None:
     return next(iter(calls.values())) if len(calls) == 1 else None
 
 
+def same_type_cast(node: Node) -> bool:
+    """A cast of a column to the type it already has: what Spark puts between a SQL view's query
+    and its readers (the view's stored column types). It changes nothing."""
+    if node.kind != "Cast" or len(node.children) != 1:
+        return False
+    child = node.children[0]
+    return (child.kind == "AttributeReference" and node.fields.get("dataType") is not None
+            and child.fields.get("dataType") == node.fields.get("dataType"))
+
+
 def top_function(expression: Node) -> Node | None:
     """The function at the top of a named expression (under Alias and casts Spark inserted)."""
     node = expression
-    while node.kind in ("Alias", "KnownNotNull", "PromotePrecision") and node.children:
+    while (node.kind in ("Alias", "KnownNotNull", "PromotePrecision") or same_type_cast(node)) and node.children:
         node = node.children[0]
     if node.kind == "AggregateExpression" and node.children:
         node = node.children[0]

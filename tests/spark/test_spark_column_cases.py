@@ -367,6 +367,22 @@ def test_a_null_test_is_a_condition_not_masking(spark: SparkSession, lake: Path,
     assert not {kind for kind in kinds if kind[2] in ("FILTER", "CONDITIONAL") and kind[3]}
 
 
+def test_a_column_passed_through_a_sql_view_unchanged_is_identity(spark: SparkSession, lake: Path, log_root: Path,
+                                                                   run_job: Any) -> None:
+    """A view defined in SQL reads back through a cast to its stored column types, here the
+    same types: the column is passed as is (IDENTITY), not transformed; a real cast still is."""
+    def job() -> None:
+        spark.read.parquet(str(lake / "orders")).createOrReplaceTempView("orders_raw")
+        spark.sql("create or replace temp view orders_sql_v as select id, person, cast(amount as int) as whole "
+                  "from orders_raw")
+        spark.sql("select id, person, whole from orders_sql_v").write.parquet(str(lake / "through_view"))
+    run_job(job)
+    through = records(log_root)["through_view"]
+    assert sources(through, "person") == direct(("orders", "person", "IDENTITY"))
+    assert sources(through, "id") == direct(("orders", "id", "IDENTITY"))
+    assert sources(through, "whole") == direct(("orders", "amount", "TRANSFORMATION"))
+
+
 def test_rollup_grouping_sets_keep_each_column_s_sources(spark: SparkSession, lake: Path, log_root: Path,
                                                          run_job: Any) -> None:
     def job() -> None:
