@@ -152,13 +152,13 @@ def writes_during_a_rebuild(url: str, rng: random.Random, vocabulary: list[str],
     lock_waits: list[float] = []
 
     def probe(going_on: Callable[[], bool]) -> None:
-        """Take the index's lock as a write does (shared; metadata_search._lock) every 20 ms: the
+        """Take the index's lock as a write does (``metadata_search.lock_as_a_writer``) every 20 ms: the
         waits a rebuild makes, apart from the write's own work."""
         with psycopg.connect(libpq_url(url), autocommit=True) as prober:
             while going_on():
                 began = time.perf_counter()
                 with prober.transaction():
-                    prober.execute("select pg_advisory_xact_lock_shared(hashtextextended('search-index|index', 0))")
+                    metadata_search.lock_as_a_writer(prober)
                 lock_waits.append(time.perf_counter() - began)
                 time.sleep(0.02)
 

@@ -217,9 +217,15 @@ def libpq_url(database_url: str) -> str:
     """The URL psycopg and libpq accept (``postgresql://``) for a SQLAlchemy-style URL, without
     our own ``pool_mode`` parameter (validated here: every connection passes through)."""
     pool_mode(database_url)
+    parts = urlsplit(without_parameters(database_url, POOL_MODE))
+    return urlunsplit(("postgresql", *parts[1:]))
+
+
+def without_parameters(database_url: str, *names: str) -> str:
+    """``database_url`` without the query parameters ``names`` (the rest kept as written)."""
     parts = urlsplit(database_url)
-    query = "&".join(item for item in parts.query.split("&") if item and unquote(item.partition("=")[0]) != POOL_MODE)
-    return urlunsplit(("postgresql", parts.netloc, parts.path, query, parts.fragment))
+    query = "&".join(item for item in parts.query.split("&") if item and unquote(item.partition("=")[0]) not in names)
+    return urlunsplit((*parts[:3], query, parts.fragment))
 
 
 def _query_items(database_url: str) -> list[tuple[str, str, str]]:

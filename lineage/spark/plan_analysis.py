@@ -349,16 +349,18 @@ class _Analysis:
         return new_outputs or outputs
 
     def _indirect(self, expression: Node | None, subtype: str) -> None:
-        if expression is None:
-            return
-        for source, how in self._expression_deps(expression).items():
-            self.indirect.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=how.masking))
+        if expression is not None:
+            self._add_indirect(self._expression_deps(expression), subtype)
 
     def _indirect_outputs(self, outputs: list[tuple[str, int | None]], subtype: str) -> None:
         """Every source of ``outputs`` as an INDIRECT input of ``subtype``."""
         for _, expr_id in outputs:
-            for source, how in self.attributes.get(expr_id, {}).items() if expr_id is not None else ():
-                self.indirect.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=how.masking))
+            if expr_id is not None:
+                self._add_indirect(self.attributes.get(expr_id, {}), subtype)
+
+    def _add_indirect(self, deps: Deps, subtype: str) -> None:
+        for source, how in deps.items():
+            self.indirect.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=how.masking))
 
     def _named_list(self, expressions: list[Node]) -> list[tuple[str, int | None]]:
         """A project/aggregate/window list: each item an attribute passed through (or renamed, or

@@ -79,6 +79,12 @@ def _lock(conn: psycopg.Connection, name: str, *, shared: bool = False) -> None:
                  (f"search-index|{name}",))
 
 
+def lock_as_a_writer(conn: psycopg.Connection) -> None:
+    """Take the index's lock as every write does (shared, to the end of ``conn``'s transaction):
+    what a rebuild makes a write wait for (``bench.metadata_search`` measures it)."""
+    _lock(conn, "index", shared=True)
+
+
 def rebuild(conn: psycopg.Connection) -> int | None:
     """Replace every index row with the terms view's without making writes wait: returns the
     rows indexed, or None when dbt has not built the view yet. ``conn`` must be outside a
@@ -271,7 +277,7 @@ def refresh(conn: psycopg.Connection, entity_keys: Sequence[str]) -> None:
     of the entity (a USER and a SYSTEM change at once hold different metadata locks) waits,
     then reads what the first committed, so the rows stay exact: no duplicate, none missing.
     Locks are taken in key order, so two refreshes never deadlock."""
-    _lock(conn, "index", shared=True)
+    lock_as_a_writer(conn)
     keys = sorted(set(entity_keys))
     _note(conn, "entity_key", keys)  # before the first rebuild too: it may be building its table aside
     if not _index_built(conn):
@@ -290,7 +296,7 @@ def forget_namespace(conn: psycopg.Connection, namespace: str) -> None:
     """Drop a deleted namespace's index rows (no-op before the first rebuild). A rebuild in
     progress re-derives the noted namespace from the view, which hides a deleted namespace's
     rows, so it cannot bring them back."""
-    _lock(conn, "index", shared=True)
+    lock_as_a_writer(conn)
     _note(conn, "namespace", [namespace])
     if _index_built(conn):
         conn.execute(f"delete from {INDEX} where namespace = %s", (namespace,))
@@ -299,7 +305,7 @@ def forget_namespace(conn: psycopg.Connection, namespace: str) -> None:
 def refresh_namespace(conn: psycopg.Connection, namespace: str) -> None:
     """Re-derive every index row of ``namespace`` (after its cleanup: what a re-created
     namespace holds becomes searchable), excluding every entity refresh in it meanwhile."""
-    _lock(conn, "index", shared=True)
+    lock_as_a_writer(conn)
     _note(conn, "namespace", [namespace])
     if not _index_built(conn):
         return

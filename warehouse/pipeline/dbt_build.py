@@ -21,11 +21,11 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import lineage
 from lineage.errors import DbtBuildError
-from lineage.settings import Settings
+from lineage.settings import Settings, without_parameters
 from warehouse.db import metadata_search
 from warehouse.db.connection import connect
 
@@ -169,12 +169,6 @@ def built_models(path: Path) -> set[str]:
             if str(result.get("unique_id", "")).startswith(prefix) and result.get("status") == "success"}
 
 
-def _without_options(database_url: str) -> str:
-    parts = urlsplit(database_url)
-    query = "&".join(item for item in parts.query.split("&") if item and item.partition("=")[0] != "options")
-    return urlunsplit((*parts[:3], query, parts.fragment))
-
-
 def dbt_command(settings: Settings) -> list[str]:
     """``dbt``, or ``dbt-ol`` beside it with ``LINEAGE_DBT_OPENLINEAGE``."""
     if not settings.dbt_openlineage:
@@ -201,7 +195,7 @@ def build_marts(
     # a transaction held open (also under transaction pooling), without the connection's libpq
     # ``options``: a statement_timeout there is meant for dbt's statements, and waiting here for
     # the build before this one is no statement to cancel
-    with connect(_without_options(database_url)) as lock:
+    with connect(without_parameters(database_url, "options")) as lock:
         lock.execute("select pg_advisory_xact_lock(%s)", (_MARTS_LOCK,))
         completed = subprocess.run(
             [*dbt_command(settings), command, "--project-dir", str(settings.dbt_project_dir), "--no-use-colors",
