@@ -146,8 +146,10 @@ def test_collapse_access_merges_reads_and_writes(api: TestClient) -> None:
     body = lineage(api, "datasets/purchases", collapse="access")
     flow_on_purchases = [
         r for r in body["relations"] if r["data"] == "dataset.default.purchases" and r["program"] == FLOW]
+    at = int((T0 + timedelta(hours=1)).timestamp())
     assert flow_on_purchases == [{"data": "dataset.default.purchases", "program": FLOW, "access": "read,write",
-                                  "runs": ["283-0rwedfk-09wrff", "283-afsd032-adsf90"], "components": ["collector"]}]
+                                  "runs": ["283-0rwedfk-09wrff", "283-afsd032-adsf90"], "components": ["collector"],
+                                  "runCount": 2, "firstRun": at, "lastRun": at, "latestRun": "283-afsd032-adsf90"}]
 
 
 def test_the_window_includes_runs_that_overlap_it_exactly_as_seed_001_scans(api: TestClient) -> None:
@@ -241,7 +243,8 @@ def test_external_sources_appear_once_per_stream_source_and_day(api: TestClient)
     api.compact([e for batch in writes for e in batch])  # type: ignore[attr-defined]
     external = [r for r in lineage(api, "streams/clickStream")["relations"] if r["program"].startswith("external.")]
     assert external == [{"data": "stream.default.clickStream", "program": "external.default._external.web-shop",
-                         "access": "write", "runs": ["2026-11-20"], "components": []}]
+                         "access": "write", "runs": ["2026-11-20"], "components": [], "runCount": 1,
+                         "firstRun": int(T0.timestamp()), "lastRun": int(T0.timestamp()), "latestRun": "2026-11-20"}]
 
 
 def test_lineage_before_the_marts_are_built_is_503_with_a_hint(warehouse_db: str,
@@ -256,3 +259,102 @@ def test_lineage_before_the_marts_are_built_is_503_with_a_hint(warehouse_db: str
         response = api.get("/v3/namespaces/default/datasets/d/lineage")
     assert response.status_code == 503
     assert "lineage_marts.lineage_walk does not exist yet" in response.json()["message"]
+
+
+# What changed: two days of a small shop. On the base day Feed writes orders and Report reads them
+# into report; on the next day Feed still writes orders, Report did not run and Audit, a new
+# consumer, reads orders.
+D1 = datetime(2026, 11, 10, 0, 0, tzinfo=UTC)
+D2 = D1 + timedelta(days=1)
+
+
+def shop_history() -> list[dict[str, Any]]:
+    hour = timedelta(hours=1)
+    return [
+        *run_events("spark", "Feed", "feed-1", D1 + hour, D1 + 2 * hour, [("dataset.dx_orders", "write", "")],
+                    application="Shop"),
+        *run_events("spark", "Report", "report-1", D1 + 3 * hour, D1 + 4 * hour,
+                    [("dataset.dx_orders", "read", ""), ("dataset.dx_report", "write", "")], application="Shop"),
+        *run_events("spark", "Feed", "feed-2", D2 + hour, D2 + 2 * hour, [("dataset.dx_orders", "write", "")],
+                    application="Shop"),
+        *run_events("spark", "Feed", "feed-3", D2 + 5 * hour, D2 + 6 * hour, [("dataset.dx_orders", "write", "")],
+                    application="Shop"),
+        *run_events("spark", "Audit", "audit-1", D2 + 3 * hour, D2 + 4 * hour, [("dataset.dx_orders", "read", "")],
+                    application="Shop"),
+    ]
+
+
+def diff(api: TestClient, path: str, **params: Any) -> dict[str, Any]:
+    query = {"start": str(int(D2.timestamp())), "end": str(int((D2 + timedelta(days=1)).timestamp())), **params}
+    response = api.get(f"/v3/namespaces/default/{path}/lineage/diff", params=query)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.fixture(scope="module")
+def shop(warehouse: Warehouse) -> None:
+    warehouse.compact(shop_history())
+
+
+def test_the_diff_of_a_day_against_the_day_before_names_the_new_consumer_and_what_stopped(
+        api: TestClient, shop: None) -> None:
+    body = diff(api, "datasets/dx_orders")
+    assert (body["baseStart"], body["baseEnd"]) == (int(D1.timestamp()), int(D2.timestamp()))
+    changes = {(r["data"], r["program"], r["access"]): r for r in body["relations"]}
+    assert {key: r["change"] for key, r in changes.items()} == {
+        ("dataset.default.dx_orders", "spark.default.Shop.Audit", "read"): "added",
+        ("dataset.default.dx_orders", "spark.default.Shop.Feed", "write"): "unchanged",
+        ("dataset.default.dx_orders", "spark.default.Shop.Report", "read"): "removed",
+        ("dataset.default.dx_report", "spark.default.Shop.Report", "write"): "removed",
+    }
+    feed = changes[("dataset.default.dx_orders", "spark.default.Shop.Feed", "write")]
+    assert (feed["current"]["runCount"], feed["current"]["latestRun"], feed["base"]["runCount"]) == (2, "feed-3", 1)
+    assert feed["current"]["firstRun"] == int((D2 + timedelta(hours=1)).timestamp())
+    assert changes[("dataset.default.dx_orders", "spark.default.Shop.Audit", "read")]["base"] is None
+    assert body["data"]["dataset.default.dx_report"]["change"] == "removed"
+    assert body["programs"]["spark.default.Shop.Report"]["change"] == "removed"
+    assert body["summary"]["relations"] == {"added": 1, "removed": 2, "unchanged": 1}
+    assert body["summary"]["programs"] == {"added": 1, "removed": 1, "unchanged": 1}
+    assert "spark.default.Shop.Audit" in body["links"]
+
+
+def test_changed_true_leaves_out_what_did_not_change(api: TestClient, shop: None) -> None:
+    body = diff(api, "datasets/dx_orders", changed="true")
+    assert {r["change"] for r in body["relations"]} == {"added", "removed"}
+    assert "spark.default.Shop.Feed" not in body["programs"]
+    assert body["summary"]["relations"]["unchanged"] == 1
+
+
+def test_an_explicit_base_window_and_levels(api: TestClient, shop: None) -> None:
+    # the day against itself: nothing changed
+    same = diff(api, "datasets/dx_orders", baseStart=str(int(D2.timestamp())),
+                baseEnd=str(int((D2 + timedelta(days=1)).timestamp())))
+    assert {r["change"] for r in same["relations"]} == {"unchanged"}
+    # against an empty day long before: everything is added
+    empty = diff(api, "datasets/dx_orders", baseStart=str(int((D1 - timedelta(days=30)).timestamp())))
+    assert empty["summary"]["relations"] == {"added": 2, "removed": 0, "unchanged": 0}
+    assert empty["baseEnd"] - empty["baseStart"] == 86_400
+
+
+def test_a_bad_diff_request_is_a_clear_400(api: TestClient) -> None:
+    path = "/v3/namespaces/default/datasets/dx_orders/lineage/diff"
+    for params, message in (({"baseStart": "yesterday"}, "baseStart 'yesterday' is not epoch seconds"),
+                            ({"baseStart": "now-1d", "baseEnd": "now-2d"}, "baseStart 'now-1d' is after baseEnd"),
+                            ({"levels": "0"}, "levels must be between 1 and 100")):
+        response = api.get(path, params=params)
+        assert response.status_code == 400, response.text
+        assert message in response.text
+
+
+def test_runs_count_and_latest_give_counts_without_every_run_id(api: TestClient, shop: None) -> None:
+    window = {"start": str(int(D2.timestamp())), "end": str(int((D2 + timedelta(days=1)).timestamp()))}
+    by_ids, by_count, by_latest = (
+        {r["program"]: r for r in lineage(api, "datasets/dx_orders", runs=shape, **window)["relations"]}
+        for shape in ("ids", "count", "latest"))
+    feed = "spark.default.Shop.Feed"
+    assert by_ids[feed]["runs"] == ["feed-2", "feed-3"]
+    assert by_count[feed]["runs"] == [] and by_latest[feed]["runs"] == ["feed-3"]
+    for answer in (by_ids, by_count, by_latest):
+        assert (answer[feed]["runCount"], answer[feed]["latestRun"]) == (2, "feed-3")
+    response = api.get("/v3/namespaces/default/datasets/dx_orders/lineage", params={"runs": "all"})
+    assert response.status_code == 400 and "runs 'all' is not one of ids, count, latest" in response.text

@@ -157,6 +157,12 @@ def test_last_updated_by_and_history_updater_hide_an_unreadable_program(server: 
     assert_nothing_secret(seen.text + history.text)
     lineage = viewer.ok("GET", f"{ORDERS}/lineage", **WINDOW)
     assert set(lineage["programs"]) == {"hidden...1", "hidden...2"}  # Shop and Payroll, hidden the same way
+    assert {r["runCount"] for r in lineage["relations"]} == {None}  # a hidden program's runs are not counted
+    changed = viewer.call("GET", f"{ORDERS}/lineage/diff", **WINDOW)  # the diff hides them the same way
+    assert changed.status_code == 200, changed.text
+    assert set(changed.json()["programs"]) == {"hidden...1", "hidden...2"}
+    assert {r["current"]["latestRun"] for r in changed.json()["relations"] if r["current"]} == {None}
+    assert_nothing_secret(changed.text)
 
 
 def same(first: httpx.Response, second: httpx.Response, first_name: str, second_name: str) -> None:
@@ -169,6 +175,7 @@ def same(first: httpx.Response, second: httpx.Response, first_name: str, second_
     ("GET", "{ns}/datasets/salaries/metadata", None, {}),
     ("POST", "{ns}/datasets/salaries/metadata/tags", ["x"], {}),
     ("GET", "{ns}/datasets/salaries/lineage", None, WINDOW),
+    ("GET", "{ns}/datasets/salaries/lineage/diff", None, WINDOW),
     ("GET", "{ns}/datasets/salaries/properties", None, {}),
     ("GET", "{ns}/apps/Payroll/spark/Pay/runs/p1", None, {}),
     ("GET", "{ns}/metadata/search", None, {"query": "sal*"}),

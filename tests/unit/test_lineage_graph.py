@@ -10,9 +10,11 @@ from warehouse.service.lineage_graph import (
     InvalidLineageRequestError,
     ProgramRef,
     Relation,
+    RunSpan,
     build_relations,
     lineage_response,
     parse_collapse,
+    parse_runs_shape,
     programs_reached,
     walk_lineage,
 )
@@ -23,28 +25,48 @@ BUILDER = ProgramRef("default", "PurchaseHistory", "mapreduce", "PurchaseHistory
 
 
 def test_relations_are_ordered_by_data_program_access_with_sorted_runs_and_components() -> None:
-    rows = [Relation(PURCHASES, BUILDER, "read", ("r2", "r1"), ("mapper",)),
-            Relation(HISTORY, BUILDER, "write", ("r1",), ("reducer",))]
+    rows = [Relation(PURCHASES, BUILDER, "read", ("r2", "r1"), ("mapper",), RunSpan(2, 100, 200, "r2")),
+            Relation(HISTORY, BUILDER, "write", ("r1",), ("reducer",), RunSpan(1, 100, 100, "r1"))]
     assert build_relations(rows) == [
         {"data": "dataset.default.history", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
-         "access": "write", "runs": ["r1"], "components": ["reducer"]},
+         "access": "write", "runs": ["r1"], "components": ["reducer"],
+         "runCount": 1, "firstRun": 100, "lastRun": 100, "latestRun": "r1"},
         {"data": "dataset.default.purchases", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
-         "access": "read", "runs": ["r1", "r2"], "components": ["mapper"]},
+         "access": "read", "runs": ["r1", "r2"], "components": ["mapper"],
+         "runCount": 2, "firstRun": 100, "lastRun": 200, "latestRun": "r2"},
     ]
 
 
-def test_collapse_access_merges_access_types_runs_and_components() -> None:
-    rows = [Relation(PURCHASES, BUILDER, "read", ("r1",), ("mapper",)), Relation(PURCHASES, BUILDER, "write", ("r2",))]
+def test_collapse_access_merges_access_types_runs_components_and_counts_each_run_once() -> None:
+    rows = [Relation(PURCHASES, BUILDER, "read", ("r1", "r2"), ("mapper",), RunSpan(2, 100, 300, "r2")),
+            Relation(PURCHASES, BUILDER, "write", ("r2", "r3"), (), RunSpan(2, 200, 300, "r3"))]
     assert build_relations(rows, frozenset({"access"})) == [
         {"data": "dataset.default.purchases", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
-         "access": "read,write", "runs": ["r1", "r2"], "components": ["mapper"]}]
+         "access": "read,write", "runs": ["r1", "r2", "r3"], "components": ["mapper"],
+         "runCount": 3, "firstRun": 100, "lastRun": 300, "latestRun": "r2"}]
 
 
 def test_collapse_run_and_component_keep_the_default_grouping() -> None:
     rows = [Relation(PURCHASES, BUILDER, "read", ("r2", "r1"), ("mapper",))]
     assert build_relations(rows, frozenset({"run", "component"})) == [
         {"data": "dataset.default.purchases", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
-         "access": "read", "runs": ["r1", "r2"], "components": ["mapper"]}]
+         "access": "read", "runs": ["r1", "r2"], "components": ["mapper"],
+         "runCount": None, "firstRun": None, "lastRun": None, "latestRun": None}]
+
+
+@pytest.mark.parametrize(("shape", "runs"), [("ids", ["r1", "r2"]), ("count", []), ("latest", ["r2"])])
+def test_the_runs_shape_chooses_the_ids_shown_and_keeps_the_counts(shape: str, runs: list[str]) -> None:
+    rows = [Relation(PURCHASES, BUILDER, "read", ("r2", "r1") if shape == "ids" else (), (),
+                     RunSpan(2, 100, 200, "r2"))]
+    [relation] = build_relations(rows, runs=parse_runs_shape(shape))
+    assert relation["runs"] == runs
+    assert (relation["runCount"], relation["firstRun"], relation["lastRun"]) == (2, 100, 200)
+
+
+def test_an_unknown_runs_shape_is_refused() -> None:
+    assert parse_runs_shape(" Count ") == "count"
+    with pytest.raises(InvalidLineageRequestError, match="runs 'all' is not one of ids, count, latest"):
+        parse_runs_shape("all")
 
 
 def test_response_carries_id_maps_in_seed_001_shape() -> None:

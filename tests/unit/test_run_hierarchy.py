@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from lineage.errors import InvalidLineageRequestError
-from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation, build_relations
+from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation, RunSpan, build_relations
 from warehouse.service.run_hierarchy import RunLinks, RunRef, parse_rollup, roll_up
 
 ORDERS, TOTALS, REPORT = (DataRef("default", "dataset", name) for name in ("orders", "totals", "report"))
@@ -81,3 +81,12 @@ def test_rollup_values(value: str | None, chosen: str | None) -> None:
 def test_an_unknown_rollup_is_refused() -> None:
     with pytest.raises(InvalidLineageRequestError, match="rollup 'workflow' is not one of parent, root"):
         parse_rollup("workflow")
+
+
+def test_a_rolled_up_relation_counts_its_stand_in_runs_and_keeps_the_first_and_the_newest() -> None:
+    rows = [Relation(TOTALS, LOAD, "write", ("load-1", "load-2"), (), RunSpan(2, 100, 300, "load-2")),
+            Relation(TOTALS, SUM, "write", ("sum-1",), (), RunSpan(1, 50, 200, "sum-1"))]
+    [merged] = build_relations(roll_up(rows, Recorded(), "parent"))
+    # load-1 and sum-1 both stand as dag-1: three runs are two runs of the DAG
+    assert (merged["runs"], merged["runCount"], merged["firstRun"], merged["lastRun"], merged["latestRun"]) == (
+        ["dag-1", "dag-2"], 2, 50, 300, "dag-2")

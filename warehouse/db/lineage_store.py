@@ -21,8 +21,9 @@ from psycopg.rows import class_row, kwargs_row
 
 from lineage.errors import MartNotBuiltError
 from warehouse.db.run_store import RecordedLinks, RunRow, linked_runs
-from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation
+from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation, RunSpan
 from warehouse.service.run_rows import DatasetAccess, LinkedRun
+from warehouse.service.timespec import epoch_seconds
 
 WALK_MART = "lineage_marts.lineage_walk"
 
@@ -69,25 +70,34 @@ _NEIGHBOURS = {
     for key, other in (("dataset_key", "program_key"), ("program_key", "dataset_key"))
 }
 
-_RELATIONS = f"""
+def _relations_sql(with_ids: bool) -> str:
+    """Every relation of the programs %(keys)s in the window, with its runs counted (how many, the
+    first and last run's time, the newest run) and, ``with_ids``, every run id."""
+    run_ids = "array_agg(distinct run_id)" if with_ids else "'{}'::text[]"
+    return f"""
     with hits as (
-        select w.program_key, w.dataset_key, w.access, w.component, run.run_id
+        select w.program_key, w.dataset_key, w.access, w.component, run.run_id, run.started
         from ({_bucket_rows("program_key", "w.*")}) w
         cross join lateral unnest(w.run_ids, w.run_starts, w.run_stops) as run(run_id, started, stopped)
         where {in_window("run.started", "run.stopped")}
     ),
     relations as (
         select program_key, dataset_key, access,
-               array_agg(distinct run_id) as runs,
-               coalesce(array_agg(distinct component) filter (where component <> ''), '{{}}') as components
+               {run_ids} as runs,
+               coalesce(array_agg(distinct component) filter (where component <> ''), '{{}}') as components,
+               count(distinct run_id) as run_count, min(started) as first_run, max(started) as last_run,
+               (array_agg(run_id order by started desc, run_id desc))[1] as latest_run
         from hits group by program_key, dataset_key, access
     )
     select d.namespace as data_namespace, d.dataset_type, d.dataset,
            p.namespace as program_namespace, p.application, p.program_type, p.program,
-           r.access, r.runs, r.components
+           r.access, r.runs, r.components, r.run_count, r.first_run, r.last_run, r.latest_run
     from relations r
     join lineage.datasets d using (dataset_key)
     join lineage.programs p using (program_key)"""
+
+
+_RELATIONS = {with_ids: _relations_sql(with_ids) for with_ids in (True, False)}
 
 
 def dataset_named(conn: psycopg.Connection, data: DataRef) -> DataRef:
@@ -109,8 +119,9 @@ class LineageQueries:
     """The dataset-lineage walk's queries (``warehouse.service.lineage_graph.LineageQueries``) for the
     window [start, end): one query per call, over the whole frontier it is given."""
 
-    def __init__(self, conn: psycopg.Connection, start: datetime, end: datetime) -> None:
-        self.conn = conn
+    def __init__(self, conn: psycopg.Connection, start: datetime, end: datetime, *, run_ids: bool = True) -> None:
+        """``run_ids`` False: relations carry their runs counted only (``Relation.span``), no ids."""
+        self.conn, self.run_ids = conn, run_ids
         self.window: dict[str, Any] = {
             "start": start, "end": end,
             "first_day": (start - timedelta(days=1)).astimezone(UTC).date(), "last_day": end.astimezone(UTC).date(),
@@ -131,7 +142,7 @@ class LineageQueries:
 
     def relations(self, program_keys: Sequence[int]) -> list[Relation]:
         with _mart(), self.conn.cursor(row_factory=kwargs_row(_relation)) as cursor:
-            return cursor.execute(_RELATIONS, {**self.window, "keys": sorted(program_keys)}).fetchall()
+            return cursor.execute(_RELATIONS[self.run_ids], {**self.window, "keys": sorted(program_keys)}).fetchall()
 
     def _neighbours(self, key: str, keys: Sequence[int]) -> list[int]:
         with _mart():
@@ -148,11 +159,13 @@ def _mart() -> Iterator[None]:
 
 
 def _relation(*, data_namespace: str, dataset_type: str, dataset: str, program_namespace: str, application: str,
-              program_type: str, program: str, access: str, runs: list[str], components: list[str]) -> Relation:
+              program_type: str, program: str, access: str, runs: list[str], components: list[str],
+              run_count: int, first_run: datetime | None, last_run: datetime | None, latest_run: str) -> Relation:
     """A row of ``_RELATIONS``, by its columns."""
     return Relation(data=DataRef(data_namespace, dataset_type, dataset),
                     program=ProgramRef(program_namespace, application, program_type, program),
-                    access=access, runs=tuple(runs), components=tuple(components))
+                    access=access, runs=tuple(runs), components=tuple(components),
+                    span=RunSpan(run_count, epoch_seconds(first_run), epoch_seconds(last_run), latest_run))
 
 
 @dataclass(frozen=True, slots=True)

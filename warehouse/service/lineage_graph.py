@@ -11,7 +11,6 @@ this module walks, shapes the relations found into the response and applies ``co
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -23,18 +22,47 @@ from warehouse.service.authorization import HIDDEN as HIDDEN  # re-exported: the
 from warehouse.service.graph_walk import walk
 
 COLLAPSE_TYPES = ("access", "run", "component")
+RUNS_SHAPES = ("ids", "count", "latest")
+"""How an answer gives each relation's runs: every run id (the design's shape), none (the count
+and first and last run times only), or the newest run's id."""
+
+
+@dataclass(frozen=True)
+class RunSpan:
+    """A relation's runs in the window, counted: how many, the first and last run's time (epoch
+    seconds of its start, or else its earliest event) and the newest run's id."""
+
+    count: int
+    first: int | None
+    last: int | None
+    latest: str | None
+
+    def merged(self, other: RunSpan, count: int) -> RunSpan:
+        """Both spans as one of ``count`` runs (the caller knows how many distinct runs the two hold)."""
+        newest = self if (self.last or 0) >= (other.last or 0) else other
+        firsts = [t for t in (self.first, other.first) if t is not None]
+        return RunSpan(count, min(firsts) if firsts else None, newest.last, newest.latest)
 
 
 @dataclass(frozen=True)
 class Relation:
     """Runs of ``program`` made ``access`` to ``data`` in the window (a relation of the *Metadata
-    and Data Discovery* design)."""
+    and Data Discovery* design). ``runs`` may be empty when the query asked for ``span`` only;
+    ``span`` is None where the runs are not shown (a hidden program's)."""
 
     data: DataRef
     program: ProgramRef
     access: str
     runs: tuple[str, ...]
     components: tuple[str, ...] = ()
+    span: RunSpan | None = None
+
+
+def parse_runs_shape(value: str) -> str:
+    shape = value.strip().lower()
+    if shape not in RUNS_SHAPES:
+        raise InvalidLineageRequestError(f"runs {value!r} is not one of {', '.join(RUNS_SHAPES)}")
+    return shape
 
 
 class LineageQueries(Protocol):
@@ -96,53 +124,87 @@ def parse_collapse(values: Iterable[str]) -> frozenset[str]:
     return chosen
 
 
-def build_relations(relations: Iterable[Relation], collapse: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+def span_fields(span: RunSpan | None) -> dict[str, Any]:
+    """A relation's counted runs as the answer names them (all None where its runs are hidden)."""
+    return {"runCount": span.count if span else None, "firstRun": span.first if span else None,
+            "lastRun": span.last if span else None, "latestRun": span.latest if span else None}
+
+
+def _shown_runs(runs: set[str], span: RunSpan | None, shape: str) -> list[str]:
+    if shape == "ids":
+        return sorted(runs)
+    if shape == "latest" and span is not None and span.latest is not None:
+        return [span.latest]
+    return []
+
+
+def build_relations(relations: Iterable[Relation], collapse: frozenset[str] = frozenset(),
+                    runs: str = "ids") -> list[dict[str, Any]]:
     """Relations as the *Metadata and Data Discovery* design's JSON, in a stable order (data id, program id, access).
 
     Without ``collapse``: one relation per (data, program, access) with its runs and components.
-    ``collapse=access`` merges the access types of a (data, program) into one relation;
+    ``collapse=access`` merges the access types of a (data, program) into one relation (its
+    relations must carry their run ids, so that a run of both is counted once);
     ``run`` / ``component`` are already merged by default and are accepted for compatibility.
+    ``runs`` shapes each relation's ``runs`` (``RUNS_SHAPES``); every shape gives the count,
+    first, last and latest run beside them.
     """
-    groups: dict[tuple[str, ...], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    groups: dict[tuple[str, ...], tuple[set[str], set[str], set[str], list[RunSpan | None]]] = {}
     for relation in relations:
         key = (relation.data.id, relation.program.id) + (() if "access" in collapse else (relation.access,))
-        group = groups[key]
-        group["access"].add(relation.access)
-        group["runs"].update(relation.runs)
-        group["components"].update(relation.components)
-    return [
-        {
+        accesses, run_ids, components, spans = groups.setdefault(key, (set(), set(), set(), []))
+        accesses.add(relation.access)
+        run_ids.update(relation.runs)
+        components.update(relation.components)
+        spans.append(relation.span)
+    answer = []
+    for key in sorted(groups):
+        accesses, run_ids, components, spans = groups[key]
+        span = _merged(spans, len(run_ids))
+        answer.append({
             "data": key[0],
             "program": key[1],
-            "access": ",".join(sorted(groups[key]["access"])) if "access" in collapse else key[2],
-            "runs": sorted(groups[key]["runs"]),
-            "components": sorted(groups[key]["components"]),
-        }
-        for key in sorted(groups)
-    ]
+            "access": ",".join(sorted(accesses)) if "access" in collapse else key[2],
+            "runs": _shown_runs(run_ids, span, runs),
+            "components": sorted(components),
+            **span_fields(span),
+        })
+    return answer
+
+
+def _merged(spans: list[RunSpan | None], count: int) -> RunSpan | None:
+    known = [span for span in spans if span is not None]
+    if len(known) < len(spans) or not known:
+        return None
+    if len(known) == 1:
+        return known[0]
+    merged = known[0]
+    for span in known[1:]:
+        merged = merged.merged(span, count)
+    return merged
+
+
+def node_entries(relations: Iterable[Relation]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The programs and data of ``relations`` by id, as the design's answer names them."""
+    rows = list(relations)
+    programs: Mapping[str, ProgramRef] = {a.program.id: a.program for a in rows}
+    data: Mapping[str, DataRef] = {a.data.id: a.data for a in rows}
+    return (
+        {key: {"id": {"namespace": p.namespace, "application": p.application, "type": p.type, "id": p.name}}
+         for key, p in sorted(programs.items())},
+        {key: {"id": {"namespace": d.namespace, "type": d.type, "id": d.name}} for key, d in sorted(data.items())},
+    )
 
 
 def lineage_response(
-    start: int, end: int, relations: Iterable[Relation], collapse: frozenset[str] = frozenset()
+    start: int, end: int, relations: Iterable[Relation], collapse: frozenset[str] = frozenset(), runs: str = "ids"
 ) -> dict[str, Any]:
     """The lineage output JSON of the *Metadata and Data Discovery* design: ``start``, ``end``,
     ``relations``, ``programs``, ``data``."""
     rows = list(relations)
-    programs: Mapping[str, ProgramRef] = {a.program.id: a.program for a in rows}
-    data: Mapping[str, DataRef] = {a.data.id: a.data for a in rows}
-    return {
-        "start": start,
-        "end": end,
-        "relations": build_relations(rows, collapse),
-        "programs": {
-            key: {"id": {"namespace": p.namespace, "application": p.application, "type": p.type, "id": p.name}}
-            for key, p in sorted(programs.items())
-        },
-        "data": {
-            key: {"id": {"namespace": d.namespace, "type": d.type, "id": d.name}} for key, d in sorted(data.items())
-        },
-    }
-
+    programs, data = node_entries(rows)
+    return {"start": start, "end": end, "relations": build_relations(rows, collapse, runs),
+            "programs": programs, "data": data}
 
 
 
@@ -161,5 +223,6 @@ def hide_unreadable(relations: Iterable[Relation], readable_data: Callable[[Data
         program = program_alias.get(relation.program.id)
         shown.append(Relation(
             data_alias.get(relation.data.id, relation.data), program or relation.program, relation.access,
-            () if program else relation.runs, () if program or relation.data.id in data_alias else relation.components))
+            () if program else relation.runs, () if program or relation.data.id in data_alias else relation.components,
+            None if program else relation.span))
     return shown

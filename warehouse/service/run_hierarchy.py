@@ -13,10 +13,10 @@ it); the warehouse answers the links of all the relations' runs in one query.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lineage.errors import InvalidLineageRequestError
-from warehouse.service.lineage_graph import ProgramRef, Relation
+from warehouse.service.lineage_graph import ProgramRef, Relation, RunSpan
 
 ROLLUPS = ("parent", "root")
 
@@ -58,23 +58,42 @@ def parse_rollup(value: str | None) -> str | None:
 
 def roll_up(relations: Iterable[Relation], links_of: RunLinksOf, rollup: str) -> list[Relation]:
     """The relations with each run replaced by the run that stands for it under ``rollup``, and
-    relations of the same (data, program, access) merged (their runs and components united)."""
+    relations of the same (data, program, access) merged (their runs and components united; their
+    run spans merged: the count of the runs standing for them, the first and last time, the
+    stand-in of the newest run)."""
     rows = list(relations)
     runs = sorted({RunRef(r.program, run_id) for r in rows for run_id in r.runs},
                   key=lambda run: (run.program.id, run.run_id))
     links = links_of(runs) if runs else {}
-    merged: dict[tuple[str, str, str], tuple[Relation, set[str], set[str]]] = {}
+
+    def stand_in(program: ProgramRef, run_id: str) -> RunRef:
+        found = links.get(RunRef(program, run_id))
+        return (found.rolled_up(rollup) if found else None) or RunRef(program, run_id)
+
+    merged: dict[tuple[str, str, str], tuple[Relation, set[str], set[str], list[RunSpan]]] = {}
     for relation in rows:
         if not relation.runs:  # nothing to stand in for: kept as it is
             merged.setdefault((relation.data.id, relation.program.id, relation.access),
-                              (relation, set(), set(relation.components)))
+                              (relation, set(), set(relation.components), []))
         for run_id in relation.runs:
-            found = links.get(RunRef(relation.program, run_id))
-            shown = (found.rolled_up(rollup) if found else None) or RunRef(relation.program, run_id)
+            shown = stand_in(relation.program, run_id)
             key = (relation.data.id, shown.program.id, relation.access)
-            _, run_ids, components = merged.setdefault(
-                key, (Relation(relation.data, shown.program, relation.access, ()), set(), set()))
+            _, run_ids, components, spans = merged.setdefault(
+                key, (Relation(relation.data, shown.program, relation.access, ()), set(), set(), []))
             run_ids.add(shown.run_id)
             components.update(relation.components)
-    return [Relation(base.data, base.program, base.access, tuple(sorted(run_ids)), tuple(sorted(components)))
-            for base, run_ids, components in merged.values()]
+            if relation.span is not None and relation.span.latest == run_id:
+                spans.append(replace(relation.span, latest=shown.run_id))
+    return [Relation(base.data, base.program, base.access, tuple(sorted(run_ids)), tuple(sorted(components)),
+                     _span(spans, len(run_ids)) if run_ids else base.span)
+            for base, run_ids, components, spans in merged.values()]
+
+
+def _span(spans: list[RunSpan], count: int) -> RunSpan | None:
+    """The merged span of a rolled-up relation from its members' spans (each newest run's stand-in)."""
+    if not spans:
+        return None
+    merged = spans[0]
+    for span in spans[1:]:
+        merged = merged.merged(span, count)
+    return replace(merged, count=count)

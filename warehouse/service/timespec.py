@@ -28,13 +28,29 @@ def parse_timespec(text: str, *, now: datetime | None = None, name: str = "time"
     raise InvalidTimeError(f"{name} {text!r} is not epoch seconds, 'now' or 'now-<n><s|m|h|d>' (e.g. now-7d)")
 
 
-def parse_window(start: str, end: str, *, now: datetime | None = None) -> tuple[datetime, datetime]:
-    """A [start, end) window; start after end is an error."""
+def parse_window(start: str, end: str, *, now: datetime | None = None,
+                 names: tuple[str, str] = ("start", "end")) -> tuple[datetime, datetime]:
+    """A [start, end) window; start after end is an error (``names``: the parameters, for it)."""
     moment = now or datetime.now(UTC)
-    window = (parse_timespec(start, now=moment, name="start"), parse_timespec(end, now=moment, name="end"))
+    window = (parse_timespec(start, now=moment, name=names[0]), parse_timespec(end, now=moment, name=names[1]))
     if window[0] > window[1]:
-        raise InvalidTimeError(f"start {start!r} is after end {end!r}")
+        raise InvalidTimeError(f"{names[0]} {start!r} is after {names[1]} {end!r}")
     return window
+
+
+def base_window(window: tuple[datetime, datetime], base_start: str | None, base_end: str | None, *,
+                now: datetime | None = None) -> tuple[datetime, datetime]:
+    """The window a diff compares ``window`` with: as given, or of the same length just before
+    ``window`` (one bound given: the other is the window's length away from it)."""
+    moment = now or datetime.now(UTC)
+    length = window[1] - window[0]
+    if base_start is not None and base_end is not None:
+        return parse_window(base_start, base_end, now=moment, names=("baseStart", "baseEnd"))
+    if base_start is not None:
+        start = parse_timespec(base_start, now=moment, name="baseStart")
+        return start, start + length
+    end = window[0] if base_end is None else parse_timespec(base_end, now=moment, name="baseEnd")
+    return end - length, end
 
 
 def visible_window(window: tuple[datetime, datetime], since: datetime | None) -> tuple[datetime, datetime]:

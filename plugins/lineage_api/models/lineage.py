@@ -9,11 +9,20 @@ from pydantic import Field
 from lineage_api.models.base import Body, Links
 
 
-class LineageRelation(Body):
+class RunCounts(Body):
+    """A relation's runs in the window counted (all null where the runs are hidden)."""
+
+    runCount: int | None = Field(description="how many runs made the access in the window")
+    firstRun: int | None = Field(description="the first run's time (its start, or else its earliest event)")
+    lastRun: int | None = Field(description="the last run's time")
+    latestRun: str | None = Field(description="the newest run's id")
+
+
+class LineageRelation(RunCounts):
     data: str
     program: str
     access: str
-    runs: list[str]
+    runs: list[str] = Field(description="runs=ids: every run id; runs=latest: the newest; runs=count: none")
     components: list[str]
 
 
@@ -124,3 +133,51 @@ class ProgramRuns(Body):
     start: int
     end: int
     runs: list[ProgramRun]
+
+
+class ChangeCounts(Body):
+    added: int
+    removed: int
+    unchanged: int
+
+
+class DiffSummary(Body):
+    relations: ChangeCounts
+    programs: ChangeCounts
+    data: ChangeCounts
+
+
+class RelationChange(Body):
+    """A relation of either window: ``added`` (in the window only), ``removed`` (in the base
+    only) or ``unchanged``, with its runs counted on each side (null: not on that side)."""
+
+    data: str
+    program: str
+    access: str
+    change: str
+    current: RunCounts | None
+    base: RunCounts | None
+
+
+class ProgramChange(ProgramNode):
+    change: str
+
+
+class DataChange(DataNode):
+    change: str
+
+
+class LineageDiffAnswer(Body):
+    """Two windows' lineage of a dataset compared: the window [start, end) against the base
+    [baseStart, baseEnd)."""
+
+    start: int
+    end: int
+    baseStart: int
+    baseEnd: int
+    levels: int
+    summary: DiffSummary
+    relations: list[RelationChange]
+    programs: dict[str, ProgramChange]
+    data: dict[str, DataChange]
+    links: dict[str, Links]

@@ -40,6 +40,7 @@ from warehouse.service.lineage_graph import (
     hide_unreadable,
     lineage_response,
     parse_collapse,
+    parse_runs_shape,
     walk_lineage,
 )
 from warehouse.service.run_hierarchy import parse_rollup, roll_up
@@ -51,6 +52,8 @@ Levels = Annotated[int, Query(description="levels of data -> programs -> data to
 Collapse = Annotated[list[str], Query(description="access, run or component (repeat or comma-separate)")]
 Rollup = Annotated[str | None, Query(description="parent or root: show each run's parent (or root) run, under "
                                                  "its own program, in place of the run; runs merged")]
+Runs = Annotated[str, Query(description="ids (every run id of each relation), count (none: the count, first "
+                                        "and last run only) or latest (the newest run's id)")]
 
 
 def data_entity(data: DataRef) -> MetadataEntity:
@@ -66,28 +69,49 @@ def _links(subject: MetadataEntity) -> Links:
     return cast(Links, entity_links(subject))
 
 
-def _lineage(conn: psycopg.Connection, namespace: str, data_type: str, name: str, window: TimeWindow,
-             levels: int, collapse: list[str], rollup: str | None, caller: Access) -> dict[str, Any]:
-    """The walk, needing READ on the dataset; nodes the caller cannot read are shown hidden."""
-    check_levels(levels)
-    check_window(*window)
-    collapse_types = parse_collapse(part for value in collapse for part in value.split(","))
-    rolled_up_to = parse_rollup(rollup)
+def origin_of(conn: psycopg.Connection, namespace: str, data_type: str, name: str, caller: Access) -> DataRef:
+    """The data a lineage question starts from, needing READ on it: the dataset named, or the one
+    it is an alias of (OpenLineage's symlinks)."""
     asked = DataRef(namespace, data_type, name)
     origin = lineage_store.dataset_named(conn, asked)  # an alias: its dataset
     if not caller.allows(data_entity(origin), Privilege.READ):
         origin = asked  # an alias of what the caller cannot read is a name that is nothing: no word of it
     caller.require(data_entity(origin), Privilege.READ)
+    return origin
+
+
+def walk_window(conn: psycopg.Connection, origin: DataRef, window: TimeWindow, levels: int, *,
+                run_ids: bool) -> list[Relation]:
+    """The walk from ``origin`` in ``window`` (without what predates the namespace's incarnation)."""
     visible = visible_window(window, namespace_store.visible_since(conn, origin.namespace))
-    accesses = walk_lineage(lineage_store.LineageQueries(conn, *visible), origin, levels)
+    return walk_lineage(lineage_store.LineageQueries(conn, *visible, run_ids=run_ids), origin, levels)
+
+
+def hide_for(caller: Access, relations: list[Relation]) -> list[Relation]:
+    """``relations`` with the nodes the caller cannot read shown hidden."""
+    return hide_unreadable(relations, lambda d: caller.allows(data_entity(d), Privilege.READ),
+                           lambda p: caller.allows(program_of(p), Privilege.READ))
+
+
+def _lineage(conn: psycopg.Connection, namespace: str, data_type: str, name: str, window: TimeWindow,
+             levels: int, collapse: list[str], rollup: str | None, runs: str, caller: Access) -> dict[str, Any]:
+    """The walk, needing READ on the dataset; nodes the caller cannot read are shown hidden."""
+    check_levels(levels)
+    check_window(*window)
+    collapse_types = parse_collapse(part for value in collapse for part in value.split(","))
+    rolled_up_to = parse_rollup(rollup)
+    shape = parse_runs_shape(runs)
+    origin = origin_of(conn, namespace, data_type, name, caller)
+    # Merging relations (a roll-up, collapsed access types) counts their runs from the ids.
+    needs_ids = shape == "ids" or rolled_up_to is not None or "access" in collapse_types
+    accesses = walk_window(conn, origin, window, levels, run_ids=needs_ids)
     if rolled_up_to is not None:
         accesses = roll_up(accesses, lambda runs: run_store.run_links(conn, runs), rolled_up_to)
-    shown = hide_unreadable(accesses, lambda d: caller.allows(data_entity(d), Privilege.READ),
-                            lambda p: caller.allows(program_of(p), Privilege.READ))
-    return {**lineage_response(*seconds(window), shown, collapse_types), "links": _node_links(shown)}
+    shown = hide_for(caller, accesses)
+    return {**lineage_response(*seconds(window), shown, collapse_types, shape), "links": node_links(shown)}
 
 
-def _node_links(relations: list[Relation]) -> dict[str, dict[str, str]]:
+def node_links(relations: list[Relation]) -> dict[str, dict[str, str]]:
     """Each shown node's links, by its id in the answer (hidden nodes have none)."""
     links = {r.data.id: entity_links(data_entity(r.data)) for r in relations if r.data.type != HIDDEN}
     links.update({r.program.id: entity_links(program_of(r.program)) for r in relations if r.program.type != HIDDEN})
@@ -100,20 +124,22 @@ RUNS = "/apps/{application:name}/{program_type}/{program:name}/runs"
 @router.get("/datasets/{dataset:name}/lineage", response_model=LineageAnswer)
 def dataset_lineage(window: Window, namespace: Namespace, dataset: str, caller: Caller, conn: Connection,
                     levels: Levels = 10, collapse: Collapse = [],  # noqa: B006 - a query default
-                    rollup: Rollup = None) -> dict[str, Any]:
+                    rollup: Rollup = None, runs: Runs = "ids") -> dict[str, Any]:
     """The lineage of a dataset in [start, end), up to ``levels`` levels, as the *Metadata and
     Data Discovery* design shapes it; ``rollup=parent`` (or ``root``) shows each run's parent (or
-    root) run in place of the run. A dataset's alias (OpenLineage's symlinks) finds the dataset."""
-    return _lineage(conn, namespace, "dataset", dataset, window, levels, collapse, rollup, caller)
+    root) run in place of the run. A dataset's alias (OpenLineage's symlinks) finds the dataset.
+    Each relation counts its runs (``runCount``, ``firstRun``, ``lastRun``, ``latestRun``);
+    ``runs=count`` leaves out the run ids, which keeps a long window's answer small."""
+    return _lineage(conn, namespace, "dataset", dataset, window, levels, collapse, rollup, runs, caller)
 
 
 @router.get("/streams/{stream:name}/lineage", response_model=LineageAnswer)
 def stream_lineage(window: Window, namespace: Namespace, stream: str, caller: Caller, conn: Connection,
                    levels: Levels = 10, collapse: Collapse = [],  # noqa: B006
-                   rollup: Rollup = None) -> dict[str, Any]:
+                   rollup: Rollup = None, runs: Runs = "ids") -> dict[str, Any]:
     """The lineage of a stream in [start, end), up to ``levels`` levels, as the *Metadata and Data
-    Discovery* design shapes it; ``rollup`` as for a dataset."""
-    return _lineage(conn, namespace, "stream", stream, window, levels, collapse, rollup, caller)
+    Discovery* design shapes it; ``rollup`` and ``runs`` as for a dataset."""
+    return _lineage(conn, namespace, "stream", stream, window, levels, collapse, rollup, runs, caller)
 
 
 @router.get(RUNS + "/{run_id:name}", response_model=RunAnswer)

@@ -1,0 +1,65 @@
+"""What changed: a dataset's (or stream's) lineage in one window compared with a base window."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import psycopg
+from fastapi import APIRouter, Query
+
+from lineage.limits import check_levels, check_window
+from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, seconds
+from lineage_api.http_errors import answers
+from lineage_api.models.lineage import LineageDiffAnswer
+from lineage_api.routes.lineage import Levels, hide_for, node_links, origin_of, walk_window
+from warehouse.service.authorization import Access
+from warehouse.service.lineage_diff import compare, diff_response
+from warehouse.service.timespec import base_window
+
+router = APIRouter(prefix="/v3/namespaces/{namespace}", responses=answers(404))
+
+BaseStart = Annotated[str | None, Query(alias="baseStart", description="the base window's start; default: the "
+                                                                       "window's length before baseEnd")]
+BaseEnd = Annotated[str | None, Query(alias="baseEnd", description="the base window's end; default: the window's "
+                                                                   "start (or baseStart plus the window's length)")]
+Changed = Annotated[bool, Query(description="true: only what was added or removed (and the nodes it joins)")]
+
+
+def lineage_diff(conn: psycopg.Connection, namespace: str, data_type: str, name: str, window: TimeWindow,
+                 base: TimeWindow, levels: int, changed: bool, caller: Access) -> dict[str, Any]:
+    """Both windows walked (runs counted, no ids), compared; READ on the data, nodes the caller
+    cannot read hidden (one alias per node across both sides)."""
+    check_levels(levels)
+    check_window(*window)
+    check_window(*base)
+    origin = origin_of(conn, namespace, data_type, name, caller)
+    current = walk_window(conn, origin, window, levels, run_ids=False)
+    before = walk_window(conn, origin, base, levels, run_ids=False)
+    shown = hide_for(caller, current + before)
+    changes = compare(shown[:len(current)], shown[len(current):])
+    start, end = seconds(window)
+    base_start, base_end = seconds(base)
+    answer = diff_response({"start": start, "end": end, "baseStart": base_start, "baseEnd": base_end,
+                            "levels": levels}, changes, changed_only=changed)
+    return {**answer, "links": node_links(shown)}
+
+
+@router.get("/datasets/{dataset:name}/lineage/diff", response_model=LineageDiffAnswer)
+def dataset_lineage_diff(window: Window, namespace: Namespace, dataset: str, caller: Caller, conn: Connection,
+                         levels: Levels = 10, base_start: BaseStart = None, base_end: BaseEnd = None,
+                         changed: Changed = False) -> dict[str, Any]:
+    """What changed in a dataset's lineage: the walk of [start, end) against the walk of the base
+    window [baseStart, baseEnd) (by default the window of the same length just before). Each
+    relation, program and data is ``added`` (in the window only), ``removed`` (in the base only)
+    or ``unchanged``, each relation with its runs counted on both sides."""
+    base = base_window(window, base_start, base_end)
+    return lineage_diff(conn, namespace, "dataset", dataset, window, base, levels, changed, caller)
+
+
+@router.get("/streams/{stream:name}/lineage/diff", response_model=LineageDiffAnswer)
+def stream_lineage_diff(window: Window, namespace: Namespace, stream: str, caller: Caller, conn: Connection,
+                        levels: Levels = 10, base_start: BaseStart = None, base_end: BaseEnd = None,
+                        changed: Changed = False) -> dict[str, Any]:
+    """What changed in a stream's lineage, as for a dataset."""
+    base = base_window(window, base_start, base_end)
+    return lineage_diff(conn, namespace, "stream", stream, window, base, levels, changed, caller)
