@@ -7,7 +7,9 @@
 3. Times the lineage endpoint's work (walk, relations, JSON) at levels=10 for a 1-day and a
    30-day window from sampled datasets, and a naive walk issuing one query per visited node on
    the base tables (CDAP's scan-per-node BFS) on the same datasets; prints p50/p95, the ratio
-   and how much of the graph the walks reached.
+   and how much of the graph the walks reached; interleaved on the same datasets, the answer
+   with runs counted (``runs=count``) and the diff against the window just before, each as a
+   p95 ratio to the answer with every run id.
 4. Compacts a slice of the same workload written as raw events (one day by default) with the
    real compaction job and prints its throughput.
 """
@@ -33,6 +35,7 @@ from lineage.settings import Settings, libpq_url
 from warehouse.db.lineage_store import LineageQueries, run_in_window
 from warehouse.db.migrate import apply_migrations
 from warehouse.pipeline.dbt_build import build_marts
+from warehouse.service.lineage_diff import compare, diff_response
 from warehouse.service.lineage_graph import DataRef, lineage_response, walk_lineage
 
 _NAIVE_PROGRAMS = f"""select distinct r.program_key from lineage.dataset_accesses a
@@ -69,10 +72,13 @@ def naive_walk(conn: psycopg.Connection, data: DataRef, start: datetime, end: da
     return sum(len(conn.execute(_NAIVE_RELATIONS, {**window, "node": p}).fetchall()) for p in seen_programs)
 
 
-def percentiles(samples: list[float]) -> str:
+def p95(samples: list[float]) -> float:
     ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"p50 {statistics.median(ordered) * 1000:7.1f} ms   p95 {p95 * 1000:7.1f} ms"
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def percentiles(samples: list[float]) -> str:
+    return f"p50 {statistics.median(samples) * 1000:7.1f} ms   p95 {p95(samples) * 1000:7.1f} ms"
 
 
 def timed_build(url: str, settings: Settings, label: str, select: str | None = "+lineage_walk") -> None:
@@ -105,6 +111,7 @@ def measure_walks(url: str, topology: Topology, end: datetime, days: int, sample
             median = sorted(reached)[len(reached) // 2]
             print(f"lineage levels=10, {label:<14} {percentiles(timings)}   median walk: {median[0]} programs, "
                   f"{median[1]} datasets, {median[2]:,} run ids, {statistics.median(sizes) / 1024:,.0f} KiB JSON")
+            measure_shapes_and_diff(conn, names, start, end, label)
             naive, ours = [], []
             for name in names[:naive_samples]:
                 began = time.perf_counter()
@@ -115,6 +122,36 @@ def measure_walks(url: str, topology: Topology, end: datetime, days: int, sample
                 ours.append(time.perf_counter() - began)
             print(f"  naive per-node walk, {label:<14} {percentiles(naive)}   "
                   f"ratio {sum(naive) / max(sum(ours), 1e-9):.0f}x slower than the mart walk")
+
+
+def measure_shapes_and_diff(conn: psycopg.Connection, names: list[str], start: datetime, end: datetime,
+                            label: str) -> None:
+    """Interleaved on the same datasets: the answer with every run id (``runs=ids``), with runs
+    counted (``runs=count``), and the diff of the window against the window just before it
+    (both walks, counted, compared), as the endpoints build them."""
+    base = (start - (end - start), start)
+    timings: dict[str, list[float]] = {"ids": [], "count": [], "diff": []}
+    sizes: dict[str, list[int]] = {"ids": [], "count": [], "diff": []}
+    window = {"start": int(start.timestamp()), "end": int(end.timestamp()),
+              "baseStart": int(base[0].timestamp()), "baseEnd": int(base[1].timestamp()), "levels": 10}
+    for name in names:
+        origin = DataRef(NAMESPACE, "dataset", name)
+        for shape in ("ids", "count"):
+            began = time.perf_counter()
+            relations = walk_lineage(LineageQueries(conn, start, end, run_ids=shape == "ids"), origin, 10)
+            body = orjson.dumps(lineage_response(window["start"], window["end"], relations, runs=shape))
+            timings[shape].append(time.perf_counter() - began)
+            sizes[shape].append(len(body))
+        began = time.perf_counter()
+        current = walk_lineage(LineageQueries(conn, start, end, run_ids=False), origin, 10)
+        before = walk_lineage(LineageQueries(conn, *base, run_ids=False), origin, 10)
+        body = orjson.dumps(diff_response(window, compare(current, before)))
+        timings["diff"].append(time.perf_counter() - began)
+        sizes["diff"].append(len(body))
+    for shape, text in (("count", "runs=count"), ("diff", "diff vs the window before")):
+        print(f"  {text + ',':<26} {label:<14} {percentiles(timings[shape])}   "
+              f"{statistics.median(sizes[shape]) / 1024:,.0f} KiB JSON; p95 ratio to runs=ids "
+              f"{p95(timings[shape]) / p95(timings['ids']):.2f}x")
 
 
 def measure_compaction(base: Settings, topology: Topology, hours: int, end: datetime) -> None:

@@ -7,6 +7,8 @@
     lineage quarantine list [--batch B] [--file F] [--reason R] | show ID | replay [...] [--dry-run]
     lineage quality status | check | acknowledge BATCH --reason TEXT
     lineage status                           last batches, lag, files waiting, what blocks the marts
+    lineage diff NS DATASET [--since 1d] [--base-since ...] [--changed] [--json]
+                                             what changed in a dataset's lineage against the window before
 
 Each command is a thin shell over the module that owns the rule (``warehouse.*``,
 ``spark_jobs.compaction``). Exit codes: 0 done, 1 a refusal or a problem found (the message
@@ -303,6 +305,75 @@ def status() -> None:
         out.print(Text.assemble((f"{len(blocked)} batches failed their check: the marts are blocked", "red"),
                                 " (lineage quality status)"))
         raise typer.Exit(1)
+
+
+Since = Annotated[str, typer.Option(help="the window's start: a duration back from now (1d, 6h, 30m), epoch "
+                                        "seconds or now-<n><s|m|h|d>")]
+
+
+def _timespec(text: str) -> str:
+    """A time the CLI takes as the API takes it: ``1d`` (a duration back from now) is ``now-1d``."""
+    value = text.strip()
+    return f"now-{value}" if value[:1].isdigit() and value[-1:] in "smhd" else value
+
+
+@app.command()
+def diff(namespace: str, dataset: str, since: Since = "1d",
+         until: Annotated[str, typer.Option(help="the window's end (as --since); default now")] = "now",
+         base_since: Annotated[str | None, typer.Option(help="the base window's start; default: the window's "
+                                                             "length before the window")] = None,
+         base_until: Annotated[str | None, typer.Option(help="the base window's end; default: the window's start")
+                               ] = None,
+         levels: Annotated[int, typer.Option(help="levels of data -> programs -> data, 1-100")] = 10,
+         stream: Annotated[bool, typer.Option("--stream", help="DATASET names a stream")] = False,
+         changed: Annotated[bool, typer.Option("--changed", help="only what was added or removed")] = False,
+         as_json: Annotated[bool, typer.Option("--json", help="print the API's JSON")] = False) -> None:
+    """What changed in a dataset's lineage: the window against the base window (by default the
+    window of the same length just before): each program's reads and writes added, removed or
+    unchanged, with their runs on each side. Exit 0; the summary line counts the changes."""
+    import orjson
+
+    from lineage.limits import check_levels, check_window
+    from warehouse.db import lineage_store
+    from warehouse.service.lineage_diff import compare, diff_response
+    from warehouse.service.lineage_graph import DataRef
+    from warehouse.service.timespec import base_window, parse_window
+
+    check_levels(levels)
+    now = datetime.now(UTC)
+    window = parse_window(_timespec(since), _timespec(until), now=now, names=("--since", "--until"))
+    base = base_window(window, base_since and _timespec(base_since), base_until and _timespec(base_until), now=now)
+    check_window(*window)
+    check_window(*base)
+    with _connect() as conn:
+        origin = lineage_store.dataset_named(conn, DataRef(namespace, "stream" if stream else "dataset", dataset))
+        current = lineage_store.walk(conn, origin, window, levels, run_ids=False)
+        before = lineage_store.walk(conn, origin, base, levels, run_ids=False)
+    seconds = [int(moment.timestamp()) for moment in (*window, *base)]
+    answer = diff_response(dict(zip(("start", "end", "baseStart", "baseEnd"), seconds, strict=True)) | {
+        "levels": levels}, compare(current, before), changed_only=changed)
+    if as_json:
+        sys.stdout.write(orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    _print_diff(answer, window, base)
+
+
+def _print_diff(answer: dict[str, Any], window: tuple[datetime, datetime], base: tuple[datetime, datetime]) -> None:
+    colour = {"added": "green", "removed": "red", "unchanged": "grey50"}
+    table = Table("change", "program", "access", "data", "runs", "base runs", "last run", highlight=False)
+    for relation in answer["relations"]:
+        current, before = relation["current"] or {}, relation["base"] or {}
+        last = current.get("lastRun") or before.get("lastRun")
+        table.add_row(Text(relation["change"], colour[relation["change"]]), Text(relation["program"]),
+                      Text(relation["access"]), Text(relation["data"]), Text(str(current.get("runCount") or "")),
+                      Text(str(before.get("runCount") or "")),
+                      Text(datetime.fromtimestamp(last, UTC).strftime("%Y-%m-%d %H:%M") if last else ""))
+    out.print(table)
+    counts = answer["summary"]
+    out.print(f"{window[0]:%Y-%m-%d %H:%M} to {window[1]:%Y-%m-%d %H:%M} against {base[0]:%Y-%m-%d %H:%M} to "
+              f"{base[1]:%Y-%m-%d %H:%M} UTC: " + "; ".join(
+                  f"{kind} {counts[kind]['added']} added, {counts[kind]['removed']} removed, "
+                  f"{counts[kind]['unchanged']} unchanged" for kind in ("relations", "programs", "data")))
 
 
 def _waiting_files(conn: psycopg.Connection, log_root: str, lookback_hours: int) -> tuple[int, int] | None:

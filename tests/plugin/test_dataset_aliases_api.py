@@ -21,7 +21,7 @@ from spark_jobs.compaction.job import run_compaction
 from tests.airflow_support import get_ok as get
 from tests.airflow_support import logged_in_client
 from tests.conftest import create_scratch_db, drop_scratch_db
-from tests.factories import event, move_into_hour, write_log
+from tests.factories import event, iso, move_into_hour, write_log
 from tests.warehouse.test_openlineage_compaction import client_for
 from warehouse.db import lineage_store
 from warehouse.db.connection import connect
@@ -36,10 +36,6 @@ AT = datetime(2026, 11, 20, 1, 0, tzinfo=UTC)
 END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 WINDOW = {"start": str(int(datetime(2026, 11, 20, tzinfo=UTC).timestamp())),
           "end": str(int(datetime(2026, 11, 21, tzinfo=UTC).timestamp()))}
-
-
-def iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def native_events() -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from spark_jobs.compaction.job import run_compaction
 from tests.airflow_support import get_ok as get
 from tests.airflow_support import logged_in_client
 from tests.conftest import create_scratch_db, drop_scratch_db
-from tests.factories import event, move_into_hour, write_log
+from tests.factories import event, iso, move_into_hour, write_log
 from tests.warehouse.test_openlineage_compaction import PRODUCER, client_for
 from warehouse.db.connection import connect
 from warehouse.db.grant_store import put_grant
@@ -34,10 +34,6 @@ WINDOW = {"start": str(int(datetime(2026, 11, 20, tzinfo=UTC).timestamp())),
 DAG_RUN, LOAD_RUN, SUM_RUN = (f"0195f3b1-000{n}-7c6e-9d3f-2f1c0b8e4a0{n}" for n in range(3))
 UNSEEN_RUN = "0195f3b1-0009-7c6e-9d3f-2f1c0b8e4a09"
 RUNS = "/v3/namespaces/default/apps/default/openlineage"
-
-
-def iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def ol_event(state: RunState, at: datetime | str, job: str, run_id: str, parent: tuple[str, str] | None = None,

@@ -4,15 +4,17 @@ created, and compacted once; bad input gets a message and exit code 1 (2 for usa
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from spark_jobs.compaction.job import run_compaction
-from tests.factories import RUN, access, event, write_log
+from tests.factories import D1, D2, RUN, access, event, shop_history, write_log
 from tests.warehouse.test_compaction import END, rows
 
 LINEAGE = str(Path(sys.executable).parent / "lineage")
@@ -84,3 +86,29 @@ def test_bad_input_gets_a_message_and_a_code_scripts_can_trust(cli) -> None:  # 
     cli("quarantine", "list", "--limit", "0", code=2)  # a usage error
     assert "Usage" in cli("--help")
     assert "no batch blocks the marts" not in cli("quality", "status")  # an empty table, exit 0
+
+
+def test_diff_prints_what_changed_against_the_day_before_and_its_json(
+        cli, warehouse_db: str, log_root: Path, settings_for) -> None:  # type: ignore[no-untyped-def]
+    """The shop's second day against its first: Audit is a new reader, Report stopped (tests.factories)."""
+    from warehouse.pipeline.dbt_build import build_marts
+
+    settings = settings_for(warehouse_db)
+    write_log(log_root, shop_history())
+    run_compaction(None, interval_end=END, settings=settings)
+    build_marts(warehouse_db, settings, command="run", select="+lineage_walk")
+    day = ("--since", str(int(D2.timestamp())), "--until", str(int((D2 + timedelta(days=1)).timestamp())))
+    table = cli("diff", "default", "dx_orders", *day)
+    cells = [[cell.strip() for cell in line.split("│")[1:-1]] for line in table.splitlines() if "│" in line]
+    lines = {row[1]: row[0] for row in cells if row[0] in ("added", "removed", "unchanged")}
+    assert lines == {"spark.default.Shop.Audit": "added", "spark.default.Shop.Feed": "unchanged",
+                     "spark.default.Shop.Report": "removed"}
+    assert "relations 1 added, 2 removed, 1 unchanged" in table
+    answer = json.loads(cli("diff", "default", "dx_orders", *day, "--changed", "--json"))
+    assert sorted((r["program"], r["change"]) for r in answer["relations"]) == [
+        ("spark.default.Shop.Audit", "added"), ("spark.default.Shop.Report", "removed"),
+        ("spark.default.Shop.Report", "removed")]
+    assert (answer["baseStart"], answer["baseEnd"]) == (int(D1.timestamp()), int(D2.timestamp()))
+    assert "--since 'yesterday' is not epoch seconds" in cli("diff", "default", "dx_orders", "--since", "yesterday",
+                                                             code=1)
+    assert "levels must be between 1 and 100" in cli("diff", "default", "dx_orders", "--levels", "0", code=1)

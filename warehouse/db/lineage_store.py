@@ -20,10 +20,11 @@ import psycopg
 from psycopg.rows import class_row, kwargs_row
 
 from lineage.errors import MartNotBuiltError
+from warehouse.db import namespace_store
 from warehouse.db.run_store import RecordedLinks, RunRow, linked_runs
-from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation, RunSpan
+from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation, RunSpan, walk_lineage
 from warehouse.service.run_rows import DatasetAccess, LinkedRun
-from warehouse.service.timespec import epoch_seconds
+from warehouse.service.timespec import epoch_seconds, visible_window
 
 WALK_MART = "lineage_marts.lineage_walk"
 
@@ -148,6 +149,14 @@ class LineageQueries:
         with _mart():
             rows = self.conn.execute(_NEIGHBOURS[key], {**self.window, "keys": sorted(keys)}).fetchall()
         return sorted(row[0] for row in rows)
+
+
+def walk(conn: psycopg.Connection, origin: DataRef, window: tuple[datetime, datetime], levels: int, *,
+         run_ids: bool = True) -> list[Relation]:
+    """The design's walk from ``origin`` in ``window``, without what predates the namespace's
+    incarnation (its runs await cleanup); ``run_ids`` False: runs counted only."""
+    visible = visible_window(window, namespace_store.visible_since(conn, origin.namespace))
+    return walk_lineage(LineageQueries(conn, *visible, run_ids=run_ids), origin, levels)
 
 
 @contextmanager

@@ -41,7 +41,6 @@ from warehouse.service.lineage_graph import (
     lineage_response,
     parse_collapse,
     parse_runs_shape,
-    walk_lineage,
 )
 from warehouse.service.run_hierarchy import parse_rollup, roll_up
 from warehouse.service.timespec import epoch_seconds, visible_window
@@ -80,13 +79,6 @@ def origin_of(conn: psycopg.Connection, namespace: str, data_type: str, name: st
     return origin
 
 
-def walk_window(conn: psycopg.Connection, origin: DataRef, window: TimeWindow, levels: int, *,
-                run_ids: bool) -> list[Relation]:
-    """The walk from ``origin`` in ``window`` (without what predates the namespace's incarnation)."""
-    visible = visible_window(window, namespace_store.visible_since(conn, origin.namespace))
-    return walk_lineage(lineage_store.LineageQueries(conn, *visible, run_ids=run_ids), origin, levels)
-
-
 def hide_for(caller: Access, relations: list[Relation]) -> list[Relation]:
     """``relations`` with the nodes the caller cannot read shown hidden."""
     return hide_unreadable(relations, lambda d: caller.allows(data_entity(d), Privilege.READ),
@@ -104,7 +96,7 @@ def _lineage(conn: psycopg.Connection, namespace: str, data_type: str, name: str
     origin = origin_of(conn, namespace, data_type, name, caller)
     # Merging relations (a roll-up, collapsed access types) counts their runs from the ids.
     needs_ids = shape == "ids" or rolled_up_to is not None or "access" in collapse_types
-    accesses = walk_window(conn, origin, window, levels, run_ids=needs_ids)
+    accesses = lineage_store.walk(conn, origin, window, levels, run_ids=needs_ids)
     if rolled_up_to is not None:
         accesses = roll_up(accesses, lambda runs: run_store.run_links(conn, runs), rolled_up_to)
     shown = hide_for(caller, accesses)

@@ -11,7 +11,8 @@ from lineage.limits import check_levels, check_window
 from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, seconds
 from lineage_api.http_errors import answers
 from lineage_api.models.lineage import LineageDiffAnswer
-from lineage_api.routes.lineage import Levels, hide_for, node_links, origin_of, walk_window
+from lineage_api.routes.lineage import Levels, hide_for, node_links, origin_of
+from warehouse.db import lineage_store
 from warehouse.service.authorization import Access
 from warehouse.service.lineage_diff import compare, diff_response
 from warehouse.service.timespec import base_window
@@ -33,8 +34,8 @@ def lineage_diff(conn: psycopg.Connection, namespace: str, data_type: str, name:
     check_window(*window)
     check_window(*base)
     origin = origin_of(conn, namespace, data_type, name, caller)
-    current = walk_window(conn, origin, window, levels, run_ids=False)
-    before = walk_window(conn, origin, base, levels, run_ids=False)
+    current = lineage_store.walk(conn, origin, window, levels, run_ids=False)
+    before = lineage_store.walk(conn, origin, base, levels, run_ids=False)
     shown = hide_for(caller, current + before)
     changes = compare(shown[:len(current)], shown[len(current):])
     start, end = seconds(window)
