@@ -71,10 +71,9 @@ _NEIGHBOURS = {
     for key, other in (("dataset_key", "program_key"), ("program_key", "dataset_key"))
 }
 
-def _relations_sql(with_ids: bool) -> str:
-    """Every relation of the programs %(keys)s in the window, with its runs counted (how many, the
-    first and last run's time, the newest run) and, ``with_ids``, every run id."""
-    run_ids = "array_agg(distinct run_id)" if with_ids else "'{}'::text[]"
+def _relations_sql() -> str:
+    """Every relation of the programs %(keys)s in the window, with every run id and its runs counted
+    (how many, the first and last run's time, the newest run)."""
     return f"""
     with hits as (
         select w.program_key, w.dataset_key, w.access, w.component, run.run_id, run.started
@@ -84,7 +83,7 @@ def _relations_sql(with_ids: bool) -> str:
     ),
     relations as (
         select program_key, dataset_key, access,
-               {run_ids} as runs,
+               array_agg(distinct run_id) as runs,
                coalesce(array_agg(distinct component) filter (where component <> ''), '{{}}') as components,
                count(distinct run_id) as run_count, min(started) as first_run, max(started) as last_run,
                (array_agg(run_id order by started desc, run_id desc))[1] as latest_run
@@ -98,7 +97,57 @@ def _relations_sql(with_ids: bool) -> str:
     join lineage.programs p using (program_key)"""
 
 
-_RELATIONS = {with_ids: _relations_sql(with_ids) for with_ids in (True, False)}
+# Runs counted without their ids. A mart row whose runs are all in the window (its latest start
+# and earliest stop satisfy the rule) gives its count, first, last and newest run without being
+# unnested, when no other row of its relation can hold the same run: a run is in one day bucket,
+# so only a relation with a '-infinity' row (long, running or start-less runs, also listed under
+# their day) or with rows of several components can count a run twice; those, and the rows
+# partly in the window, are counted run by run. A 30-day window so reads a row per bucket, not
+# every run.
+_RELATIONS_COUNTED = f"""
+    with w as (
+        select w.program_key, w.dataset_key, w.access, w.component, w.bucket, w.run_ids, w.run_starts,
+               w.run_stops, w.earliest_start, w.latest_start,
+               {in_window("w.latest_start", "w.earliest_stop")} as whole
+        from ({_bucket_rows("program_key", "w.*")}) w
+    ),
+    shapes as (
+        select program_key, dataset_key, access,
+               bool_or(bucket = '-infinity'::date) or count(distinct component) > 1 as overlapping
+        from w group by program_key, dataset_key, access
+    ),
+    rows as (
+        select w.*, w.whole and not s.overlapping as counted_whole
+        from w join shapes s using (program_key, dataset_key, access)
+    ),
+    parts as (
+        select program_key, dataset_key, access, component, cardinality(run_ids)::bigint as run_count,
+               earliest_start as first_run, latest_start as last_run, run_ids[cardinality(run_ids)] as latest_run
+        from rows where counted_whole
+        union all
+        select program_key, dataset_key, access, min(component), count(distinct run.run_id),
+               min(run.started), max(run.started),
+               (array_agg(run.run_id order by run.started desc, run.run_id desc))[1]
+        from rows cross join lateral unnest(rows.run_ids, rows.run_starts, rows.run_stops)
+             as run(run_id, started, stopped)
+        where not counted_whole and {in_window("run.started", "run.stopped")}
+        group by program_key, dataset_key, access, component
+    ),
+    relations as (
+        select program_key, dataset_key, access, '{{}}'::text[] as runs,
+               coalesce(array_agg(distinct component) filter (where component <> ''), '{{}}') as components,
+               sum(run_count)::bigint as run_count, min(first_run) as first_run, max(last_run) as last_run,
+               (array_agg(latest_run order by last_run desc, latest_run desc))[1] as latest_run
+        from parts group by program_key, dataset_key, access
+    )
+    select d.namespace as data_namespace, d.dataset_type, d.dataset,
+           p.namespace as program_namespace, p.application, p.program_type, p.program,
+           r.access, r.runs, r.components, r.run_count, r.first_run, r.last_run, r.latest_run
+    from relations r
+    join lineage.datasets d using (dataset_key)
+    join lineage.programs p using (program_key)"""
+
+_RELATIONS = {True: _relations_sql(), False: _RELATIONS_COUNTED}
 
 
 def dataset_named(conn: psycopg.Connection, data: DataRef) -> DataRef:
