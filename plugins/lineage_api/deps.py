@@ -18,13 +18,13 @@ from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 from airflow.api_fastapi.core_api.security import get_user
 from fastapi import Depends, Query, Request
 
-from lineage.errors import NotFoundError
+from lineage.errors import InvalidTimeError, NotFoundError
 from lineage.model.metadata_entity import program_entity
 from lineage_api.asset_events import AirflowApi
 from lineage_api.warehouse_pool import WarehousePool
 from warehouse.db import grant_store, namespace_guard
 from warehouse.service.authorization import Access, Privilege
-from warehouse.service.timespec import parse_window
+from warehouse.service.timespec import parse_window, window_at
 
 CurrentUser = Annotated[BaseUser, Depends(get_user)]
 
@@ -95,7 +95,24 @@ def history_window(start: Annotated[str, Query(description=TIME)] = "0",
     return parse_window(start, end)
 
 
+def lineage_window(start: Annotated[str | None, Query(description=TIME + "; default now-7d")] = None,
+                   end: Annotated[str | None, Query(description=TIME + "; default now")] = None,
+                   at: Annotated[str | None, Query(description="lineage as it stood at this time (" + TIME + "): "
+                                                               "the window of `lookback` ending then")] = None,
+                   lookback: Annotated[str | None, Query(description="with at: the window's length, <n><s|m|h|d>; "
+                                                                     "default 7d")] = None) -> TimeWindow:
+    """[start, end), by default the last seven days; or, with ``at``, the ``lookback`` before it."""
+    if at is None:
+        if lookback is not None:
+            raise InvalidTimeError("lookback is the length of the window before at: give at too")
+        return parse_window(start or "now-7d", end or "now")
+    if start is not None or end is not None:
+        raise InvalidTimeError("give at (with lookback) or start and end, not both")
+    return window_at(at, lookback)
+
+
 Window = Annotated[TimeWindow, Depends(time_window)]
+LineageWindow = Annotated[TimeWindow, Depends(lineage_window)]
 HistoryWindow = Annotated[TimeWindow, Depends(history_window)]
 
 

@@ -249,3 +249,17 @@ def test_direct_only_provenance_and_impact_walk_direct_chains(api: TestClient) -
     assert impacts("status", transformations="direct") == []
     assert impacts("customer", transformations="direct") == [("totals", "customer", 1),
                                                               ("report", "top_customer", 2)]
+
+
+def test_at_pins_provenance_and_impact_to_a_moment(api: TestClient) -> None:
+    """at= with lookback is the window ending then: the same answer as that start and end."""
+    as_of = {"at": WINDOW["end"], "lookback": "1d"}
+    for direction, field in (("incoming", "id"), ("outgoing", "body")):
+        dataset = "mytableds" if direction == "incoming" else "user_data"
+        pinned = api.get(f"/v3/namespaces/myns/datasets/{dataset}/fields/{field}/lineage",
+                         params={**as_of, "direction": direction, "levels": "2"})
+        assert pinned.status_code == 200, pinned.text
+        assert pinned.json() == lineage(api, dataset, field, direction=direction, levels=2)
+    before = api.get("/v3/namespaces/myns/datasets/mytableds/fields/id/lineage",
+                     params={"at": WINDOW["start"], "lookback": "1h"})
+    assert before.status_code == 200 and before.json()["paths"] == []  # nothing had run yet

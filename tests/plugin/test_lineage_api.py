@@ -87,7 +87,8 @@ COUNTS = ("runCount", "firstRun", "lastRun", "latestRun")
 def lineage(api: TestClient, path: str, **params: Any) -> dict[str, Any]:
     """The answer; each time, the same answer with runs=count counts every relation's runs as the
     ids do (counted from the mart's rows where it can: every test's history checks that path)."""
-    query = {"start": str(int(T0.timestamp())), "end": str(int(T1.timestamp())), **params}
+    query = {key: value for key, value in {"start": str(int(T0.timestamp())), "end": str(int(T1.timestamp())),
+                                           **params}.items() if value is not None}
     response = api.get(f"/v3/namespaces/default/{path}/lineage", params=query)
     assert response.status_code == 200, response.text
     body = response.json()
@@ -328,3 +329,18 @@ def test_runs_count_and_latest_give_counts_without_every_run_id(api: TestClient,
         assert (answer[feed]["runCount"], answer[feed]["latestRun"]) == (2, "feed-3")
     response = api.get("/v3/namespaces/default/datasets/dx_orders/lineage", params={"runs": "all"})
     assert response.status_code == 400 and "runs 'all' is not one of ids, count, latest" in response.text
+
+
+def test_at_gives_the_lineage_as_it_stood_then(api: TestClient, shop: None) -> None:
+    """at= is the lookback window ending then: on the base day, Report still read the orders."""
+    end_of_d1 = str(int(D2.timestamp()))
+    as_of = lineage(api, "datasets/dx_orders", at=end_of_d1, lookback="1d", start=None, end=None)
+    window = lineage(api, "datasets/dx_orders", start=str(int(D1.timestamp())), end=end_of_d1)
+    assert as_of["relations"] == window["relations"] and as_of["start"] == int(D1.timestamp())
+    assert {r["program"] for r in as_of["relations"]} == {"spark.default.Shop.Feed", "spark.default.Shop.Report"}
+    path = "/v3/namespaces/default/datasets/dx_orders/lineage"
+    for params, message in (({"at": end_of_d1, "start": "0"}, "give at (with lookback) or start and end, not both"),
+                            ({"lookback": "1d"}, "lookback is the length of the window before at: give at too"),
+                            ({"at": end_of_d1, "lookback": "a week"}, "lookback 'a week' is not a duration")):
+        response = api.get(path, params=params)
+        assert response.status_code == 400 and message in response.text, response.text

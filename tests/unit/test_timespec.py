@@ -43,3 +43,18 @@ def test_window_rejects_start_after_end() -> None:
 def test_times_out_of_a_datetimes_range_are_bad_input_naming_the_range(text: str) -> None:
     with pytest.raises(InvalidTimeError, match="out of range: times run from year 1 to year 9999"):
         parse_window(text, "now")
+
+
+def test_lineage_at_a_moment_is_the_lookback_window_ending_then() -> None:
+    from warehouse.service.timespec import parse_duration, window_at
+
+    now = datetime(2026, 11, 27, 12, tzinfo=UTC)
+    assert window_at("now-1d", None, now=now) == (now - timedelta(days=8), now - timedelta(days=1))
+    assert window_at("1795000000", "6h", now=now) == (
+        datetime.fromtimestamp(1795000000 - 6 * 3600, UTC), datetime.fromtimestamp(1795000000, UTC))
+    assert parse_duration(" 30m ") == timedelta(minutes=30)
+    for bad, message in (("7 days", "lookback '7 days' is not a duration"), ("-1d", "is not a duration")):
+        with pytest.raises(InvalidTimeError, match=message):
+            parse_duration(bad)
+    with pytest.raises(InvalidTimeError, match="before year 1"):
+        window_at("0", "999999d", now=now)

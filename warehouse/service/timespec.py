@@ -38,6 +38,29 @@ def parse_window(start: str, end: str, *, now: datetime | None = None,
     return window
 
 
+_DURATION = re.compile(r"^(\d{1,9})([smhd])$")
+
+
+def parse_duration(text: str, *, name: str = "lookback") -> timedelta:
+    """A length of time: ``<n><s|m|h|d>`` (``7d``, ``6h``, ``30m``)."""
+    match = _DURATION.match(text.strip())
+    if not match:
+        raise InvalidTimeError(f"{name} {text!r} is not a duration <n><s|m|h|d> (e.g. 7d)")
+    amount, unit = match.groups()
+    return timedelta(**{_UNITS[unit]: int(amount)})  # nine digits of days fit a timedelta
+
+
+def window_at(at: str, lookback: str | None, *, now: datetime | None = None) -> tuple[datetime, datetime]:
+    """The window ending at ``at``, ``lookback`` long (default 7 days): lineage as it stood at that
+    moment, from the runs that had run in the lookback before it."""
+    moment = parse_timespec(at, now=now, name="at")
+    length = parse_duration(lookback) if lookback is not None else timedelta(days=7)
+    try:
+        return moment - length, moment
+    except OverflowError as exc:
+        raise InvalidTimeError(f"lookback {lookback!r} before at {at!r} is before year 1") from exc
+
+
 def base_window(window: tuple[datetime, datetime], base_start: str | None, base_end: str | None, *,
                 now: datetime | None = None) -> tuple[datetime, datetime]:
     """The window a diff compares ``window`` with: as given, or of the same length just before

@@ -12,7 +12,7 @@ from lineage.errors import NotFoundError
 from lineage.limits import check_levels, check_window
 from lineage.model.dataset_schema import DatasetSchema
 from lineage.model.metadata_entity import dataset_entity
-from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, readable_program, seconds
+from lineage_api.deps import Caller, Connection, LineageWindow, Namespace, TimeWindow, Window, readable_program, seconds
 from lineage_api.http_errors import answers
 from lineage_api.links import field_links
 from lineage_api.models.field_lineage import CdapField, DatasetFields, FieldLineageAnswer
@@ -32,8 +32,8 @@ View = Literal["simple", "detailed"]
 
 
 @router.get("/fields/{field:path}/lineage", response_model=FieldLineageAnswer, response_model_exclude_unset=True)
-def field_lineage(window: Window, namespace: Namespace, dataset: str, field: str, caller: Caller, conn: Connection,
-                  direction: Literal["incoming", "outgoing"] = "incoming", view: View | None = None,
+def field_lineage(window: LineageWindow, namespace: Namespace, dataset: str, field: str, caller: Caller,
+                  conn: Connection, direction: Literal["incoming", "outgoing"] = "incoming", view: View | None = None,
                   levels: Annotated[int, Query(description="datasets away, 1 to LINEAGE_LIMIT_LEVELS (100)")] = 1,
                   transformations: Annotated[TransformationFilter, Query(description=(
                       "all, or direct: only the chains whose every edge is DIRECT or has no transformation "

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Query
 from lineage.errors import NotFoundError
 from lineage.limits import check_levels, check_window
 from lineage.model.metadata_entity import MetadataEntity, dataset_entity, program_entity, program_run_entity
-from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, seconds
+from lineage_api.deps import Caller, Connection, LineageWindow, Namespace, TimeWindow, Window, seconds
 from lineage_api.http_errors import answers
 from lineage_api.links import entity_links
 from lineage_api.models.base import Links
@@ -114,7 +114,7 @@ RUNS = "/apps/{application:name}/{program_type}/{program:name}/runs"
 
 
 @router.get("/datasets/{dataset:name}/lineage", response_model=LineageAnswer)
-def dataset_lineage(window: Window, namespace: Namespace, dataset: str, caller: Caller, conn: Connection,
+def dataset_lineage(window: LineageWindow, namespace: Namespace, dataset: str, caller: Caller, conn: Connection,
                     levels: Levels = 10, collapse: Collapse = [],  # noqa: B006 - a query default
                     rollup: Rollup = None, runs: Runs = "ids") -> dict[str, Any]:
     """The lineage of a dataset in [start, end), up to ``levels`` levels, as the *Metadata and
@@ -126,7 +126,7 @@ def dataset_lineage(window: Window, namespace: Namespace, dataset: str, caller: 
 
 
 @router.get("/streams/{stream:name}/lineage", response_model=LineageAnswer)
-def stream_lineage(window: Window, namespace: Namespace, stream: str, caller: Caller, conn: Connection,
+def stream_lineage(window: LineageWindow, namespace: Namespace, stream: str, caller: Caller, conn: Connection,
                    levels: Levels = 10, collapse: Collapse = [],  # noqa: B006
                    rollup: Rollup = None, runs: Runs = "ids") -> dict[str, Any]:
     """The lineage of a stream in [start, end), up to ``levels`` levels, as the *Metadata and Data
