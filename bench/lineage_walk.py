@@ -10,7 +10,8 @@
    and how much of the graph the walks reached; interleaved on the same datasets, the answer
    with runs counted (``runs=count``) and the diff against the window just before, each as a
    p95 ratio to the answer with every run id.
-4. Compacts a slice of the same workload written as raw events (one day by default) with the
+4. Times run-level lineage (levels=3, upstream and downstream) from sampled runs.
+5. Compacts a slice of the same workload written as raw events (one day by default) with the
    real compaction job and prints its throughput.
 """
 
@@ -34,9 +35,11 @@ from bench.lineage_workload import NAMESPACE, Topology, load, raw_events
 from lineage.settings import Settings, libpq_url
 from warehouse.db.lineage_store import LineageQueries, run_in_window
 from warehouse.db.migrate import apply_migrations
+from warehouse.db.run_lineage_store import RunLineageQueries
 from warehouse.pipeline.dbt_build import build_marts
 from warehouse.service.lineage_diff import compare, diff_response
 from warehouse.service.lineage_graph import DataRef, lineage_response, walk_lineage
+from warehouse.service.run_lineage import run_lineage_response, walk_runs
 
 _NAIVE_PROGRAMS = f"""select distinct r.program_key from lineage.dataset_accesses a
     join lineage.runs r using (run_key) where a.dataset_key = %(node)s
@@ -154,6 +157,28 @@ def measure_shapes_and_diff(conn: psycopg.Connection, names: list[str], start: d
               f"{p95(timings[shape]) / p95(timings['ids']):.2f}x")
 
 
+def measure_run_lineage(url: str, end: datetime, samples: int) -> None:
+    """Run-level lineage at levels=3, upstream and downstream, from runs sampled in the middle of
+    the month (what the endpoint computes: the walk, the runs' details and the answer)."""
+    middle = end - timedelta(days=15)
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        runs = [row[0] for row in conn.execute(
+            "select run_key from lineage.runs where run_at >= %s and run_at < %s order by md5(run_id) limit %s",
+            (middle, middle + timedelta(days=1), samples))]
+        queries = RunLineageQueries(conn)
+        for direction in ("upstream", "downstream"):
+            timings, reached = [], []
+            for run in runs:
+                began = time.perf_counter()
+                found = walk_runs(queries, run, direction, 3, 1_000)
+                orjson.dumps(run_lineage_response(found, queries.runs(sorted(found.levels)), lambda _: True,
+                                                  lambda _: True, lambda _: {}))
+                timings.append(time.perf_counter() - began)
+                reached.append(len(found.levels) - 1)
+            print(f"run lineage levels=3, {direction:<10} {percentiles(timings)}   "
+                  f"median {statistics.median(reached):.0f} runs reached (target p95 <= 20 ms)")
+
+
 def measure_compaction(base: Settings, topology: Topology, hours: int, end: datetime) -> None:
     from spark_jobs.compaction.job import run_compaction
     from spark_jobs.session import build_session
@@ -204,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         load(url, topology, 1, end, batch="bench-next-hour", first_hour=args.days * 24)
         timed_build(url, settings, "walk mart, incremental build after one more hour of runs")
     measure_walks(url, topology, end, args.days, args.samples, args.naive_samples)
+    measure_run_lineage(url, end, args.samples)
     if args.compact_hours:
         measure_compaction(base, topology, args.compact_hours, end)
     return 0

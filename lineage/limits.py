@@ -29,6 +29,7 @@ class Limits:
     levels: int = 100  # lineage walks: levels away from the start
     window_days: int = 36_600  # lineage walks: the longest [start, end) window (start=0 passes)
     page_size: int = 1_000  # search results per page
+    run_lineage_runs: int = 1_000  # run-level lineage: runs in one answer (more: truncated)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:

@@ -34,6 +34,7 @@ from lineage_api.routes import (
     namespaces,
     openlineage,
     pages,
+    run_lineage,
     search,
     status,
 )
@@ -86,8 +87,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(openlineage.router, prefix="/api/v1")
     app.include_router(status.public_router)
     app.include_router(status.router, **logged_in)
-    for module in (lineage, lineage_diff, field_lineage, field_summaries, namespaces, grants, dataset_schemas,
-                   search, metadata, links, ingest_keys):
+    for module in (lineage, lineage_diff, run_lineage, field_lineage, field_summaries, namespaces, grants,
+                   dataset_schemas, search, metadata, links, ingest_keys):
         app.include_router(module.router, **logged_in)  # search before metadata's {target:path}
     app.include_router(pages.public_router, include_in_schema=False)
     app.include_router(pages.router, dependencies=[Depends(get_user)], responses=http_errors.answers(401, 403),

@@ -344,3 +344,74 @@ def test_at_gives_the_lineage_as_it_stood_then(api: TestClient, shop: None) -> N
                             ({"at": end_of_d1, "lookback": "a week"}, "lookback 'a week' is not a duration")):
         response = api.get(path, params=params)
         assert response.status_code == 400 and message in response.text, response.text
+
+
+# Run-level lineage: raw is written twice, each version cleaned once, the report reads the
+# second clean and a reference table nobody writes.
+D3 = datetime(2026, 11, 15, 0, 0, tzinfo=UTC)
+
+
+def at(hour: int, minute: int = 0) -> datetime:
+    return D3 + timedelta(hours=hour, minutes=minute)
+
+
+@pytest.fixture(scope="module")
+def overwritten(warehouse: Warehouse) -> None:
+    warehouse.compact([
+        *run_events("spark", "Ingest", "ingest-1", at(1), at(1, 10), [("dataset.rl_raw", "write", "")],
+                    application="Runs"),
+        *run_events("spark", "Ingest", "ingest-2", at(3), at(3, 10), [("dataset.rl_raw", "write", "")],
+                    application="Runs"),
+        *run_events("spark", "Clean", "clean-1", at(2), at(2, 20),
+                    [("dataset.rl_raw", "read", ""), ("dataset.rl_clean", "write", "")], application="Runs"),
+        *run_events("spark", "Clean", "clean-2", at(4), at(4, 20),
+                    [("dataset.rl_raw", "read", ""), ("dataset.rl_clean", "write", "")], application="Runs"),
+        *run_events("spark", "Report", "report-1", at(5), at(5, 5),
+                    [("dataset.rl_clean", "read", ""), ("dataset.rl_ref", "read", "")], application="Runs"),
+    ])
+
+
+def run_lineage(api: TestClient, program: str, run_id: str, **params: Any) -> dict[str, Any]:
+    response = api.get(f"/v3/namespaces/default/apps/Runs/spark/{program}/runs/{run_id}/lineage", params=params)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_upstream_runs_are_the_writers_of_the_versions_read(api: TestClient, overwritten: None) -> None:
+    body = run_lineage(api, "Report", "report-1", levels=3)
+    assert (body["run"]["run_id"], body["run"]["status"], body["run"]["level"]) == ("report-1", "completed", 0)
+    assert [(r["program"], r["run_id"], r["level"]) for r in body["runs"]] == [("Clean", "clean-2", 1),
+                                                                               ("Ingest", "ingest-2", 2)]
+    assert [(e["writer"].rsplit(".", 1)[1], e["dataset"]["name"], e["reader"].rsplit(".", 1)[1])
+            for e in body["edges"]] == [("clean-2", "rl_clean", "report-1"), ("ingest-2", "rl_raw", "clean-2")]
+    assert [(e["dataset"]["name"], e["reason"]) for e in body["ends"]] == [
+        ("rl_ref", "no run wrote it before this run")]
+    assert body["truncated"] is False and body["runs"][0]["links"]
+    # clean-1 ran between the two ingests: it read the first version
+    first = run_lineage(api, "Clean", "clean-1")
+    assert [r["run_id"] for r in first["runs"]] == ["ingest-1"]
+
+
+def test_downstream_runs_read_a_version_before_the_next_write_replaced_it(api: TestClient, overwritten: None
+                                                                          ) -> None:
+    first = run_lineage(api, "Ingest", "ingest-1", direction="downstream", levels=5)
+    assert [r["run_id"] for r in first["runs"]] == ["clean-1"]  # clean-2 read ingest-2's version
+    assert [(e["run"].rsplit(".", 1)[1], e["dataset"]["name"], e["reason"]) for e in first["ends"]] == [
+        ("clean-1", "rl_clean", "no run read it before the next write")]
+    second = run_lineage(api, "Ingest", "ingest-2", direction="downstream", levels=2)
+    assert [(r["run_id"], r["level"]) for r in second["runs"]] == [("clean-2", 1), ("report-1", 2)]
+    assert second["truncated"] is False
+    cut = run_lineage(api, "Ingest", "ingest-2", direction="downstream", levels=1)
+    assert [r["run_id"] for r in cut["runs"]] == ["clean-2"]
+    assert (cut["truncated"], cut["truncatedBy"]) == (True, "levels")
+
+
+def test_run_lineage_bad_requests(api: TestClient, overwritten: None) -> None:
+    base = "/v3/namespaces/default/apps/Runs/spark"
+    for path, params, status, message in (
+            (f"{base}/Report/runs/nope/lineage", {}, 404, "run 'nope' of spark Runs.Report not found"),
+            (f"{base}/Report/runs/report-1/lineage", {"direction": "sideways"}, 400,
+             "direction 'sideways' is not one of upstream, downstream"),
+            (f"{base}/Report/runs/report-1/lineage", {"levels": "0"}, 400, "levels must be between 1 and 100")):
+        response = api.get(path, params=params)
+        assert response.status_code == status and message in response.text, response.text
