@@ -7,8 +7,8 @@
     lineage quarantine list [--batch B] [--file F] [--reason R] | show ID | replay [...] [--dry-run]
     lineage quality status | check | acknowledge BATCH --reason TEXT
     lineage status                           last batches, lag, files waiting, what blocks the marts
-    lineage diff NS DATASET [--since 1d] [--base-since ...] [--changed] [--json]
-                                             what changed in a dataset's lineage against the window before
+    lineage diff NS DATASET [--since 1d] [--base-since ...] [--field F] [--changed] [--json]
+                                             what changed in a dataset's (or a field's) lineage
 
 Each command is a thin shell over the module that owns the rule (``warehouse.*``,
 ``spark_jobs.compaction``). Exit codes: 0 done, 1 a refusal or a problem found (the message
@@ -326,11 +326,16 @@ def diff(namespace: str, dataset: str, since: Since = "1d",
                                ] = None,
          levels: Annotated[int, typer.Option(help="levels of data -> programs -> data, 1-100")] = 10,
          stream: Annotated[bool, typer.Option("--stream", help="DATASET names a stream")] = False,
+         field: Annotated[str | None, typer.Option(help="a field of DATASET: its field lineage's diff")] = None,
+         direction: Annotated[str, typer.Option(help="with --field: incoming (its sources) or outgoing (what it "
+                                                     "reached)")] = "incoming",
          changed: Annotated[bool, typer.Option("--changed", help="only what was added or removed")] = False,
          as_json: Annotated[bool, typer.Option("--json", help="print the API's JSON")] = False) -> None:
     """What changed in a dataset's lineage: the window against the base window (by default the
     window of the same length just before): each program's reads and writes added, removed or
-    unchanged, with their runs on each side. Exit 0; the summary line counts the changes."""
+    unchanged, with their runs on each side; with --field, the field's source (or reached) fields
+    and paths, and what changed between a gone path and its replacement. Exit 0; the summary line
+    counts the changes."""
     import orjson
 
     from lineage.limits import check_levels, check_window
@@ -345,6 +350,9 @@ def diff(namespace: str, dataset: str, since: Since = "1d",
     base = base_window(window, base_since and _timespec(base_since), base_until and _timespec(base_until), now=now)
     check_window(*window)
     check_window(*base)
+    if field is not None:
+        _field_diff(namespace, dataset, field, direction, window, base, changed, as_json)
+        return
     with _connect() as conn:
         origin = lineage_store.dataset_named(conn, DataRef(namespace, "stream" if stream else "dataset", dataset))
         current = lineage_store.walk(conn, origin, window, levels, run_ids=False)
@@ -356,6 +364,52 @@ def diff(namespace: str, dataset: str, since: Since = "1d",
         sys.stdout.write(orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     _print_diff(answer, window, base)
+
+
+def _field_diff(namespace: str, dataset: str, field: str, direction: str, window: tuple[datetime, datetime],
+                base: tuple[datetime, datetime], changed: bool, as_json: bool) -> None:
+    import orjson
+
+    from warehouse.db.field_lineage_store import FieldLineageQueries
+    from warehouse.service.field_lineage_diff import field_diff
+    from warehouse.service.field_lineage_response import FieldKey, field_lineage
+
+    if direction not in ("incoming", "outgoing"):
+        raise _fail(f"--direction {direction!r} is not incoming or outgoing")
+    key = FieldKey(namespace, dataset, field)
+    with _connect() as conn:
+        current, before = (field_lineage(FieldLineageQueries(conn, *side), key, *map(_seconds, side),
+                                         direction=direction) for side in (window, base))
+    answer = field_diff({"start": _seconds(window[0]), "end": _seconds(window[1]), "baseStart": _seconds(base[0]),
+                         "baseEnd": _seconds(base[1])}, current, before, changed_only=changed)
+    if as_json:
+        sys.stdout.write(orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    colour = {"added": "green", "new": "green", "removed": "red", "gone": "red", "unchanged": "grey50"}
+    listing = "sources" if direction == "incoming" else "reached"
+    nodes = Table("change", "source field" if direction == "incoming" else "reached field", highlight=False)
+    for node in answer[listing]:
+        name = node.get("name", node.get("dataset"))
+        nodes.add_row(Text(node["change"], colour[node["change"]]), Text(f"{node['namespace']}.{name}.{node['field']}"))
+    paths = Table("path", "change", "operations", "runs", "base runs", "what changed", highlight=False)
+    for path in answer["paths"]:
+        found = path.get("differences") or {}
+        what = [f"+{name}" for name in found.get("operationsAdded", [])] + [
+            f"-{name}" for name in found.get("operationsRemoved", [])] + [
+            item["summary"] for item in found.get("transformationsChanged", [])]
+        paths.add_row(Text(path["fingerprint"][:12]), Text(path["change"], colour[path["change"]]),
+                      Text(" > ".join(path["operations"])), Text(str((path["current"] or {}).get("runCount", ""))),
+                      Text(str((path["base"] or {}).get("runCount", ""))), Text("; ".join(what)))
+    out.print(nodes)
+    out.print(paths)
+    summary = answer["summary"]
+    out.print(f"{listing}: {summary[listing]['added']} added, {summary[listing]['removed']} removed; paths: "
+              f"{summary['paths']['new']} new, {summary['paths']['gone']} gone, {summary['paths']['unchanged']} "
+              f"unchanged; {summary['masked']} newly masked")
+
+
+def _seconds(moment: datetime) -> int:
+    return int(moment.timestamp())
 
 
 def _print_diff(answer: dict[str, Any], window: tuple[datetime, datetime], base: tuple[datetime, datetime]) -> None:

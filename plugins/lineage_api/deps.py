@@ -112,6 +112,11 @@ def lineage_window(start: Annotated[str | None, Query(description=TIME + "; defa
 
 
 Window = Annotated[TimeWindow, Depends(time_window)]
+BaseStart = Annotated[str | None, Query(alias="baseStart", description="a diff's base window's start; default: the "
+                                                                       "window's length before baseEnd")]
+BaseEnd = Annotated[str | None, Query(alias="baseEnd", description="a diff's base window's end; default: the "
+                                                                   "window's start (or baseStart plus its length)")]
+Changed = Annotated[bool, Query(description="true: only what was added or removed (and what joins it)")]
 LineageWindow = Annotated[TimeWindow, Depends(lineage_window)]
 HistoryWindow = Annotated[TimeWindow, Depends(history_window)]
 

@@ -83,6 +83,17 @@ REPORT = {"destination": {"name": "report"}, "operations": [
 ]}
 
 
+
+def contacts(source: str, transformation: dict[str, Any]) -> dict[str, Any]:
+    """contacts.email_out from ``source``.email, through ``transformation``."""
+    return {"destination": {"name": "contacts"}, "operations": [
+        {"name": "read", "inputs": [{"source": {"name": source}}], "outputs": ["email"]},
+        {"name": "sha2" if transformation.get("masking") else "copy", "outputs": ["email_out"],
+         "inputs": [{"field": "email", "transformation": transformation}]},
+        {"type": "write", "name": "write", "inputs": [{"field": "email_out"}]},
+    ]}
+
+
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 
@@ -97,10 +108,13 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
         *run("ETLMapReduce", "r4", 4, [profiles(CHANGED_OPERATIONS)]),
         *run("Scoring", "s1", 5, [SCORES, NO_READ]),
         *run("Totals", "t1", 6, [TOTALS, REPORT], version=2),
+        # contacts.email_out: copied from crm.email in the morning, hashed from crm_v2.email at night
+        *run("Contacts", "c1", 8, [contacts("crm", COPY)], version=2),
+        *run("Contacts", "c2", 20, [contacts("crm_v2", HASH)], version=2),
     ])
     run_compaction(None, interval_end=END, settings=settings)
     summary = run_field_lineage(None, settings, chunk_records=2)  # four chunks, one transaction each
-    assert (summary.records, summary.sets_added, summary.runs_recorded, summary.quarantined) == (7, 5, 7, 0)
+    assert (summary.records, summary.sets_added, summary.runs_recorded, summary.quarantined) == (9, 7, 9, 0)
     again = run_field_lineage(None, settings)
     assert again.records == 0  # processed records are not read twice
     with admin_client(url) as client:
@@ -263,3 +277,62 @@ def test_at_pins_provenance_and_impact_to_a_moment(api: TestClient) -> None:
     before = api.get("/v3/namespaces/myns/datasets/mytableds/fields/id/lineage",
                      params={"at": WINDOW["start"], "lookback": "1h"})
     assert before.status_code == 200 and before.json()["paths"] == []  # nothing had run yet
+
+
+def diff(api: TestClient, dataset: str, field: str, **params: Any) -> dict[str, Any]:
+    response = api.get(f"/v3/namespaces/myns/datasets/{dataset}/fields/{field}/lineage/diff", params=params)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+NIGHT = {"start": str(int((T0 + timedelta(hours=12)).timestamp())),
+         "end": str(int((T0 + timedelta(days=1)).timestamp()))}  # the base: the 12 hours before
+
+
+def test_the_field_diff_says_a_field_became_masked_and_its_source_changed(api: TestClient) -> None:
+    body = diff(api, "contacts", "email_out", **NIGHT)
+    assert (body["baseStart"], body["baseEnd"]) == (int(T0.timestamp()), int((T0 + timedelta(hours=12)).timestamp()))
+    assert [(s["name"], s["field"], s["change"]) for s in body["sources"]] == [
+        ("crm", "email", "removed"), ("crm_v2", "email", "added")]
+    assert body["summary"] == {"sources": {"added": 1, "removed": 1, "unchanged": 0},
+                               "paths": {"new": 1, "gone": 1, "unchanged": 0}, "masked": 1}
+    new, gone = body["paths"]
+    assert (new["change"], new["current"]["runCount"], new["base"]) == ("new", 1, None)
+    assert (gone["change"], gone["replacedBy"]) == ("gone", new["fingerprint"])
+    differences = gone["differences"]
+    assert (differences["operationsAdded"], differences["operationsRemoved"]) == (["sha2"], ["copy"])
+    [changed] = differences["transformationsChanged"]
+    assert changed["summary"] == "email: DIRECT/IDENTITY -> DIRECT/TRANSFORMATION masking"
+    assert (changed["masked"], changed["unmasked"]) == (True, False)
+    # the reverse: from the night back to the morning, the mask is gone
+    back = diff(api, "contacts", "email_out", start=WINDOW["start"], end=NIGHT["start"],
+                baseStart=NIGHT["start"], baseEnd=NIGHT["end"])
+    [reverse] = back["paths"][1]["differences"]["transformationsChanged"]
+    assert (reverse["masked"], reverse["unmasked"]) == (False, True)
+
+
+def test_the_field_diff_of_a_changed_pipeline_and_of_impact(api: TestClient) -> None:
+    """r1-r3 produced id one way, r4 (hour 4) another: a gone path replaced by a new one, same sources."""
+    half_past_three = str(int((T0 + timedelta(hours=3, minutes=30)).timestamp()))
+    split = {"start": half_past_three, "end": WINDOW["end"], "baseStart": WINDOW["start"], "baseEnd": half_past_three}
+    body = diff(api, "mytableds", "id", **split)
+    assert body["summary"]["paths"] == {"new": 1, "gone": 1, "unchanged": 0}
+    assert {s["change"] for s in body["sources"]} == {"unchanged"}
+    gone = next(p for p in body["paths"] if p["change"] == "gone")
+    assert gone["base"]["runCount"] == 3 and gone["differences"]["transformationsChanged"] == []
+    same = diff(api, "mytableds", "city", changed="true", **split)
+    assert same["paths"] == [] and same["summary"]["paths"]["unchanged"] == 1
+    # impact: crm.email reached contacts.email_out in the morning only
+    impact = diff(api, "crm", "email", direction="outgoing", **NIGHT)
+    assert [(r["dataset"], r["field"], r["change"]) for r in impact["reached"]] == [
+        ("contacts", "email_out", "removed")]
+    assert [p["change"] for p in impact["paths"]] == ["gone"]
+
+
+def test_bad_field_diff_requests(api: TestClient) -> None:
+    for params, status, message in (({"baseStart": "x"}, 400, "baseStart 'x' is not epoch seconds"),
+                                    ({"direction": "sideways"}, 400, "direction"),):
+        response = api.get("/v3/namespaces/myns/datasets/contacts/fields/email_out/lineage/diff", params=params)
+        assert response.status_code == status and message in response.text, response.text
+    missing = api.get("/v3/namespaces/myns/datasets/contacts/fields/nope/lineage/diff")
+    assert missing.status_code == 404 and "has no recorded lineage" in missing.text

@@ -176,6 +176,7 @@ def same(first: httpx.Response, second: httpx.Response, first_name: str, second_
     ("POST", "{ns}/datasets/salaries/metadata/tags", ["x"], {}),
     ("GET", "{ns}/datasets/salaries/lineage", None, WINDOW),
     ("GET", "{ns}/datasets/salaries/lineage/diff", None, WINDOW),
+    ("GET", "{ns}/datasets/salaries/fields/pay/lineage/diff", None, WINDOW),
     ("GET", "{ns}/datasets/salaries/properties", None, {}),
     ("GET", "{ns}/apps/Payroll/spark/Pay/runs/p1", None, {}),
     ("GET", "{ns}/metadata/search", None, {"query": "sal*"}),

@@ -8,13 +8,13 @@ import json
 import os
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from spark_jobs.compaction.job import run_compaction
-from tests.factories import D1, D2, RUN, access, event, shop_history, write_log
+from tests.factories import D1, D2, RUN, access, event, iso, shop_history, write_log
 from tests.warehouse.test_compaction import END, rows
 
 LINEAGE = str(Path(sys.executable).parent / "lineage")
@@ -112,3 +112,35 @@ def test_diff_prints_what_changed_against_the_day_before_and_its_json(
     assert "--since 'yesterday' is not epoch seconds" in cli("diff", "default", "dx_orders", "--since", "yesterday",
                                                              code=1)
     assert "levels must be between 1 and 100" in cli("diff", "default", "dx_orders", "--levels", "0", code=1)
+
+
+def test_diff_of_a_field_says_it_became_masked(cli, warehouse_db: str, log_root: Path,  # type: ignore[no-untyped-def]
+                                               settings_for) -> None:
+    from spark_jobs.field_lineage.job import run_field_lineage
+
+    def contacts(run_id: str, day: datetime, source: str, transformation: dict[str, object]) -> list[dict]:
+        run = {"application": "Crm", "program_type": "spark", "program": "Contacts", "run_id": run_id}
+        record = {"destination": {"name": "contacts"}, "operations": [
+            {"name": "read", "inputs": [{"source": {"name": source}}], "outputs": ["email"]},
+            {"name": "sha2" if transformation["masking"] else "copy", "outputs": ["email_out"],
+             "inputs": [{"field": "email", "transformation": transformation}]},
+            {"type": "write", "name": "write", "inputs": [{"field": "email_out"}]}]}
+        return [event("run_start", run=run, event_time=iso(day)),
+                event("field_operations", record, run=run, event_time=iso(day), schema_version=2),
+                event("run_end", {"status": "completed"}, run=run, event_time=iso(day + timedelta(minutes=5)))]
+
+    write_log(log_root, [*contacts("c1", D1 + timedelta(hours=1), "crm",
+                                   {"type": "DIRECT", "subtype": "IDENTITY", "masking": False}),
+                         *contacts("c2", D2 + timedelta(hours=1), "crm_v2",
+                                   {"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": True})])
+    settings = settings_for(warehouse_db)
+    run_compaction(None, interval_end=END, settings=settings)
+    run_field_lineage(None, settings)
+    day = ("--since", str(int(D2.timestamp())), "--until", str(int((D2 + timedelta(days=1)).timestamp())))
+    table = cli("diff", "default", "contacts", "--field", "email_out", *day)
+    assert "email: DIRECT/IDENTITY -> DIRECT/TRANSFORMATION masking" in table
+    assert "sources: 1 added, 1 removed; paths: 1 new, 1 gone, 0 unchanged; 1 newly masked" in table
+    impact = json.loads(cli("diff", "default", "crm", "--field", "email", "--direction", "outgoing", *day, "--json"))
+    assert [(r["dataset"], r["change"]) for r in impact["reached"]] == [("contacts", "removed")]
+    assert "--direction 'up' is not incoming or outgoing" in cli("diff", "default", "contacts", "--field", "x",
+                                                                 "--direction", "up", code=1)

@@ -180,3 +180,61 @@ class DatasetFields(Body):
     startTimeInSeconds: int
     endTimeInSeconds: int
     fields: list[DatasetField]
+
+
+class FieldRunsSide(Body):
+    runCount: int
+    firstSeenInSeconds: int
+    lastSeenInSeconds: int
+
+
+class TransformationChange(Body):
+    """An input whose transformation changed from a gone path to the new one that replaced it."""
+
+    field: str = Field(description="the input field's name in the operations")
+    before: list[dict[str, Any]]
+    after: list[dict[str, Any]]
+    summary: str = Field(description="e.g. 'ssn: DIRECT/IDENTITY -> DIRECT/TRANSFORMATION masking'")
+    masked: bool = Field(description="masked now, not before")
+    unmasked: bool = Field(description="masked before, not now")
+
+
+class PathDifferences(Body):
+    operationsAdded: list[str]
+    operationsRemoved: list[str]
+    transformationsChanged: list[TransformationChange]
+
+
+class FieldPathChange(Body):
+    """A distinct path on either side: new (in the window only), gone (in the base only) or unchanged."""
+
+    field: dict[str, str] | None = Field(None, description="outgoing: the reached field the path produces")
+    fingerprint: str
+    change: str
+    operations: list[str]
+    sources: list[dict[str, Any]]
+    current: FieldRunsSide | None
+    base: FieldRunsSide | None
+    replacedBy: str | None = Field(None, description="a gone path: the new path of the same field that replaced it")
+    differences: PathDifferences | None = None
+
+
+class FieldDiffSummary(Body):
+    sources: dict[str, int] | None = Field(None, description="incoming: source fields added, removed, unchanged")
+    reached: dict[str, int] | None = Field(None, description="outgoing: reached fields added, removed, unchanged")
+    paths: dict[str, int] = Field(description="paths new, gone, unchanged")
+    masked: int = Field(description="inputs masked now that were not before")
+
+
+class FieldLineageDiffAnswer(Body):
+    fieldName: str
+    direction: str
+    start: int
+    end: int
+    baseStart: int
+    baseEnd: int
+    summary: FieldDiffSummary
+    sources: list[dict[str, Any]] | None = Field(None, description="incoming: each source field with its change")
+    reached: list[dict[str, Any]] | None = Field(None, description="outgoing: each reached field (namespace, "
+                                                                     "dataset, field, level) with its change")
+    paths: list[FieldPathChange]

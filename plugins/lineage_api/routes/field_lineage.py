@@ -12,19 +12,32 @@ from lineage.errors import NotFoundError
 from lineage.limits import check_levels, check_window
 from lineage.model.dataset_schema import DatasetSchema
 from lineage.model.metadata_entity import dataset_entity
-from lineage_api.deps import Caller, Connection, LineageWindow, Namespace, TimeWindow, Window, readable_program, seconds
+from lineage_api.deps import (
+    BaseEnd,
+    BaseStart,
+    Caller,
+    Changed,
+    Connection,
+    LineageWindow,
+    Namespace,
+    TimeWindow,
+    Window,
+    readable_program,
+    seconds,
+)
 from lineage_api.http_errors import answers
 from lineage_api.links import field_links
-from lineage_api.models.field_lineage import CdapField, DatasetFields, FieldLineageAnswer
+from lineage_api.models.field_lineage import CdapField, DatasetFields, FieldLineageAnswer, FieldLineageDiffAnswer
 from lineage_api.path_names import segment
 from warehouse.db import field_lineage_store as store
 from warehouse.db import namespace_store, schema_store
 from warehouse.service import field_lineage_response
 from warehouse.service.authorization import Access, Privilege
 from warehouse.service.field_hiding import hide_unreadable_programs
+from warehouse.service.field_lineage_diff import field_diff
 from warehouse.service.field_lineage_response import FieldKey
 from warehouse.service.field_transformations import TransformationFilter
-from warehouse.service.timespec import visible_window
+from warehouse.service.timespec import base_window, visible_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
 
@@ -41,7 +54,14 @@ def field_lineage(window: LineageWindow, namespace: Namespace, dataset: str, fie
     """Provenance (incoming, FLL-2) or impact (outgoing, FLL-1) of ``dataset.field`` in [start, end);
     each input of an operation, and each edge of a view, carries its transformation when one was
     recorded (OpenLineage's column lineage: type, subtype, description, masking)."""
-    field = segment(field)
+    return field_answer(conn, caller, namespace, dataset, segment(field), window, direction=direction, view=view,
+                        levels=levels, transformations=transformations)
+
+
+def field_answer(conn: psycopg.Connection, caller: Access, namespace: str, dataset: str, field: str,
+                 window: TimeWindow, *, direction: str, levels: int, view: View | None = None,
+                 transformations: TransformationFilter = "all") -> dict[str, Any]:
+    """The field lineage answer for the caller: READ on the dataset, what it cannot read hidden."""
     check_levels(levels)
     check_window(*window)
     caller.require(dataset_entity(namespace, "dataset", dataset), Privilege.READ)
@@ -62,6 +82,28 @@ def field_lineage(window: LineageWindow, namespace: Namespace, dataset: str, fie
             if item["namespace"]:
                 item["links"] = field_links(item["namespace"], item["dataset"], item["field"])
     return found
+
+
+@router.get("/fields/{field:path}/lineage/diff", response_model=FieldLineageDiffAnswer,
+            response_model_exclude_unset=True)
+def field_lineage_diff(window: Window, namespace: Namespace, dataset: str, field: str, caller: Caller,
+                       conn: Connection, direction: Literal["incoming", "outgoing"] = "incoming",
+                       base_start: BaseStart = None, base_end: BaseEnd = None,
+                       changed: Changed = False) -> dict[str, Any]:
+    """What changed in a field's lineage: its provenance (incoming: the source fields) or impact
+    (outgoing: the fields computed from it, one dataset away) in [start, end) against the base
+    window (by default the window of the same length just before). Source or reached fields are
+    added, removed or unchanged; each distinct path new, gone or unchanged, a gone path with the
+    new one that replaced it and what differs (operations, transformation kinds: ``masked``)."""
+    field = segment(field)
+    base = base_window(window, base_start, base_end)
+    check_window(*base)
+    current = field_answer(conn, caller, namespace, dataset, field, window, direction=direction, levels=1)
+    # a field with lineage in the window only, or in the base only: the other side is empty
+    before = field_answer(conn, caller, namespace, dataset, field, base, direction=direction, levels=1)
+    seconds_of = {"start": current["startTimeInSeconds"], "end": current["endTimeInSeconds"],
+                  "baseStart": before["startTimeInSeconds"], "baseEnd": before["endTimeInSeconds"]}
+    return field_diff(seconds_of, current, before, changed_only=changed)
 
 
 @router.get("/lineage/fields", response_model=DatasetFields | list[CdapField] | list[str])

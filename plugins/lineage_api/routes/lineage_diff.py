@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import psycopg
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 
 from lineage.limits import check_levels, check_window
-from lineage_api.deps import Caller, Connection, Namespace, TimeWindow, Window, seconds
+from lineage_api.deps import BaseEnd, BaseStart, Caller, Changed, Connection, Namespace, TimeWindow, Window, seconds
 from lineage_api.http_errors import answers
 from lineage_api.models.lineage import LineageDiffAnswer
 from lineage_api.routes.lineage import Levels, hide_for, node_links, origin_of
@@ -18,13 +18,6 @@ from warehouse.service.lineage_diff import compare, diff_response
 from warehouse.service.timespec import base_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}", responses=answers(404))
-
-BaseStart = Annotated[str | None, Query(alias="baseStart", description="the base window's start; default: the "
-                                                                       "window's length before baseEnd")]
-BaseEnd = Annotated[str | None, Query(alias="baseEnd", description="the base window's end; default: the window's "
-                                                                   "start (or baseStart plus the window's length)")]
-Changed = Annotated[bool, Query(description="true: only what was added or removed (and the nodes it joins)")]
-
 
 def lineage_diff(conn: psycopg.Connection, namespace: str, data_type: str, name: str, window: TimeWindow,
                  base: TimeWindow, levels: int, changed: bool, caller: Access) -> dict[str, Any]:
