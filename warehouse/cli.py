@@ -340,7 +340,6 @@ def diff(namespace: str, dataset: str, since: Since = "1d",
 
     from lineage.limits import check_levels, check_window
     from warehouse.db import lineage_store
-    from warehouse.service.lineage_diff import compare, diff_response
     from warehouse.service.lineage_graph import DataRef
     from warehouse.service.timespec import base_window, parse_window
 
@@ -355,11 +354,8 @@ def diff(namespace: str, dataset: str, since: Since = "1d",
         return
     with _connect() as conn:
         origin = lineage_store.dataset_named(conn, DataRef(namespace, "stream" if stream else "dataset", dataset))
-        current = lineage_store.walk(conn, origin, window, levels, run_ids=False)
-        before = lineage_store.walk(conn, origin, base, levels, run_ids=False)
-    seconds = [int(moment.timestamp()) for moment in (*window, *base)]
-    answer = diff_response(dict(zip(("start", "end", "baseStart", "baseEnd"), seconds, strict=True)) | {
-        "levels": levels}, compare(current, before), changed_only=changed)
+        answer = lineage_store.diff(conn, origin, window, base, levels, changed_only=changed)
+    answer.pop("nodes")
     if as_json:
         sys.stdout.write(orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
@@ -423,6 +419,11 @@ def _print_diff(answer: dict[str, Any], window: tuple[datetime, datetime], base:
                       Text(str(before.get("runCount") or "")),
                       Text(datetime.fromtimestamp(last, UTC).strftime("%Y-%m-%d %H:%M") if last else ""))
     out.print(table)
+    for data, change in answer["schemas"].items():
+        fields = [f"+{f['name']}" for f in change["added"]] + [f"-{f['name']}" for f in change["removed"]] + [
+            f"{f['name']} {f['before']}->{f['after']}" for f in change["retyped"]]
+        out.print(f"schema of {data}: version {change['baseVersion'] or 'none'} -> {change['currentVersion'] or 'none'}"
+                  f": {', '.join(fields) or 'nullability or order'}")
     counts = answer["summary"]
     out.print(f"{window[0]:%Y-%m-%d %H:%M} to {window[1]:%Y-%m-%d %H:%M} against {base[0]:%Y-%m-%d %H:%M} to "
               f"{base[1]:%Y-%m-%d %H:%M} UTC: " + "; ".join(

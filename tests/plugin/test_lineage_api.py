@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
@@ -415,3 +416,26 @@ def test_run_lineage_bad_requests(api: TestClient, overwritten: None) -> None:
             (f"{base}/Report/runs/report-1/lineage", {"levels": "0"}, 400, "levels must be between 1 and 100")):
         response = api.get(path, params=params)
         assert response.status_code == status and message in response.text, response.text
+
+
+def test_the_diff_lists_the_schema_changes_of_the_datasets_in_it(api: TestClient, warehouse: Warehouse,
+                                                                 shop: None) -> None:
+    """dx_report lost its email column on the second day; dx_orders kept its schema."""
+    from lineage.model.dataset_schema import schema
+    from lineage.model.metadata_entity import dataset_entity
+    from warehouse.db import schema_store
+
+    report, orders = (dataset_entity("default", "dataset", name) for name in ("dx_report", "dx_orders"))
+    v1 = schema([{"name": "id", "type": "long"}, {"name": "email", "type": "string"}])
+    v2 = schema([{"name": "id", "type": "long"}, {"name": "country", "type": "string"}])
+    with psycopg.connect(libpq(warehouse.url), autocommit=True) as conn:
+        for entity, previous, proposed, moment in ((report, None, v1, D1), (report, v1, v2, D2 + timedelta(hours=2)),
+                                                   (orders, None, v1, D1 - timedelta(days=3))):
+            schema_store.record_version(conn, entity, schema_store.SchemaUpdate(proposed, previous, "observed", moment),
+                                        "test")
+    body = diff(api, "datasets/dx_orders")
+    assert list(body["schemas"]) == ["dataset.default.dx_report"]
+    change = body["schemas"]["dataset.default.dx_report"]
+    assert (change["baseVersion"], change["currentVersion"]) == (1, 2)
+    assert ([f["name"] for f in change["added"]], [f["name"] for f in change["removed"]]) == (["country"], ["email"])
+    assert body["summary"]["schemas"] == 1

@@ -59,7 +59,7 @@ def test_each_relation_and_node_is_added_removed_or_unchanged_with_runs_on_each_
     assert answer["summary"] == {
         "relations": {"added": 1, "removed": 1, "unchanged": 3},
         "programs": {"added": 1, "removed": 0, "unchanged": 2},
-        "data": {"added": 0, "removed": 1, "unchanged": 2}}
+        "data": {"added": 0, "removed": 1, "unchanged": 2}, "schemas": 0}
     assert (answer["start"], answer["baseEnd"], answer["levels"]) == (200, 200, 3)
 
 
@@ -108,3 +108,23 @@ def test_a_bad_base_window_names_its_parameter() -> None:
         base_window(DAY, "now-1d", "now-2d", now=NOW)
     with pytest.raises(InvalidTimeError, match="baseEnd 'yesterday' is not epoch seconds"):
         base_window(DAY, None, "yesterday", now=NOW)
+
+
+def test_a_schema_change_between_the_windows_names_its_fields() -> None:
+    from lineage.model.dataset_schema import schema
+    from warehouse.service.lineage_diff import schema_change
+
+    v1 = schema([{"name": "id", "type": "long"}, {"name": "email", "type": "string"}])
+    v2 = schema([{"name": "id", "type": "string"}, {"name": "country", "type": "string"}])
+    change = schema_change((1, v1), (2, v2))
+    assert change is not None
+    assert (change["baseVersion"], change["currentVersion"]) == (1, 2)
+    assert [f["name"] for f in change["added"]] == ["country"] and [f["name"] for f in change["removed"]] == ["email"]
+    assert change["retyped"] == [{"name": "id", "before": "long", "after": "string"}]
+    assert schema_change((2, v2), (2, v2)) is None and schema_change(None, None) is None
+    first = schema_change(None, (1, v1))
+    assert first is not None and [f["name"] for f in first["added"]] == ["id", "email"]
+    answer = diff_response(WINDOWS, compare(CURRENT, BASE), changed_only=True,
+                           schemas={"dataset.default.report": change, "dataset.default.orders": first})
+    assert set(answer["schemas"]) == {"dataset.default.report"}  # orders is not shown with changed=true
+    assert answer["summary"]["schemas"] == 2

@@ -10,7 +10,7 @@ checked on the runs' times.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -20,8 +20,10 @@ import psycopg
 from psycopg.rows import class_row, kwargs_row
 
 from lineage.errors import MartNotBuiltError
-from warehouse.db import namespace_store
+from lineage.model.metadata_entity import dataset_entity
+from warehouse.db import namespace_store, schema_store
 from warehouse.db.run_store import RecordedLinks, RunRow, linked_runs
+from warehouse.service.lineage_diff import compare, diff_response, schema_change
 from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation, RunSpan, walk_lineage
 from warehouse.service.run_rows import DatasetAccess, LinkedRun
 from warehouse.service.timespec import epoch_seconds, visible_window
@@ -206,6 +208,31 @@ def walk(conn: psycopg.Connection, origin: DataRef, window: tuple[datetime, date
     incarnation (its runs await cleanup); ``run_ids`` False: runs counted only."""
     visible = visible_window(window, namespace_store.visible_since(conn, origin.namespace))
     return walk_lineage(LineageQueries(conn, *visible, run_ids=run_ids), origin, levels)
+
+
+def diff(conn: psycopg.Connection, origin: DataRef, window: tuple[datetime, datetime],
+         base: tuple[datetime, datetime], levels: int, *, changed_only: bool = False,
+         shown: Callable[[list[Relation]], list[Relation]] = list) -> dict[str, Any]:
+    """What changed in ``origin``'s lineage from ``base`` to ``window`` (``lineage_diff``): both
+    walks (runs counted), as ``shown`` presents them to the caller (one call over both sides, so
+    that a hidden node has one alias), compared, with the schema changes of the datasets shown
+    (the version in force at the end of each window)."""
+    current = walk(conn, origin, window, levels, run_ids=False)
+    before = walk(conn, origin, base, levels, run_ids=False)
+    seen = shown(current + before)
+    changes = compare(seen[:len(current)], seen[len(current):])
+    datasets = {change.data.id: change.data for change in changes if change.data.type in ("dataset", "stream")}
+    versions = schema_store.schemas_at(conn, [dataset_entity(d.namespace, d.type, d.name) for d in datasets.values()],
+                                       (base[1], window[1]))
+    schemas = {}
+    for key, data in datasets.items():
+        change = schema_change(*versions.get(dataset_entity(data.namespace, data.type, data.name).render(),
+                                             (None, None)))
+        if change is not None:
+            schemas[key] = change
+    windows = {"start": epoch_seconds(window[0]), "end": epoch_seconds(window[1]),
+               "baseStart": epoch_seconds(base[0]), "baseEnd": epoch_seconds(base[1]), "levels": levels}
+    return {**diff_response(windows, changes, changed_only=changed_only, schemas=schemas), "nodes": seen}
 
 
 @contextmanager

@@ -170,3 +170,27 @@ def backfill_changes(conn: psycopg.Connection) -> int:
         cursor.executemany("""update lineage.dataset_schema_versions set changes = %s::jsonb
                               where entity_key = %s and version = %s and changes is null""", filled)
     return len(filled)
+
+
+VersionAt = tuple[int, DatasetSchema] | None
+"""A dataset's schema version and schema in force at a moment (None: no schema yet)."""
+
+
+def schemas_at(conn: psycopg.Connection, datasets: list[MetadataEntity], moments: tuple[datetime, datetime]
+               ) -> dict[str, tuple[VersionAt, VersionAt]]:
+    """For each of ``datasets`` (by entity key), the schema version in force at each of the two
+    ``moments``: the newest by the time of the event that reported it, before the moment, in one
+    query."""
+    rows = conn.execute(
+        """select k.key, b.version, b.schema, c.version, c.schema
+           from unnest(%(keys)s::text[]) as k(key)
+           left join lateral (select version, schema from lineage.dataset_schema_versions
+                              where entity_key = k.key and event_time < %(first)s
+                              order by event_time desc, version desc limit 1) b on true
+           left join lateral (select version, schema from lineage.dataset_schema_versions
+                              where entity_key = k.key and event_time < %(second)s
+                              order by event_time desc, version desc limit 1) c on true""",
+        {"keys": [dataset.render() for dataset in datasets], "first": moments[0], "second": moments[1]}).fetchall()
+    return {key: (None if first is None else (first, parse_schema(first_schema)),
+                  None if second is None else (second, parse_schema(second_schema)))
+            for key, first, first_schema, second, second_schema in rows}

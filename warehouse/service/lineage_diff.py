@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from lineage.model.dataset_schema import DatasetSchema, schema_changes
 from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation, RunSpan, node_entries, span_fields
 
 Change = Literal["added", "removed", "unchanged"]
@@ -68,12 +69,13 @@ def _side(span: RunSpan | None, present: bool) -> dict[str, Any] | None:
     return span_fields(span) if present else None
 
 
-def diff_response(windows: dict[str, int], changes: Sequence[RelationChange], *, changed_only: bool = False
-                  ) -> dict[str, Any]:
+def diff_response(windows: dict[str, int], changes: Sequence[RelationChange], *, changed_only: bool = False,
+                  schemas: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The diff's JSON: ``windows`` (start, end, baseStart, baseEnd), ``summary`` (counts of
     added, removed and unchanged relations, programs and data), ``relations`` (each with its
-    ``change`` and its runs on each side, ``current`` and ``base``, null where absent), and the
-    ``programs`` and ``data`` they join, each with its ``change``."""
+    ``change`` and its runs on each side, ``current`` and ``base``, null where absent), the
+    ``programs`` and ``data`` they join, each with its ``change``, and ``schemas``: by data id,
+    the schema changes (``schema_change``) of the data shown whose schema changed."""
     program_sides = _node_sides((c.program.id, c.in_current, c.in_base) for c in changes)
     data_sides = _node_sides((c.data.id, c.in_current, c.in_base) for c in changes)
     program_change = {key: change_of(*sides) for key, sides in program_sides.items()}
@@ -91,6 +93,7 @@ def diff_response(windows: dict[str, int], changes: Sequence[RelationChange], *,
         **windows,
         "summary": {
             "relations": _counts(c.change for c in changes),
+            "schemas": len(schemas or {}),
             "programs": _counts(program_change.values()),
             "data": _counts(data_change.values()),
         },
@@ -102,7 +105,21 @@ def diff_response(windows: dict[str, int], changes: Sequence[RelationChange], *,
         "programs": {key: {**entry, "change": program_change[key]}
                      for key, entry in programs.items() if key in shown_programs},
         "data": {key: {**entry, "change": data_change[key]} for key, entry in data.items() if key in shown_data},
+        "schemas": {key: change for key, change in sorted((schemas or {}).items()) if key in shown_data},
     }
+
+
+def schema_change(base: tuple[int, DatasetSchema] | None, current: tuple[int, DatasetSchema] | None
+                  ) -> dict[str, Any] | None:
+    """A dataset's schema at the end of the base window against at the end of the window, as
+    (version, schema) or None (no schema yet): None when the version is the same, else both
+    versions and the fields added, removed, retyped (a first schema adds every field)."""
+    if (base and base[0]) == (current and current[0]):
+        return None
+    before = base[1] if base else DatasetSchema(())
+    after = current[1] if current else DatasetSchema(())
+    return {"baseVersion": base[0] if base else None, "currentVersion": current[0] if current else None,
+            **schema_changes(before, after).to_dict()}
 
 
 def _node_sides(rows: Iterable[tuple[str, bool, bool]]) -> dict[str, tuple[bool, bool]]:

@@ -145,6 +145,37 @@ class DiffSummary(Body):
     relations: ChangeCounts
     programs: ChangeCounts
     data: ChangeCounts
+    schemas: int = Field(description="datasets of either graph whose schema changed between the windows' ends")
+
+
+class SchemaFieldBody(Body):
+    name: str
+    type: str
+    nullable: bool
+
+
+class FieldTypeChange(Body):
+    name: str
+    before: str
+    after: str
+
+
+class NullabilityChange(Body):
+    name: str
+    before: bool
+    after: bool
+
+
+class SchemaChange(Body):
+    """A dataset's schema in force at the end of the base window against at the end of the window."""
+
+    baseVersion: int | None = Field(description="null: no schema yet then")
+    currentVersion: int | None
+    added: list[SchemaFieldBody]
+    removed: list[SchemaFieldBody]
+    retyped: list[FieldTypeChange]
+    nullability: list[NullabilityChange]
+    reordered: bool
 
 
 class RelationChange(Body):
@@ -180,4 +211,5 @@ class LineageDiffAnswer(Body):
     relations: list[RelationChange]
     programs: dict[str, ProgramChange]
     data: dict[str, DataChange]
+    schemas: dict[str, SchemaChange] = Field(description="by data id, the schema changes of the data shown")
     links: dict[str, Links]

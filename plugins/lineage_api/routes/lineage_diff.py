@@ -8,34 +8,27 @@ import psycopg
 from fastapi import APIRouter
 
 from lineage.limits import check_levels, check_window
-from lineage_api.deps import BaseEnd, BaseStart, Caller, Changed, Connection, Namespace, TimeWindow, Window, seconds
+from lineage_api.deps import BaseEnd, BaseStart, Caller, Changed, Connection, Namespace, TimeWindow, Window
 from lineage_api.http_errors import answers
 from lineage_api.models.lineage import LineageDiffAnswer
 from lineage_api.routes.lineage import Levels, hide_for, node_links, origin_of
 from warehouse.db import lineage_store
 from warehouse.service.authorization import Access
-from warehouse.service.lineage_diff import compare, diff_response
 from warehouse.service.timespec import base_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}", responses=answers(404))
 
 def lineage_diff(conn: psycopg.Connection, namespace: str, data_type: str, name: str, window: TimeWindow,
                  base: TimeWindow, levels: int, changed: bool, caller: Access) -> dict[str, Any]:
-    """Both windows walked (runs counted, no ids), compared; READ on the data, nodes the caller
-    cannot read hidden (one alias per node across both sides)."""
+    """Both windows walked (runs counted, no ids), compared, with the schema changes; READ on the
+    data, nodes the caller cannot read hidden (one alias per node across both sides)."""
     check_levels(levels)
     check_window(*window)
     check_window(*base)
     origin = origin_of(conn, namespace, data_type, name, caller)
-    current = lineage_store.walk(conn, origin, window, levels, run_ids=False)
-    before = lineage_store.walk(conn, origin, base, levels, run_ids=False)
-    shown = hide_for(caller, current + before)
-    changes = compare(shown[:len(current)], shown[len(current):])
-    start, end = seconds(window)
-    base_start, base_end = seconds(base)
-    answer = diff_response({"start": start, "end": end, "baseStart": base_start, "baseEnd": base_end,
-                            "levels": levels}, changes, changed_only=changed)
-    return {**answer, "links": node_links(shown)}
+    answer = lineage_store.diff(conn, origin, window, base, levels, changed_only=changed,
+                                shown=lambda relations: hide_for(caller, relations))
+    return {**answer, "links": node_links(answer.pop("nodes"))}
 
 
 @router.get("/datasets/{dataset:name}/lineage/diff", response_model=LineageDiffAnswer)
