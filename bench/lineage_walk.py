@@ -105,7 +105,8 @@ def measure_walks(url: str, topology: Topology, end: datetime, days: int, sample
             timings, sizes, reached = [], [], []
             for name in names:
                 began = time.perf_counter()
-                relations = walk_lineage(LineageQueries(conn, start, end), DataRef(NAMESPACE, "dataset", name), 10)
+                origin = DataRef(NAMESPACE, "dataset", name)
+                relations = walk_lineage(LineageQueries(conn, start, end), origin, 10).relations
                 body = orjson.dumps(lineage_response(int(start.timestamp()), int(end.timestamp()), relations))
                 timings.append(time.perf_counter() - began)
                 sizes.append(len(body))
@@ -141,13 +142,13 @@ def measure_shapes_and_diff(conn: psycopg.Connection, names: list[str], start: d
         origin = DataRef(NAMESPACE, "dataset", name)
         for shape in ("ids", "count"):
             began = time.perf_counter()
-            relations = walk_lineage(LineageQueries(conn, start, end, run_ids=shape == "ids"), origin, 10)
+            relations = walk_lineage(LineageQueries(conn, start, end, run_ids=shape == "ids"), origin, 10).relations
             body = orjson.dumps(lineage_response(window["start"], window["end"], relations, runs=shape))
             timings[shape].append(time.perf_counter() - began)
             sizes[shape].append(len(body))
         began = time.perf_counter()
-        current = walk_lineage(LineageQueries(conn, start, end, run_ids=False), origin, 10)
-        before = walk_lineage(LineageQueries(conn, *base, run_ids=False), origin, 10)
+        current = walk_lineage(LineageQueries(conn, start, end, run_ids=False), origin, 10).relations
+        before = walk_lineage(LineageQueries(conn, *base, run_ids=False), origin, 10).relations
         body = orjson.dumps(diff_response(window, compare(current, before)))
         timings["diff"].append(time.perf_counter() - began)
         sizes["diff"].append(len(body))

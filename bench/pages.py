@@ -112,7 +112,7 @@ def largest_lineage(url: str, candidates: int) -> tuple[str, datetime, datetime,
             "select dataset from lineage.datasets where namespace = 'bench' order by dataset_key limit %s",
             (candidates,)).fetchall()]
         queries = LineageQueries(conn, start, end)
-        sizes = [(len(walk_lineage(queries, DataRef("bench", "dataset", name), 10)), name) for name in names]
+        sizes = [(len(walk_lineage(queries, DataRef("bench", "dataset", name), 10).relations), name) for name in names]
     relations, name = max(sizes)
     return name, start, end, relations
 

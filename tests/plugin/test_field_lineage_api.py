@@ -162,8 +162,10 @@ def test_provenance_and_impact_follow_fields_across_datasets(api: TestClient) ->
         ("mytableds", f, 1) for f in DESTINATION_FIELDS} | {("scores", "uid", 2)}
     uid = next(i for i in impacts if i["field"] == "uid")
     assert uid["paths"][0]["runs"] == ["s1"]
-    one_level = lineage(api, "user_data", "body", direction="outgoing", levels=1)["impacts"]
-    assert {i["dataset"] for i in one_level} == {"mytableds"}
+    one_level = lineage(api, "user_data", "body", direction="outgoing", levels=1)
+    assert {i["dataset"] for i in one_level["impacts"]} == {"mytableds"}
+    assert one_level["truncated"] is True  # scores.uid lies one dataset further
+    assert lineage(api, "user_data", "body", direction="outgoing", levels=2)["truncated"] is False
 
 
 def test_dataset_fields_say_which_have_lineage_in_the_window(api: TestClient) -> None:

@@ -135,6 +135,9 @@ def test_levels_bound_the_walk_from_data_to_programs_to_all_their_data(api: Test
                    ("dataset.default.frequentCustomers", BUILDER), ("dataset.default.history", BUILDER)}
     two = {(data, program) for data, program, *_ in triples(lineage(api, "datasets/purchases", levels=2))}
     assert two == one | {("dataset.default.history", SERVICE)}
+    # an answer cut by its levels says so: the service lay beyond level 1, nothing beyond level 2
+    assert lineage(api, "datasets/purchases", levels=1)["truncated"] is True
+    assert lineage(api, "datasets/purchases", levels=2)["truncated"] is False
 
 
 def test_collapse_access_merges_reads_and_writes(api: TestClient) -> None:

@@ -114,7 +114,7 @@ def test_incoming_answer_without_levels_is_the_fields_paths_from_one_query() -> 
                    "sources": [{"namespace": "ns", "type": "dataset", "name": "b", "field": "y"}],
                    "runs": ["r1"], "runCount": 1, "programs": [], "firstSeenInSeconds": SECONDS + 3600,
                    "lastSeenInSeconds": SECONDS + 7200, "fingerprint": "fp"}],
-        "upstream": []}
+        "upstream": [], "truncated": False}
     assert warehouse.calls == [("paths", (A,))]
 
 
@@ -123,16 +123,18 @@ UPSTREAM = [row(A, "fa", path("x", B), ["r1"], 3, 3), row(B, "fb", path("y", C, 
             row(C, "fc", path("z", E), ["r3"], 1, 1)]
 
 
-@pytest.mark.parametrize(("levels", "upstream", "asked"), [
-    (1, [], [(A,)]),
-    (2, [("b", "y", 1, ["fb"])], [(A,), (B,)]),
-    (3, [("b", "y", 1, ["fb"]), ("c", "z", 2, ["fc"])], [(A,), (B,), (C, D)]),
-    (10, [("b", "y", 1, ["fb"]), ("c", "z", 2, ["fc"])], [(A,), (B,), (C, D), (E,)]),
+@pytest.mark.parametrize(("levels", "upstream", "asked", "truncated"), [
+    (1, [], [(A,)], False),  # no walk asked for
+    (2, [("b", "y", 1, ["fb"])], [(A,), (B,), (C, D)], True),  # c.z, with lineage, lies one level further
+    (3, [("b", "y", 1, ["fb"]), ("c", "z", 2, ["fc"])], [(A,), (B,), (C, D), (E,)], False),
+    (10, [("b", "y", 1, ["fb"]), ("c", "z", 2, ["fc"])], [(A,), (B,), (C, D), (E,)], False),
 ])
 def test_upstream_follows_path_sources_and_stops_at_a_source_without_lineage(
-        levels: int, upstream: list[tuple[str, str, int, list[str]]], asked: list[tuple[FieldKey, ...]]) -> None:
+        levels: int, upstream: list[tuple[str, str, int, list[str]]], asked: list[tuple[FieldKey, ...]],
+        truncated: bool) -> None:
     warehouse = Warehouse(UPSTREAM)
     body = field_lineage(warehouse, A, 0, 1, levels=levels)
+    assert body["truncated"] is truncated
     assert [p["fingerprint"] for p in body["paths"]] == ["fa"]
     assert [(u["dataset"], u["field"], u["level"], [p["fingerprint"] for p in u["paths"]])
             for u in body["upstream"]] == upstream
@@ -159,7 +161,8 @@ def test_downstream_lists_fed_fields_with_only_their_paths_starting_at_the_front
     # t.c is fed by s.a according to the index, but none of its paths in the window starts there.
     warehouse = Warehouse(rows, {S: [T, T2], T: [U], T2: [V], U: [S]})
     body = field_lineage(warehouse, S, 0, 1, direction="outgoing", levels=10)
-    assert list(body) == ["fieldName", "startTimeInSeconds", "endTimeInSeconds", "direction", "flows", "impacts"]
+    assert list(body) == ["fieldName", "startTimeInSeconds", "endTimeInSeconds", "direction", "flows", "impacts",
+                          "truncated"]
     assert [(i["namespace"], i["dataset"], i["field"], i["level"], [p["fingerprint"] for p in i["paths"]])
             for i in body["impacts"]] == [("ns", "t", "b", 1, ["from-s"]), ("ns", "u", "d", 2, ["from-t"])]
     # Two queries per level; t.c is not walked from (v.e never reached); s.a, the origin, ends the loop.
@@ -173,7 +176,10 @@ def test_downstream_respects_the_level_bound() -> None:
                           {S: [T], T: [U]})
     body = field_lineage(warehouse, S, 0, 1, direction="outgoing", levels=1)
     assert [(i["dataset"], i["level"]) for i in body["impacts"]] == [("t", 1)]
-    assert warehouse.calls == [("flows", (S,)), ("fed_by", (S,)), ("paths", (T,))]
+    assert body["truncated"] is True  # u.d lies a level further: the walk looked to know
+    assert warehouse.calls == [("flows", (S,)), ("fed_by", (S,)), ("paths", (T,)), ("fed_by", (T,)), ("paths", (U,))]
+    two = field_lineage(Warehouse(warehouse.rows, {S: [T], T: [U]}), S, 0, 1, direction="outgoing", levels=2)
+    assert [(i["dataset"], i["level"]) for i in two["impacts"]] == [("t", 1), ("u", 2)] and not two["truncated"]
 
 
 INDIRECT = {"type": "INDIRECT", "subtype": "JOIN", "masking": False}
@@ -202,7 +208,9 @@ def test_direct_only_walks_upstream_through_direct_edges_only() -> None:
     assert [u["dataset"] for u in every["upstream"]] == ["b", "c"]
     direct = field_lineage(warehouse, A, 0, 1, levels=2, transformations="direct")
     assert [(u["dataset"], u["level"]) for u in direct["upstream"]] == [("b", 1)]
-    assert warehouse.calls[-2:] == [("paths", (A,)), ("paths", (B,))]
+    # the walk's own queries, then the look one level further (d.w, which has no lineage: not cut)
+    assert warehouse.calls[-3:] == [("paths", (A,)), ("paths", (B,)), ("paths", (D,))]
+    assert direct["truncated"] is False
 
 
 def test_direct_only_impact_leaves_out_fields_the_origin_reaches_indirectly() -> None:

@@ -153,16 +153,18 @@ class Warehouse:
 PIPELINE = [(1, 1), (2, 1), (2, 2), (3, 2), (3, 3), (4, 3)]
 
 
-@pytest.mark.parametrize(("levels", "programs"), [(1, [1]), (2, [1, 2]), (3, [1, 2, 3]), (10, [1, 2, 3])])
-def test_the_walk_reaches_the_programs_within_its_levels(levels: int, programs: list[int]) -> None:
+@pytest.mark.parametrize(("levels", "programs", "truncated"), [
+    (1, [1], True), (2, [1, 2], True), (3, [1, 2, 3], False), (10, [1, 2, 3], False)])
+def test_the_walk_reaches_the_programs_within_its_levels_and_says_when_it_was_cut(
+        levels: int, programs: list[int], truncated: bool) -> None:
     warehouse = Warehouse(PIPELINE)
-    assert programs_reached(1, warehouse.programs_of, warehouse.data_of, levels) == programs
+    assert programs_reached(1, warehouse.programs_of, warehouse.data_of, levels) == (programs, truncated)
 
 
 def test_each_level_is_two_calls_over_the_whole_frontier_and_the_walk_ends_when_nothing_is_new() -> None:
     # data 1 is read by programs 1 and 2, which write data 2 and 3, both read by program 3 (-> data 4).
     warehouse = Warehouse([(1, 1), (1, 2), (2, 1), (3, 2), (2, 3), (3, 3), (4, 3)])
-    assert programs_reached(1, warehouse.programs_of, warehouse.data_of, 10) == [1, 2, 3]
+    assert programs_reached(1, warehouse.programs_of, warehouse.data_of, 10) == ([1, 2, 3], False)
     assert warehouse.calls == [("programs_of", (1,)), ("data_of", (1, 2)), ("programs_of", (2, 3)),
                                ("data_of", (3,)), ("programs_of", (4,))]
 
@@ -171,20 +173,21 @@ def test_a_cycle_through_programs_ends_the_walk() -> None:
     # program 1 reads data 1 and writes data 2; program 2 reads data 2 and writes data 1: both
     # accessed both, so the first level visits everything and the next finds nothing new.
     warehouse = Warehouse([(1, 1), (2, 1), (2, 2), (1, 2)])
-    assert programs_reached(1, warehouse.programs_of, warehouse.data_of, 100) == [1, 2]
+    assert programs_reached(1, warehouse.programs_of, warehouse.data_of, 100) == ([1, 2], False)
     assert warehouse.calls == [("programs_of", (1,)), ("data_of", (1, 2)), ("programs_of", (2,))]
 
 
 def test_walk_lineage_answers_the_relations_of_the_programs_visited() -> None:
     warehouse = Warehouse(PIPELINE)
-    relations = walk_lineage(warehouse, PURCHASES, 2)
+    relations, truncated = walk_lineage(warehouse, PURCHASES, 2)
+    assert truncated  # program 3 lies a level further
     assert [(r.data.name, r.program.name) for r in relations] == [("d1", "p1"), ("d2", "p1"), ("d2", "p2"),
                                                                    ("d3", "p2")]
     assert warehouse.calls[-1] == ("relations", (1, 2))
 
 
 def test_walk_lineage_of_unknown_or_unaccessed_data_is_empty_without_a_relations_query() -> None:
-    assert walk_lineage(Warehouse(PIPELINE), HISTORY, 10) == []
+    assert walk_lineage(Warehouse(PIPELINE), HISTORY, 10) == ([], False)
     lonely = Warehouse(PIPELINE, {PURCHASES: 9})
-    assert walk_lineage(lonely, PURCHASES, 10) == []
+    assert walk_lineage(lonely, PURCHASES, 10) == ([], False)
     assert lonely.calls == [("programs_of", (9,))]

@@ -24,7 +24,7 @@ from lineage.model.metadata_entity import dataset_entity
 from warehouse.db import namespace_store, schema_store
 from warehouse.db.run_store import RecordedLinks, RunRow, linked_runs
 from warehouse.service.lineage_diff import compare, diff_response, schema_change
-from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation, RunSpan, walk_lineage
+from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation, RunSpan, Walked, walk_lineage
 from warehouse.service.run_rows import DatasetAccess, LinkedRun
 from warehouse.service.timespec import epoch_seconds, visible_window
 
@@ -203,7 +203,7 @@ class LineageQueries:
 
 
 def walk(conn: psycopg.Connection, origin: DataRef, window: tuple[datetime, datetime], levels: int, *,
-         run_ids: bool = True) -> list[Relation]:
+         run_ids: bool = True) -> Walked:
     """The design's walk from ``origin`` in ``window``, without what predates the namespace's
     incarnation (its runs await cleanup); ``run_ids`` False: runs counted only."""
     visible = visible_window(window, namespace_store.visible_since(conn, origin.namespace))
@@ -217,8 +217,8 @@ def diff(conn: psycopg.Connection, origin: DataRef, window: tuple[datetime, date
     walks (runs counted), as ``shown`` presents them to the caller (one call over both sides, so
     that a hidden node has one alias), compared, with the schema changes of the datasets shown
     (the version in force at the end of each window)."""
-    current = walk(conn, origin, window, levels, run_ids=False)
-    before = walk(conn, origin, base, levels, run_ids=False)
+    current, current_cut = walk(conn, origin, window, levels, run_ids=False)
+    before, base_cut = walk(conn, origin, base, levels, run_ids=False)
     seen = shown(current + before)
     changes = compare(seen[:len(current)], seen[len(current):])
     datasets = {change.data.id: change.data for change in changes if change.data.type in ("dataset", "stream")}
@@ -232,7 +232,8 @@ def diff(conn: psycopg.Connection, origin: DataRef, window: tuple[datetime, date
             schemas[key] = change
     windows = {"start": epoch_seconds(window[0]), "end": epoch_seconds(window[1]),
                "baseStart": epoch_seconds(base[0]), "baseEnd": epoch_seconds(base[1]), "levels": levels}
-    return {**diff_response(windows, changes, changed_only=changed_only, schemas=schemas), "nodes": seen}
+    return {**diff_response(windows, changes, changed_only=changed_only, schemas=schemas),
+            "truncated": {"current": current_cut, "base": base_cut}, "nodes": seen}
 
 
 @contextmanager

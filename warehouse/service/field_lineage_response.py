@@ -26,7 +26,7 @@ from warehouse.service.field_lineage_rows import FlowRow, OperationSetRow, PathR
 from warehouse.service.field_summaries import program_infos
 from warehouse.service.field_transformations import TransformationFilter, kept_rows
 from warehouse.service.field_views import detailed_view, simple_view
-from warehouse.service.graph_walk import walk
+from warehouse.service.graph_walk import Bounded, walk_bounded
 
 VIEWS = {"simple": simple_view, "detailed": detailed_view}
 
@@ -181,7 +181,8 @@ def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: 
     (downstream) queries over the whole level. ``transformations="direct"``: every path, and
     so every step of the walk, is narrowed to its chains of direct edges. ``readable``: what the
     caller may read (None: everything); the walk goes through what they cannot read, the answer
-    shows only that something hidden is there (``warehouse.service.field_hiding``)."""
+    shows only that something hidden is there (``warehouse.service.field_hiding``). ``truncated``:
+    fields with lineage lay beyond ``levels`` (the walk looks one level further to know)."""
     body: dict[str, Any] = {"fieldName": key.field, "startTimeInSeconds": start, "endTimeInSeconds": end,
                             "direction": direction}
     paths: dict[FieldKey, list[dict[str, Any]]] = {}
@@ -189,11 +190,16 @@ def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: 
     if direction == "incoming":
         paths.update(rendering.paths(queries.paths([key]), [key]))
         body["paths"] = rendering.show(key, paths[key])
-        body["upstream"] = _found(upstream(queries, key, paths, rendering, levels - 1), paths, rendering)
+        # levels=1 asks for the field's own paths only: no walk upstream, nothing to cut
+        walked = upstream(queries, key, paths, rendering, levels - 1) if levels > 1 else Bounded([], False)
+        body["upstream"] = _found(walked.levels, paths, rendering)
+        body["truncated"] = walked.truncated
     else:
         flows = queries.flows(key)
         body["flows"] = render_flows(flows if readable is None else [hide_flow(row, readable) for row in flows])
-        body["impacts"] = _found(downstream(queries, key, paths, rendering, levels), paths, rendering)
+        walked = downstream(queries, key, paths, rendering, levels)
+        body["impacts"] = _found(walked.levels, paths, rendering)
+        body["truncated"] = walked.truncated
     return body
 
 
@@ -224,7 +230,7 @@ def render_flows(rows: Iterable[FlowRow]) -> list[dict[str, Any]]:
 
 
 def upstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey, list[dict[str, Any]]],
-             rendering: Rendering, levels: int) -> list[tuple[FieldKey, ...]]:
+             rendering: Rendering, levels: int) -> Bounded[FieldKey]:
     """The fields upstream of ``key`` (whose rendered paths ``paths`` holds), level by level:
     the sources of the previous level's paths that have lineage of their own in the window (a
     source without it ends the walk there). ``paths`` gains the paths of every field visited."""
@@ -236,11 +242,11 @@ def upstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey, 
         paths.update(rendering.paths(queries.paths(found), found))
         return (field for field in found if paths[field])
 
-    return walk([key], sources, levels, with_lineage)
+    return walk_bounded([key], sources, levels, with_lineage)
 
 
 def downstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey, list[dict[str, Any]]],
-               rendering: Rendering, levels: int) -> list[tuple[FieldKey, ...]]:
+               rendering: Rendering, levels: int) -> Bounded[FieldKey]:
     """The fields generated from ``key``, level by level: the fields fed by the previous level,
     each with only its paths that start at a field of the previous level (into ``paths``)."""
 
@@ -251,7 +257,7 @@ def downstream(queries: FieldLineageQueries, key: FieldKey, paths: dict[FieldKey
             paths[field] = [path for path in rendered[field] if starts.intersection(path_sources([path]))]
         return (field for field in found if paths[field])
 
-    return walk([key], queries.fed_by, levels, starting_at_frontier)
+    return walk_bounded([key], queries.fed_by, levels, starting_at_frontier)
 
 
 def _found(levels: list[tuple[FieldKey, ...]], paths: Mapping[FieldKey, list[dict[str, Any]]],

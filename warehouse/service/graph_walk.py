@@ -13,7 +13,7 @@ function gave them, so an answer built from them is stable.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from typing import TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 N = TypeVar("N", bound=Hashable)
 
@@ -49,3 +49,19 @@ def walk(origins: Iterable[N], neighbours: Neighbours[N], levels: int, keep: Kee
         found.append(reached)
         frontier = reached
     return found
+
+
+class Bounded(NamedTuple, Generic[N]):
+    """A walk's levels, and whether it stopped at its bound while the next level had more."""
+
+    levels: list[tuple[N, ...]]
+    truncated: bool
+
+
+def walk_bounded(origins: Iterable[N], neighbours: Neighbours[N], levels: int, keep: Keep[N] | None = None
+                 ) -> Bounded[N]:
+    """``walk`` up to ``levels``, saying whether it was cut there: when it reaches ``levels``, the
+    level after is walked too (one more call of ``neighbours`` and ``keep``) and, found not empty,
+    left out of the answer with ``truncated`` true. An answer never stops silently at its bound."""
+    found = walk(origins, neighbours, levels + 1, keep)
+    return Bounded(found[:levels], len(found) > levels)

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from lineage.errors import InvalidLineageRequestError
 from lineage.ids import DataRef as DataRef  # re-exported: the walk's nodes, their ids rendered there
 from lineage.ids import ProgramRef as ProgramRef
 from warehouse.service.authorization import HIDDEN as HIDDEN  # re-exported: the lineage answer names it
-from warehouse.service.graph_walk import walk
+from warehouse.service.graph_walk import walk_bounded
 
 COLLAPSE_TYPES = ("access", "run", "component")
 RUNS_SHAPES = ("ids", "count", "latest")
@@ -86,10 +86,12 @@ _Node = tuple[Literal["data", "program"], int]
 
 
 def programs_reached(origin: int, programs_of: Callable[[Sequence[int]], Iterable[int]],
-                     data_of: Callable[[Sequence[int]], Iterable[int]], levels: int) -> list[int]:
+                     data_of: Callable[[Sequence[int]], Iterable[int]], levels: int) -> tuple[list[int], bool]:
     """The programs on CDAP's walk from the data ``origin``, up to ``levels`` levels of
     data -> programs -> data: a walk of two half-steps per level over data and programs, one
-    call of ``programs_of`` or ``data_of`` per half-step, in the order they were reached."""
+    call of ``programs_of`` or ``data_of`` per half-step, in the order they were reached; and
+    whether programs lie beyond ``levels`` (one more ``programs_of`` call, made only when the
+    walk reached its last level)."""
 
     def half_step(frontier: tuple[_Node, ...]) -> Iterator[_Node]:
         # The graph is bipartite and the walk starts at data, so a frontier is all data (then
@@ -102,18 +104,25 @@ def programs_reached(origin: int, programs_of: Callable[[Sequence[int]], Iterabl
             yield from (("data", key) for key in data_of(programs))
 
     origins: list[_Node] = [("data", origin)]
-    reached = walk(origins, half_step, 2 * levels)
-    return [key for nodes in reached for kind, key in nodes if kind == "program"]
+    reached = walk_bounded(origins, half_step, 2 * levels)
+    return [key for nodes in reached.levels for kind, key in nodes if kind == "program"], reached.truncated
 
 
-def walk_lineage(queries: LineageQueries, origin: DataRef, levels: int) -> list[Relation]:
+class Walked(NamedTuple):
+    """A walk's relations, and whether ``levels`` cut it (programs lay beyond)."""
+
+    relations: list[Relation]
+    truncated: bool = False
+
+
+def walk_lineage(queries: LineageQueries, origin: DataRef, levels: int) -> Walked:
     """The relations on CDAP's walk from ``origin``, up to ``levels`` levels (empty for data
     never seen): every relation, in the window, of the programs the walk visited."""
     origin_key = queries.dataset_key(origin)
     if origin_key is None:
-        return []
-    programs = programs_reached(origin_key, queries.programs_of, queries.data_of, levels)
-    return queries.relations(programs) if programs else []
+        return Walked([])
+    programs, truncated = programs_reached(origin_key, queries.programs_of, queries.data_of, levels)
+    return Walked(queries.relations(programs) if programs else [], truncated)
 
 
 def parse_collapse(values: Iterable[str]) -> frozenset[str]:

@@ -98,6 +98,8 @@ class FieldLineageAnswer(Body):
     flows: list[FieldFlow] | None = Field(
         None, description="outgoing: where the field went, per distinct operation set (written, dropped, nowhere)")
     impacts: list[RelatedField] | None = None
+    truncated: bool | None = Field(None, description="true when fields with lineage lay beyond `levels`: the "
+                                                     "walk (upstream or impacts) was cut there")
 
 
 class DatasetField(Body):

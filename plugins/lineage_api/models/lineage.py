@@ -57,6 +57,7 @@ class LineageAnswer(Body):
     programs: dict[str, ProgramNode]
     data: dict[str, DataNode]
     links: dict[str, Links]
+    truncated: bool = Field(description="true when programs lie beyond `levels`: the walk was cut there")
 
 
 class RunAccess(Body):
@@ -198,6 +199,13 @@ class DataChange(DataNode):
     change: str
 
 
+class DiffTruncated(Body):
+    """Whether `levels` cut the walk of each window (programs lay beyond)."""
+
+    current: bool
+    base: bool
+
+
 class LineageDiffAnswer(Body):
     """Two windows' lineage of a dataset compared: the window [start, end) against the base
     [baseStart, baseEnd)."""
@@ -212,4 +220,5 @@ class LineageDiffAnswer(Body):
     programs: dict[str, ProgramChange]
     data: dict[str, DataChange]
     schemas: dict[str, SchemaChange] = Field(description="by data id, the schema changes of the data shown")
+    truncated: DiffTruncated
     links: dict[str, Links]

@@ -96,11 +96,12 @@ def _lineage(conn: psycopg.Connection, namespace: str, data_type: str, name: str
     origin = origin_of(conn, namespace, data_type, name, caller)
     # Merging relations (a roll-up, collapsed access types) counts their runs from the ids.
     needs_ids = shape == "ids" or rolled_up_to is not None or "access" in collapse_types
-    accesses = lineage_store.walk(conn, origin, window, levels, run_ids=needs_ids)
+    accesses, truncated = lineage_store.walk(conn, origin, window, levels, run_ids=needs_ids)
     if rolled_up_to is not None:
         accesses = roll_up(accesses, lambda runs: run_store.run_links(conn, runs), rolled_up_to)
     shown = hide_for(caller, accesses)
-    return {**lineage_response(*seconds(window), shown, collapse_types, shape), "links": node_links(shown)}
+    return {**lineage_response(*seconds(window), shown, collapse_types, shape), "links": node_links(shown),
+            "truncated": truncated}
 
 
 def node_links(relations: list[Relation]) -> dict[str, dict[str, str]]:
