@@ -47,6 +47,7 @@ def entity_links(subject: MetadataEntity) -> dict[str, str]:
     name = subject.value(subject.type) or ""
     if subject.type in ("dataset", "stream"):
         links["lineage"] = f"{path}/lineage"
+        links["lineageDiff"] = f"{path}/lineage/diff"
         links["lineagePage"] = _page("lineage", ns=namespace, type=subject.type, name=name)
         if subject.type == "dataset":
             links["fields"] = f"{path}/lineage/fields"
@@ -59,10 +60,12 @@ def entity_links(subject: MetadataEntity) -> dict[str, str]:
     elif subject.type == "program_run":
         links["run"] = path
         links["accesses"] = f"{path}/accesses"
+        links["lineage"] = f"{path}/lineage"
     elif namespace is not None and [key for key, _ in subject.parts[:3]] == ["namespace", "dataset", "field"]:
         dataset = subject.value("dataset") or ""
         dataset_path, _ = _path(dataset_entity(namespace, "dataset", dataset))
         links["lineage"] = f"{dataset_path}/fields/{quote(name, safe='')}/lineage"
+        links["lineageDiff"] = f"{links['lineage']}/diff"
         links["provenancePage"] = _page("fields", ns=namespace, dataset=dataset, field=name)
     return links
 

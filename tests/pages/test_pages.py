@@ -152,6 +152,8 @@ def page(browser: Any, site: dict[str, str], request: pytest.FixtureRequest) -> 
     opened.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
               if message.type == "error" else None)
     opened.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    opened.on("response", lambda response: problems.append(f"{response.status} {response.url}")
+              if response.status >= 400 else None)
     opened.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
     yield opened
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -245,6 +247,37 @@ def test_lineage_graph_has_the_apis_nodes_and_edges_and_leads_to_a_run(page: Any
     shoot(page, "run")
     assert [row.split("\t")[:3] for row in page.locator("#accesses tbody tr").all_inner_texts()] == [
         ["history", "dataset", "write"], ["purchases", "dataset", "read"]]
+
+
+def test_lineage_compared_with_the_window_before_colours_what_was_added(page: Any, site: dict[str, str]) -> None:
+    """Everything ran in the last day: against the day before, every relation and node is added."""
+    page.goto("/lineage/ui/lineage?ns=default&type=dataset&name=purchases&range=1d&levels=10&compare=1")
+    page.wait_for_function("window.cy && window.cy.nodes().length > 0")
+    body = api(site, "v3/namespaces/default/datasets/purchases/lineage/diff", start="now-1d", end="now", levels=10)
+    assert body["summary"]["relations"]["added"] == len(body["relations"]) > 0
+    assert page.evaluate("cy.edges('.added').length") == page.evaluate("cy.edges().length") == len(body["relations"])
+    assert page.evaluate("cy.nodes('.added').length") == len(body["programs"]) + len(body["data"])
+    assert page.locator("#compare").is_checked()
+    assert f"{len(body['relations'])} added, 0 removed, 0 unchanged" in page.locator("#summary").inner_text()
+    shoot(page, "lineage-compare")
+    page.locator("#compare").uncheck()
+    page.locator("#lineage-form button[type=submit]").click()
+    page.wait_for_function("window.cy && window.cy.edges('.added').length === 0 && window.cy.edges().length > 0")
+    assert "added" not in page.locator("#summary").inner_text()
+
+
+def test_a_run_page_lists_the_runs_upstream_and_downstream(page: Any, site: dict[str, str]) -> None:
+    """All the site's runs start at the same time, before any of their writes ended: the builder
+    read versions of purchases nobody had written yet, and nobody read what flow-1 wrote."""
+    builder = api(site, "v3/namespaces/default/apps/PurchaseHistory/mapreduce/PurchaseHistoryBuilder/runs/builder-1")
+    page.goto("/lineage/" + builder["links"]["page"])
+    page.locator("#run-upstream .ends li").first.wait_for()
+    upstream = api(site, builder["links"]["run"] + "/lineage", direction="upstream")
+    assert page.locator("#run-upstream .ends li").all_inner_texts() == [
+        f"{end['dataset']['name']}: {end['reason']}" for end in upstream["ends"]] == [
+        "purchases: no run wrote it before this run"]
+    assert page.locator("#run-downstream").inner_text().count("no run read it before the next write") == 1
+    shoot(page, "run-lineage")
 
 
 def test_a_run_page_links_to_its_parent_whose_page_lists_its_children(page: Any, site: dict[str, str]) -> None:

@@ -36,7 +36,10 @@ class Links(TypedDict, total=False):
     properties: Annotated[str, Field(description="its properties (POST adds; DELETE with /{key} appended removes one)")]
     history: Annotated[str, Field(description="its metadata changes")]
     page: Annotated[str, Field(description="the page of the entity (or of a run)")]
-    lineage: Annotated[str, Field(description="a dataset's or stream's lineage; a field's provenance or impact")]
+    lineage: Annotated[str, Field(description="a dataset's or stream's lineage; a field's provenance or impact; a "
+                                              "run's upstream or downstream runs")]
+    lineageDiff: Annotated[str, Field(description="what changed in a dataset's, stream's or field's lineage "
+                                                  "against a base window")]
     lineagePage: Annotated[str, Field(description="the dataset lineage page centred on it")]
     fields: Annotated[str, Field(description="a dataset's fields")]
     schemas: Annotated[str, Field(description="a dataset's schema versions, each with what it changed")]

@@ -137,6 +137,19 @@ function hierarchySection(run) {
     children.length ? el("ul", {id: "run-children"}, ...children) : el("p", {class: "muted"}, "no children"));
 }
 
+// Run-level lineage: the runs that wrote what this run read (upstream), and the runs that read
+// what it wrote before the next write replaced it (downstream), with where the walk found nobody.
+function runLineageSection(id, title, body) {
+  const runs = body.runs.map((r) => el("li", {}, r.type === "hidden" ? el("span", {class: "muted"}, "a run you may not read")
+      : pageLink(r.links, `${r.application}.${r.program} · ${r.run_id}`),
+    ` · level ${r.level} · ${r.status || "not recorded"} · started ${when(r.started_at)}`));
+  const ends = body.ends.map((e) => el("li", {class: "muted"}, `${e.dataset.name || "a dataset you may not read"}: ${e.reason}`));
+  return el("section", {id}, el("h3", {}, title),
+    runs.length ? el("ul", {class: "runs"}, ...runs) : el("p", {class: "muted"}, "no runs"),
+    ends.length ? el("ul", {class: "ends"}, ...ends) : "",
+    body.truncated ? el("p", {class: "muted"}, `cut at the ${body.truncatedBy} asked: more lies beyond`) : "");
+}
+
 window.PAGES.run = async function (main) {
   const links = await linksOf(pageEntity());
   const metadata = await api(links.metadata);
@@ -144,6 +157,9 @@ window.PAGES.run = async function (main) {
   const run = await api(links.run);
   // A run known only as the parent or root of others has no accesses of its own.
   const found = run.recorded ? await api(links.accesses) : {accesses: []};
+  const [upstream, downstream] = run.recorded
+    ? await Promise.all(["upstream", "downstream"].map((direction) => api(links.lineage, {direction, levels: 3})))
+    : [{runs: [], ends: []}, {runs: [], ends: []}];
   const reload = async () => {
     const body = await api(links.metadata);
     document.getElementById("run-metadata").replaceChildren(...metadataTables(body, reload));
@@ -161,6 +177,9 @@ window.PAGES.run = async function (main) {
       el("tbody", {}, ...found.accesses.map((a) => el("tr", {class: a.access},
         el("td", {}, pageLink(a.links, a.name)),
         el("td", {}, a.type), el("td", {}, a.access), el("td", {}, a.component || ""), el("td", {}, when(a.accessed_at)))))),
+    el("h2", {}, "Runs before and after"),
+    runLineageSection("run-upstream", "Upstream: the runs that wrote what it read", upstream),
+    runLineageSection("run-downstream", "Downstream: the runs that read what it wrote", downstream),
     el("div", {id: "run-metadata", class: "scopes"}));
   await reload();
 };

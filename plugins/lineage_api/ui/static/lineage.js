@@ -1,7 +1,35 @@
 // Dataset lineage (Interaction 3 of the Metadata and Data Discovery design): a time range and
 // levels; datasets and programs with read/write edges, left to right; a program lists its runs in
-// the interval; a run opens its page.
+// the interval; a run opens its page. "Compare with the window before" draws the diff instead:
+// added in green, removed in red (dashed), unchanged grey, with the counts.
 "use strict";
+
+const CHANGE_STYLE = [
+  {selector: ".added", style: {"line-color": "#15803d", "target-arrow-color": "#15803d", "border-color": "#15803d",
+                               "border-width": 2}},
+  {selector: ".removed", style: {"line-color": "#dc2626", "target-arrow-color": "#dc2626", "border-color": "#dc2626",
+                                 "border-width": 2, "line-style": "dashed", "opacity": 0.8}},
+  {selector: ".unchanged", style: {"line-color": "#94a3b8", "target-arrow-color": "#94a3b8", "opacity": 0.6}},
+];
+
+// The diff's relations as lineageElements draws them, each element classed by its change.
+function diffElements(body, groupByApplication) {
+  const shaped = {programs: body.programs, data: body.data, links: body.links,
+                  relations: body.relations.map((r) => ({...r, runs: []}))};
+  const elements = lineageElements(shaped, groupByApplication);
+  const change = new Map();
+  for (const r of body.relations) {
+    const [source, target] = r.access === "write" ? [r.program, r.data] : [r.data, r.program];
+    change.set(JSON.stringify([source, target, r.access]), r.change);
+  }
+  for (const element of elements) {
+    const id = element.data.id;
+    const node = body.programs[id] || body.data[id];
+    const found = element.data.source ? change.get(id) : node && node.change;
+    if (found) element.classes = `${element.classes} ${found}`;
+  }
+  return elements;
+}
 
 function lineageElements(body, groupByApplication) {
   const nodes = new Map(), edges = new Map();
@@ -23,7 +51,7 @@ function lineageElements(body, groupByApplication) {
     const [source, target] = relation.access === "write" ? [p.id, relation.data] : [relation.data, p.id];
     const id = JSON.stringify([source, target, relation.access]);  // ids may hold "|": never joined
     const known = edges.get(id);
-    const runs = (known ? known.data.runs : 0) + relation.runs.length;
+    const runs = (known ? known.data.runs : 0) + (relation.runCount ?? relation.runs.length);
     edges.set(id, {data: {id, source, target, access: relation.access, runs, label: relation.access === "unknown" ? "?" : ""},
                    classes: relation.access});
   }
@@ -40,8 +68,10 @@ window.PAGES.lineage = async function (main) {
   const levels = el("input", {id: "levels", type: "number", min: 1, max: 100, value: initial.levels, "aria-label": "levels"});
   const range = rangeControls(initial);
   const group = el("input", {id: "group", type: "checkbox"});
+  const compare = el("input", {id: "compare", type: "checkbox", checked: param("compare") === "1"});
   const form = el("form", {class: "controls", id: "lineage-form"}, ns, type, name, range.node,
     el("label", {}, "levels ", levels), el("label", {}, group, " group programs by application"),
+    el("label", {}, compare, " compare with the window before"),
     el("button", {type: "submit"}, "Show"));
   const summary = el("p", {id: "summary", class: "muted"});
   const canvas = el("div", {id: "graph", class: "graph"});
@@ -50,9 +80,9 @@ window.PAGES.lineage = async function (main) {
   let body = null, window_ = null;
 
   function draw() {
-    const elements = lineageElements(body, group.checked);
+    const elements = body.summary ? diffElements(body, group.checked) : lineageElements(body, group.checked);
     if (window.cy) window.cy.destroy();
-    const cy = window.cy = graph(canvas, elements);
+    const cy = window.cy = graph(canvas, elements, CHANGE_STYLE);
     // the asked dataset by its parts: ids are the API's to render (lineage.ids), never rebuilt here
     cy.nodes().filter((node) => node.data("ns") === ns.value && node.data("type") === type.value &&
                                 node.data("name") === name.value).addClass("focus");
@@ -60,6 +90,15 @@ window.PAGES.lineage = async function (main) {
     const count = (selector) => cy.elements(selector).length;
     summary.textContent = `${count("node.dataset") + count("node.stream")} datasets, ${count("node.program") + count("node.application")} ` +
       `programs, ${count("edge")} edges, ${when(window_.start)} to ${when(window_.end)}`;
+    if (body.summary) {
+      const r = body.summary.relations;
+      summary.textContent += ` against ${when(body.baseStart)} to ${when(body.baseEnd)}: ${r.added} added, ` +
+        `${r.removed} removed, ${r.unchanged} unchanged` +
+        (body.summary.schemas ? `; ${body.summary.schemas} schema${body.summary.schemas === 1 ? "" : "s"} changed` : "");
+    }
+    if (body.truncated === true || (body.truncated && (body.truncated.current || body.truncated.base))) {
+      summary.textContent += " (cut at the levels asked: more lies beyond)";
+    }
     cy.on("tap", "node", (event) => select(event.target.data()));
   }
   async function select(data) {
@@ -91,9 +130,10 @@ window.PAGES.lineage = async function (main) {
   async function load() {
     window_ = windowOf(range.select.value, range.start.value, range.end.value);
     history.replaceState(null, "", pageUrl("lineage", {ns: ns.value, type: type.value, name: name.value, range: range.select.value,
-      start: range.start.value, end: range.end.value, levels: levels.value}));
+      start: range.start.value, end: range.end.value, levels: levels.value, compare: compare.checked ? "1" : ""}));
     const links = await linksOf({ns: ns.value, type: type.value, name: name.value});
-    body = await api(links.lineage, {...window_, levels: levels.value});
+    body = compare.checked ? await api(links.lineageDiff, {...window_, levels: levels.value})
+                           : await api(links.lineage, {...window_, levels: levels.value, runs: "count"});
     if (!body.relations.length) {
       if (window.cy) { window.cy.destroy(); window.cy = null; }
       summary.textContent = "No lineage in this time range.";
