@@ -266,6 +266,20 @@ def test_lineage_compared_with_the_window_before_colours_what_was_added(page: An
     assert "added" not in page.locator("#summary").inner_text()
 
 
+def test_the_field_page_compared_with_the_window_before_lists_what_changed(page: Any, site: dict[str, str]) -> None:
+    page.goto("/lineage/ui/fields?ns=default&dataset=totals&field=email_hash&range=1d&compare=1")
+    page.locator("#change-summary").wait_for()
+    diff = api(site, "v3/namespaces/default/datasets/totals/fields/email_hash/lineage/diff", start="now-1d", end="now")
+    assert diff["summary"]["paths"]["new"] == 1 and diff["summary"]["sources"]["added"] == 1
+    assert page.locator("#change-summary").inner_text() == (
+        "sources: 1 added, 0 removed; paths: 1 new, 0 gone, 0 unchanged; 0 newly masked")
+    assert page.locator("#changed-fields li").all_inner_texts() == ["added: orders.email"]
+    assert page.locator("#changed-paths li").all_inner_texts() == ["new: read > transformation > write"]
+    shoot(page, "fields-compare")
+    page.locator("#compare").uncheck()
+    page.wait_for_function("document.querySelector('#field-changes').children.length === 0")
+
+
 def test_a_run_page_lists_the_runs_upstream_and_downstream(page: Any, site: dict[str, str]) -> None:
     """All the site's runs start at the same time, before any of their writes ended: the builder
     read versions of purchases nobody had written yet, and nobody read what flow-1 wrote."""

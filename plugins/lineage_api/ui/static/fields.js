@@ -64,6 +64,28 @@ function operationItem(op) {
       " ", item.field, " ", ...transformationBadges([item.transformation])))) : "");
 }
 
+// What changed against the window before (the field diff): the source (or reached) fields added
+// and removed, each path new, gone or unchanged, and what differs from a gone path to the new one.
+function changeList(diff) {
+  const listing = diff.direction === "incoming" ? "sources" : "reached";
+  const counts = diff.summary[listing], paths = diff.summary.paths;
+  const name = (f) => `${f.name || f.dataset}.${f.field}`;
+  return [
+    el("h2", {}, `What changed since ${when(diff.baseStart)} to ${when(diff.baseEnd)}`),
+    el("p", {id: "change-summary"}, `${listing}: ${counts.added} added, ${counts.removed} removed; paths: ${paths.new} new, ` +
+       `${paths.gone} gone, ${paths.unchanged} unchanged; ${diff.summary.masked} newly masked`),
+    el("ul", {id: "changed-fields"}, ...diff[listing].filter((f) => f.change !== "unchanged").map((f) =>
+      el("li", {class: f.change}, `${f.change}: ${name(f)}`))),
+    el("ul", {id: "changed-paths"}, ...diff.paths.filter((p) => p.change !== "unchanged").map((p) => {
+      const differences = p.differences ? [...p.differences.operationsAdded.map((o) => `+${o}`),
+        ...p.differences.operationsRemoved.map((o) => `-${o}`),
+        ...p.differences.transformationsChanged.map((t) => t.summary)] : [];
+      return el("li", {class: p.change}, `${p.change}: ${p.operations.join(" > ")}`,
+                differences.length ? el("span", {class: "muted"}, ` (${differences.join("; ")})`) : "");
+    })),
+  ];
+}
+
 window.PAGES.fields = async function (main) {
   const initial = {ns: param("ns", "default"), dataset: param("dataset"), field: param("field"), range: param("range", "7d"),
                    start: param("start"), end: param("end"), view: param("view", "simple"), direction: param("direction", "incoming"),
@@ -81,11 +103,14 @@ window.PAGES.fields = async function (main) {
     el("span", {class: "switch"}, ...radios("view", [["simple", "simple view"], ["detailed", "detailed view"]], initial.view)),
     el("label", {class: "switch", title: "only the chains whose every edge is DIRECT or has no transformation recorded"},
        el("input", {type: "checkbox", id: "direct-only", checked: initial.transformations === "direct"}), " direct only"),
+    el("label", {class: "switch"}, el("input", {type: "checkbox", id: "compare", checked: param("compare") === "1"}),
+       " compare with the window before"),
     el("button", {type: "submit"}, "Show"));
   const summary = el("p", {id: "summary", class: "muted"});
   const canvas = el("div", {id: "graph", class: "graph"});
   const list = el("section", {id: "paths"});
-  main.replaceChildren(el("h1", {}, "Field provenance"), form, summary, canvas, list);
+  const changes = el("section", {id: "field-changes"});
+  main.replaceChildren(el("h1", {}, "Field provenance"), form, summary, changes, canvas, list);
   const chosen = (name) => form.querySelector(`input[name=${name}]:checked`).value;
 
   async function loadFields() {
@@ -101,10 +126,12 @@ window.PAGES.fields = async function (main) {
     const window_ = windowOf(range.select.value, range.start.value, range.end.value);
     const direction = chosen("direction"), view = chosen("view");
     const transformations = form.querySelector("#direct-only").checked ? "direct" : "all";
+    const comparing = form.querySelector("#compare").checked;
     history.replaceState(null, "", pageUrl("fields", {ns: ns.value, dataset: dataset.value, field: field.value,
       range: range.select.value, start: range.start.value, end: range.end.value, view, direction,
-      transformations: transformations === "direct" ? transformations : undefined}));
+      transformations: transformations === "direct" ? transformations : undefined, compare: comparing ? "1" : ""}));
     const links = await linksOf({ns: ns.value, dataset: dataset.value, field: field.value});
+    changes.replaceChildren(...(comparing ? changeList(await api(links.lineageDiff, {...window_, direction})) : []));
     // Impact draws source fields -> impacted fields: the simple view's edges, with their transformations.
     const body = await api(links.lineage, {...window_, view: direction === "outgoing" ? "simple" : view, direction,
                                            levels: direction === "outgoing" ? 5 : 1, transformations});
@@ -159,7 +186,8 @@ window.PAGES.fields = async function (main) {
   }
   dataset.addEventListener("change", () => loadFields().catch((error) => showError(summary, error)));
   form.addEventListener("change", (event) => {
-    if ((event.target.type === "radio" || event.target.id === "direct-only") && field.value) load().catch((error) => showError(summary, error));
+    if ((event.target.type === "radio" || event.target.id === "direct-only" || event.target.id === "compare") &&
+        field.value) load().catch((error) => showError(summary, error));
   });
   form.addEventListener("submit", (event) => { event.preventDefault(); load().catch((error) => showError(summary, error)); });
   await loadFields();
