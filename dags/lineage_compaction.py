@@ -30,6 +30,10 @@ function. Tasks are idempotent and retry with exponential backoff.
    updated, with the batch id and the count of late files.
 7. **notify**: emits `lineage_metadata_changes` with the ids of the metadata change records
    this run made; skipped when none.
+8. **announce_changes**: one asset event per dataset whose lineage changed
+   (`lineage_marts.lineage_changes`: edges and field sources that appeared, or disappeared on
+   a day that is over), through the asset alias `lineage_dataset_changes`, each change once;
+   skipped when none is due.
 
 Re-running a run for the same interval is a no-op.
 """
@@ -41,7 +45,7 @@ from datetime import timedelta
 from typing import Any
 
 import pendulum
-from airflow.sdk import Asset, TriggerRule, dag, get_current_context, task
+from airflow.sdk import Asset, AssetAlias, TriggerRule, dag, get_current_context, task
 
 from lineage.settings import Settings
 from warehouse.service import assets
@@ -52,6 +56,7 @@ RUNS, DATASET_ACCESSES, PENDING_EVENTS, MARTS, METADATA_CHANGES = (
     Asset(name=asset.name, uri=asset.uri)
     for asset in (assets.RUNS, assets.DATASET_ACCESSES, assets.PENDING_EVENTS, assets.MARTS, assets.METADATA_CHANGES)
 )
+DATASET_CHANGES = AssetAlias(assets.DATASET_CHANGES)
 
 
 @dag(
@@ -159,13 +164,41 @@ def lineage_compaction() -> None:
             "change_ids": [*change_ids], "source": "compaction", "batch_id": compacted["batch_id"]}
         return change_ids
 
+    @task(outlets=[DATASET_CHANGES], trigger_rule=TriggerRule.NONE_FAILED)
+    def announce_changes() -> int:
+        """One asset event per dataset and day whose lineage changed, with the changes in its extra."""
+        import psycopg
+        from airflow.exceptions import AirflowSkipException
+
+        from warehouse.db.connection import connect
+        from warehouse.pipeline.airflow_connection import warehouse_url
+        from warehouse.pipeline.change_announcements import due, mark_announced
+
+        context = get_current_context()
+        today = (context.get("data_interval_end") or context.get("logical_date") or pendulum.now("UTC")).date()
+        with connect(warehouse_url()) as conn:
+            try:
+                entries = due(conn, today)
+            except psycopg.errors.UndefinedTable as error:  # the marts were never built
+                raise AirflowSkipException("the marts are not built yet; nothing to announce") from error
+            if not entries:
+                raise AirflowSkipException("no lineage change is due; no asset event emitted")
+            for entry in entries:
+                named = assets.dataset_asset(entry.namespace, entry.dataset_type, entry.dataset)
+                context["outlet_events"][DATASET_CHANGES].add(Asset(name=named.name, uri=named.uri),
+                                                              extra=entry.extra())
+            announced = mark_announced(conn, entries)
+            conn.commit()
+        log.info("announced %s lineage changes of %s datasets", announced, len(entries))
+        return announced
+
     compacted = compact()
     derived = field_lineage()
     applied = apply_metadata()
     checks = check(compacted)
     marts = build_marts(compacted, derived, applied)
     published = publish(compacted, derived, applied, marts)
-    compacted >> derived >> applied >> checks >> marts >> published >> notify(compacted, applied)
+    compacted >> derived >> applied >> checks >> marts >> published >> notify(compacted, applied) >> announce_changes()
 
 
 lineage_compaction()

@@ -36,7 +36,12 @@ def query(url: str, sql: str) -> list[tuple]:  # type: ignore[type-arg]
 def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, log_root: Path) -> None:
     ensure_airflow_db()
     run = {"application": "PurchaseHistory", "program_type": "flow", "program": "PurchaseFlow", "run_id": "r-1"}
+    legacy = {"application": "Legacy", "program_type": "spark", "program": "Export", "run_id": "l-1"}
     write_log(log_root, [
+        # the day before: a legacy export (its write disappears on 11-21, a day not over yet)
+        event("run_start", run=legacy, event_time="2026-11-20T05:00:00Z"),
+        access("legacy", "write", run=legacy, event_time="2026-11-20T05:01:00Z"),
+        event("run_end", {"status": "completed"}, run=legacy, event_time="2026-11-20T05:05:00Z"),
         event("run_start", run=run, event_time="2026-11-21T05:00:00Z"),
         access("purchaseStream", run=run),
         access("purchases", "write", run=run),
@@ -52,7 +57,7 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
     output = dags_test(log_root, warehouse_db, "2026-11-21T06:00:00+00:00")
 
     assert "SUMMARY" in output
-    assert "files=1 late_files=0 events_read=7 compacted=6 duplicates=0 quarantined=1" in output
+    assert "files=1 late_files=0 events_read=10 compacted=9 duplicates=0 quarantined=1" in output
     assert "field_records=1 metadata_events=1 metadata_changes=1" in output
     assert query(warehouse_db, "select d.dataset, p.field, p.path->'sources'->0->>'field' from lineage.field_paths p "
                                "join lineage.field_operation_sets s on s.fingerprint = p.set_fingerprint "
@@ -65,10 +70,12 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
                                "from lineage_marts.field_impact_edges order by destination_field") == [
         ("purchaseStream", "body", "customer", 1), ("purchaseStream", "body", "item", 1)]
     assert query(warehouse_db, "select program_run_id, status, datasets_read, datasets_written "
-                               "from lineage_marts.program_runs") == [
+                               "from lineage_marts.program_runs order by 1") == [
+        ("default.Legacy.spark.Export.l-1", "completed", 0, 1),
         ("default.PurchaseHistory.flow.PurchaseFlow.r-1", "completed", 1, 1)]
     assert query(warehouse_db, "select data_id, program_id, access, run_count from lineage_marts.dataset_lineage_edges "
                                "order by data_id") == [
+        ("dataset.default.legacy", "spark.default.Legacy.Export", "write", 1),
         ("dataset.default.purchaseStream", "flow.default.PurchaseHistory.PurchaseFlow", "read", 1),
         ("dataset.default.purchases", "flow.default.PurchaseHistory.PurchaseFlow", "write", 1)]
     batch_id = query(warehouse_db, "select batch_id from lineage.compaction_batches")[0][0]
@@ -78,6 +85,18 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
     assert [name for name, _ in events] == [
         "lineage_dataset_accesses", "lineage_marts", "lineage_metadata_changes", "lineage_pending_events",
         "lineage_runs"]
+    # What changed on 11-21, one asset event per dataset through the alias: the flow's read and
+    # write appeared, and the field source purchases.customer <- purchaseStream.body
+    changed = query(airflow_db, "select a.name, a.uri, e.extra::text from asset_event e join asset a on a.id = "
+                                "e.asset_id where a.name like 'lineage_dataset.%' order by a.name")
+    assert [(name, uri) for name, uri, _ in changed] == [
+        ("lineage_dataset.default.dataset.purchaseStream", "lineage://warehouse/datasets/default/dataset/purchaseStream"),
+        ("lineage_dataset.default.dataset.purchases", "lineage://warehouse/datasets/default/dataset/purchases")]
+    purchases = json.loads(changed[1][2])
+    assert (purchases["day"], purchases["dataset"]) == ("2026-11-21", "purchases")
+    assert sorted((c["kind"], c["change"], c.get("access", c.get("field"))) for c in purchases["changes"]) == [
+        ("edge", "appeared", "write"), ("field_source", "appeared", "customer"), ("field_source", "appeared", "item")]
+    assert "announced 4 lineage changes of 2 datasets" in output  # legacy's disappearance waits for the day's end
     change_ids = [row[0] for row in query(warehouse_db, "select change_id from lineage.metadata_changes")]
     assert json.loads(dict(events)["lineage_metadata_changes"])["change_ids"] == change_ids
     assert query(warehouse_db, "select entity_key, scope from lineage.search_index "
@@ -94,6 +113,7 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
     again = dags_test(log_root, warehouse_db, "2026-11-21T06:00:01+00:00")
     assert "events_read=0 compacted=0" in again
     assert "nothing new was compacted, derived or applied; the marts are current" in again  # build_marts skipped
+    assert "no lineage change is due; no asset event emitted" in again  # each change announced once
     assert query(warehouse_db, tables) == before
     assert query(warehouse_db, "select count(*) from lineage.compaction_batches") == [(1,)]
 

@@ -60,3 +60,23 @@ def test_edges_and_field_sources_that_appeared_or_disappeared_by_day(
         (day3, "disappeared", "field_source", "contacts", "", "", "email_out <- crm_v2.email"),
     ]
     assert day1 not in {row[0] for row in found}  # the first day has nothing to compare with
+    # Announcing them (the compaction DAG's announce_changes): appeared at once, disappeared once the
+    # day is over, each change once, grouped by dataset and day.
+    from warehouse.db.connection import connect
+    from warehouse.pipeline.change_announcements import due, mark_announced
+
+    with connect(warehouse_db, autocommit=True) as conn:
+        during_day3 = due(conn, d3.date())
+        assert [(str(e.day), e.dataset, [c["change"] for c in e.changes]) for e in during_day3] == [
+            (day2, "contacts", ["appeared", "disappeared"]),
+            (day2, "dx_orders", ["appeared", "disappeared"]),
+            (day2, "dx_report", ["disappeared"])]  # day 3's disappearances wait for its end
+        assert during_day3[0].extra()["changes"][0] == {
+            "kind": "field_source", "change": "appeared", "field": "email_out", "source_namespace": "default",
+            "source": "crm_v2", "source_field": "email"}
+        assert mark_announced(conn, during_day3) == 5
+        after_day3 = due(conn, (d3 + timedelta(days=1)).date())
+        assert [(str(e.day), e.dataset, len(e.changes)) for e in after_day3] == [
+            (day3, "contacts", 1), (day3, "dx_orders", 1)]
+        mark_announced(conn, after_day3)
+        assert due(conn, (d3 + timedelta(days=1)).date()) == []

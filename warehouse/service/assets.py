@@ -11,6 +11,7 @@ emit them, the plugin that emits metadata changes, and the DAGs users write to s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 
 
 @dataclass(frozen=True)
@@ -25,3 +26,13 @@ PENDING_EVENTS = AssetName("lineage_pending_events", "lineage://warehouse/lineag
 MARTS = AssetName("lineage_marts", "lineage://warehouse/lineage_marts")
 METADATA_CHANGES = AssetName("lineage_metadata_changes", "lineage://warehouse/lineage/metadata_changes")
 NAMESPACE_DELETIONS = AssetName("lineage_namespace_deletions", "lineage://warehouse/lineage/namespace_deletions")
+DATASET_CHANGES = "lineage_dataset_changes"
+"""The asset alias the compaction DAG emits each changed dataset's event through (``dataset_asset``);
+schedule a DAG on one dataset's asset to hear when its lineage changes."""
+
+
+def dataset_asset(namespace: str, dataset_type: str, name: str) -> AssetName:
+    """The asset of a dataset (or stream) of the warehouse: its lineage changes are its events,
+    each event's extra the day and the changes (``warehouse.pipeline.change_announcements``)."""
+    path = "/".join(quote(part, safe="") for part in (namespace, dataset_type, name))
+    return AssetName(f"lineage_dataset.{namespace}.{dataset_type}.{name}", f"lineage://warehouse/datasets/{path}")
