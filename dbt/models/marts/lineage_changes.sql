@@ -88,59 +88,14 @@ bounds as (
 
 edge_changes as (
 
-    select today.program_key, today.dataset_key, today.access, today.day, 'appeared' as change
-    from edge_days as today
-    cross join bounds
-    where today.day > bounds.first_day
-        and not exists (
-            select 1 from edge_days as before
-            where before.program_key = today.program_key and before.dataset_key = today.dataset_key
-                and before.access = today.access and before.day = today.day - 1
-        )
-
-    union all
-
-    select before.program_key, before.dataset_key, before.access, before.day + 1 as day, 'disappeared' as change
-    from edge_days as before
-    cross join bounds
-    where before.day < bounds.last_day
-        and not exists (
-            select 1 from edge_days as today
-            where today.program_key = before.program_key and today.dataset_key = before.dataset_key
-                and today.access = before.access and today.day = before.day + 1
-        )
+    {{ day_changes('edge_days', ['program_key', 'dataset_key', 'access'], 'bounds') }}
 
 ),
 
 source_changes as (
 
-    select today.dataset_key, today.field, today.source_namespace, today.source_type, today.source,
-        today.source_field, today.day, 'appeared' as change
-    from source_days as today
-    cross join bounds
-    where today.day > bounds.first_day
-        and not exists (
-            select 1 from source_days as before
-            where before.dataset_key = today.dataset_key and before.field = today.field
-                and before.source_namespace = today.source_namespace and before.source_type = today.source_type
-                and before.source = today.source and before.source_field = today.source_field
-                and before.day = today.day - 1
-        )
-
-    union all
-
-    select before.dataset_key, before.field, before.source_namespace, before.source_type, before.source,
-        before.source_field, before.day + 1 as day, 'disappeared' as change
-    from source_days as before
-    cross join bounds
-    where before.day < bounds.last_day
-        and not exists (
-            select 1 from source_days as today
-            where today.dataset_key = before.dataset_key and today.field = before.field
-                and today.source_namespace = before.source_namespace and today.source_type = before.source_type
-                and today.source = before.source and today.source_field = before.source_field
-                and today.day = before.day + 1
-        )
+    {{ day_changes('source_days', ['dataset_key', 'field', 'source_namespace', 'source_type', 'source',
+                                   'source_field'], 'bounds') }}
 
 ),
 

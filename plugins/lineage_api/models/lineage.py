@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from lineage_api.models.base import Body, Links
+from lineage_api.models.dataset_schemas import SchemaChanges
 
 
 class RunCounts(Body):
@@ -149,34 +150,11 @@ class DiffSummary(Body):
     schemas: int = Field(description="datasets of either graph whose schema changed between the windows' ends")
 
 
-class SchemaFieldBody(Body):
-    name: str
-    type: str
-    nullable: bool
-
-
-class FieldTypeChange(Body):
-    name: str
-    before: str
-    after: str
-
-
-class NullabilityChange(Body):
-    name: str
-    before: bool
-    after: bool
-
-
-class SchemaChange(Body):
+class SchemaChange(SchemaChanges):
     """A dataset's schema in force at the end of the base window against at the end of the window."""
 
     baseVersion: int | None = Field(description="null: no schema yet then")
     currentVersion: int | None
-    added: list[SchemaFieldBody]
-    removed: list[SchemaFieldBody]
-    retyped: list[FieldTypeChange]
-    nullability: list[NullabilityChange]
-    reordered: bool
 
 
 class RelationChange(Body):
