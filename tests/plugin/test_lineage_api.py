@@ -372,6 +372,14 @@ def overwritten(warehouse: Warehouse) -> None:
                     [("dataset.rl_raw", "read", ""), ("dataset.rl_clean", "write", "")], application="Runs"),
         *run_events("spark", "Report", "report-1", at(5), at(5, 5),
                     [("dataset.rl_clean", "read", ""), ("dataset.rl_ref", "read", "")], application="Runs"),
+        # a backfill running three days, its write (accessed at its start) done when it ends at 04:30
+        *run_events("spark", "Backfill", "backfill-1", at(-72), at(4, 30), [("dataset.rl_raw", "write", "")],
+                    application="Runs"),
+        *run_events("spark", "Audit", "audit-1", at(6), at(6, 5), [("dataset.rl_raw", "read", "")],
+                    application="Runs"),
+        # three days later, the clean table (last written by clean-2) read again
+        *run_events("spark", "Audit", "audit-2", at(72), at(72, 5), [("dataset.rl_clean", "read", "")],
+                    application="Runs"),
     ])
 
 
@@ -403,11 +411,23 @@ def test_downstream_runs_read_a_version_before_the_next_write_replaced_it(api: T
     assert [(e["run"].rsplit(".", 1)[1], e["dataset"]["name"], e["reason"]) for e in first["ends"]] == [
         ("clean-1", "rl_clean", "no run read it before the next write")]
     second = run_lineage(api, "Ingest", "ingest-2", direction="downstream", levels=2)
-    assert [(r["run_id"], r["level"]) for r in second["runs"]] == [("clean-2", 1), ("report-1", 2)]
+    assert [(r["run_id"], r["level"]) for r in second["runs"]] == [("clean-2", 1), ("report-1", 2), ("audit-2", 2)]
     assert second["truncated"] is False
     cut = run_lineage(api, "Ingest", "ingest-2", direction="downstream", levels=1)
     assert [r["run_id"] for r in cut["runs"]] == ["clean-2"]
     assert (cut["truncated"], cut["truncatedBy"]) == (True, "levels")
+
+
+def test_a_long_run_writes_when_it_ends(api: TestClient, overwritten: None) -> None:
+    """The backfill accessed rl_raw three days before its end: its version is the one read after
+    04:30 (audit-1), not by clean-2 at 04:00; and it replaced ingest-2's version."""
+    assert [r["run_id"] for r in run_lineage(api, "Audit", "audit-1")["runs"]] == ["backfill-1"]
+    assert [r["run_id"] for r in run_lineage(api, "Backfill", "backfill-1", direction="downstream")["runs"]] == [
+        "audit-1"]
+    assert [r["run_id"] for r in run_lineage(api, "Ingest", "ingest-2", direction="downstream", levels=1)["runs"]
+            ] == ["clean-2"]
+    # a version read long after it was written (no write within the day before the read)
+    assert [r["run_id"] for r in run_lineage(api, "Audit", "audit-2", levels=1)["runs"]] == ["clean-2"]
 
 
 def test_run_lineage_bad_requests(api: TestClient, overwritten: None) -> None:

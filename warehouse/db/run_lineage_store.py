@@ -11,7 +11,11 @@ start, or else its earliest event). So:
   before the next write to it replaced it (the runs that read that version).
 
 A run's ``read_write`` access is both a read and a write; ``unknown`` is neither. Each query
-answers for the whole frontier at once.
+answers for the whole frontier at once, and reads a dataset's accesses around the moment it
+asks about (migration 0027's indexes), not all of them: a run that ended within a day of its
+start wrote within a day of its access, so only runs longer than a day (or without a start, or
+running) can be far from it in time, and those are few and indexed apart. Where no write lies
+within a day of the moment, every write of the dataset is read.
 """
 
 from __future__ import annotations
@@ -30,22 +34,70 @@ from warehouse.service.run_lineage import RunNode, RunStep
 _WRITES = "('write', 'read_write')"
 _READS = "('read', 'read_write')"
 _WRITTEN = "coalesce({run}.stopped_at, {access}.accessed_at)"
+_DAY = "interval '1 day'"
+# A finished run longer than a day or without a start (runs_long_by_stop), and any run a moment
+# cannot bound: those and the running ones (runs_long_or_running_by_time); migration 0027.
+_LONG = "{run}.started_at is null or {run}.stopped_at - {run}.started_at > {day}"
+_LONG_FINISHED = "({run}.stopped_at is not null and (" + _LONG + "))"
+_LONG_OR_RUNNING = "({run}.stopped_at is null or " + _LONG + ")"
 
+
+def _writes_of(pair: str, condition: str, order: str) -> str:
+    """The first write of ``pair``'s dataset (by another run than ``pair.run_key``) meeting
+    ``condition`` in ``order``: its run and when it happened (``written``)."""
+    written = _WRITTEN.format(run="w", access="wa")
+    return f"""(select w.run_key, {written} as written
+                from lineage.dataset_accesses wa join lineage.runs w on w.run_key = wa.run_key
+                where wa.dataset_key = {pair}.dataset_key and wa.access in {_WRITES} and wa.run_key <> {pair}.run_key
+                  and {condition.format(written=written)}
+                order by {written} {order}, w.run_key {order} limit 1)"""
+
+
+# A run that is not long (it ended within a day of its start) wrote at most a day after it
+# accessed: the write a read saw, if it came within a day before the read, is among the writes
+# accessed within two days before it, or was made by a long finished run (few; by their end).
+# Otherwise (no write within the day before) every write of the dataset is looked at.
 _UPSTREAM = f"""
-    select reader.run_key as from_run, a.dataset_key, writer.run_key as to_run
-    from lineage.runs reader
-    join lineage.dataset_accesses a on a.run_key = reader.run_key and a.access in {_READS}
-    left join lateral (
-        select w.run_key
-        from lineage.dataset_accesses wa join lineage.runs w on w.run_key = wa.run_key
-        where wa.dataset_key = a.dataset_key and wa.access in {_WRITES} and wa.run_key <> reader.run_key
-          and {_WRITTEN.format(run="w", access="wa")} <= reader.run_at
-        order by {_WRITTEN.format(run="w", access="wa")} desc, w.run_key desc
-        limit 1
-    ) writer on true
-    where reader.run_key = any(%(runs)s)
-    group by reader.run_key, a.dataset_key, writer.run_key"""
+    with reads as (
+        select reader.run_key, reader.run_at as read_at, a.dataset_key
+        from lineage.runs reader
+        join lineage.dataset_accesses a on a.run_key = reader.run_key and a.access in {_READS}
+        where reader.run_key = any(%(runs)s)
+        group by reader.run_key, reader.run_at, a.dataset_key
+    ),
+    near as (
+        select reads.*, n.run_key as writer, n.written
+        from reads left join lateral {_writes_of(
+            "reads", "wa.accessed_at > reads.read_at - 2 * " + _DAY + " and wa.accessed_at <= reads.read_at "
+            "and {written} <= reads.read_at", "desc")} n on true
+    ),
+    candidates as (
+        select near.run_key, near.dataset_key, near.writer, near.written
+        from near where near.written >= near.read_at - {_DAY}
+        union all
+        select near.run_key, near.dataset_key, long.run_key, long.written
+        from near cross join lateral (
+            select w.run_key, w.stopped_at as written
+            from lineage.runs w
+            where {_LONG_FINISHED.format(run="w", day=_DAY)} and w.run_key <> near.run_key
+              and w.stopped_at > near.written and w.stopped_at <= near.read_at
+              and exists (select 1 from lineage.dataset_accesses wa where wa.dataset_key = near.dataset_key
+                          and wa.run_key = w.run_key and wa.access in {_WRITES})
+        ) long
+        where near.written >= near.read_at - {_DAY}
+        union all
+        select near.run_key, near.dataset_key, far.run_key, far.written
+        from near left join lateral {_writes_of("near", "{written} <= near.read_at", "desc")} far on true
+        where near.written is null or near.written < near.read_at - {_DAY}
+    )
+    select distinct on (run_key, dataset_key) run_key as from_run, dataset_key, writer as to_run
+    from candidates
+    order by run_key, dataset_key, written desc nulls last, writer desc"""
 
+# The next write after a run's write, found the same way (writes accessed within a day of it,
+# long finished runs by their end, else every later write); then its readers: the runs whose time
+# falls between the two writes, found by their accesses (a run that is not long accessed within
+# a day of its time) and, apart, the long or running runs of that time.
 _DOWNSTREAM = f"""
     with writes as (
         select writer.run_key, a.dataset_key, min({_WRITTEN.format(run="writer", access="a")}) as written
@@ -53,21 +105,46 @@ _DOWNSTREAM = f"""
         join lineage.dataset_accesses a on a.run_key = writer.run_key and a.access in {_WRITES}
         where writer.run_key = any(%(runs)s)
         group by writer.run_key, a.dataset_key
+    ),
+    near as (
+        select writes.*, n.written as near_next
+        from writes left join lateral {_writes_of(
+            "writes", "wa.accessed_at > writes.written - " + _DAY + " and wa.accessed_at <= writes.written + " + _DAY +
+            " and {written} > writes.written", "asc")} n on true
+    ),
+    nexts as (
+        select near.run_key, near.dataset_key, near.written, case
+            when near.near_next <= near.written + {_DAY} then least(near.near_next, (
+                select min(w.stopped_at) from lineage.runs w
+                where {_LONG_FINISHED.format(run="w", day=_DAY)} and w.run_key <> near.run_key
+                  and w.stopped_at > near.written and w.stopped_at < near.near_next
+                  and exists (select 1 from lineage.dataset_accesses wa where wa.dataset_key = near.dataset_key
+                              and wa.run_key = w.run_key and wa.access in {_WRITES})))
+            else (select far.written from {_writes_of("near", "{written} > near.written", "asc")} far)
+            end as replaced
+        from near
+    ),
+    readers as (
+        select nexts.run_key, nexts.dataset_key, r.run_key as reader
+        from nexts
+        join lineage.dataset_accesses ra on ra.dataset_key = nexts.dataset_key and ra.access in {_READS}
+             and ra.accessed_at >= nexts.written
+             and ra.accessed_at < coalesce(nexts.replaced + {_DAY}, 'infinity'::timestamptz)
+        join lineage.runs r on r.run_key = ra.run_key
+        where r.run_key <> nexts.run_key and r.run_at >= nexts.written
+          and r.run_at < coalesce(nexts.replaced, 'infinity'::timestamptz)
+        union
+        select nexts.run_key, nexts.dataset_key, r.run_key
+        from nexts
+        join lineage.runs r on {_LONG_OR_RUNNING.format(run="r", day=_DAY)}
+             and r.run_at >= nexts.written and r.run_at < coalesce(nexts.replaced, 'infinity'::timestamptz)
+        where r.run_key <> nexts.run_key
+          and exists (select 1 from lineage.dataset_accesses ra where ra.dataset_key = nexts.dataset_key
+                      and ra.run_key = r.run_key and ra.access in {_READS})
     )
-    select writes.run_key as from_run, writes.dataset_key, readers.run_key as to_run
-    from writes
-    left join lateral (
-        select min({_WRITTEN.format(run="n", access="na")}) as replaced
-        from lineage.dataset_accesses na join lineage.runs n on n.run_key = na.run_key
-        where na.dataset_key = writes.dataset_key and na.access in {_WRITES} and na.run_key <> writes.run_key
-          and {_WRITTEN.format(run="n", access="na")} > writes.written
-    ) next_write on true
-    left join lateral (
-        select distinct r.run_key
-        from lineage.dataset_accesses ra join lineage.runs r on r.run_key = ra.run_key
-        where ra.dataset_key = writes.dataset_key and ra.access in {_READS} and ra.run_key <> writes.run_key
-          and r.run_at >= writes.written and r.run_at < coalesce(next_write.replaced, 'infinity'::timestamptz)
-    ) readers on true"""
+    select nexts.run_key as from_run, nexts.dataset_key, readers.reader as to_run
+    from nexts left join readers using (run_key, dataset_key)
+    group by nexts.run_key, nexts.dataset_key, readers.reader"""
 
 
 @dataclass(frozen=True, slots=True)
