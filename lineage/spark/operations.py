@@ -14,9 +14,9 @@ INDIRECT input of the operation that makes each written column, named by the sou
 reads (a filter on a computed column names the columns it was computed from, so no operation
 ever depends on itself); a column passed through as is
 gets an operation of its own for them, named for what they are (``filter``, ``join+filter``).
-An INDIRECT input on a column the operation already reads DIRECTLY adds nothing and is left out
-(DIRECT over INDIRECT, as within one expression): a grouping key written as is stays a plain
-read -> write.
+Every (source, kind) pair is an input: a column read as a value and also filtered, grouped or
+tested on is an input of each kind (a grouping key written as is gets an operation of its own,
+``group_by``, reading it DIRECTLY and INDIRECTLY).
 """
 
 from __future__ import annotations
@@ -100,8 +100,7 @@ class _Record:
                     step["inputs"].append(item)
             self.written.append((name, {"field": made_by.column, "origin": step["id"]}))
             return
-        direct = {edge.source for edge in inputs if edge.transformation.type == "DIRECT"}
-        rows = [edge for edge in self.lineage.indirect if edge.source not in direct]
+        rows = list(self.lineage.indirect)  # a column read directly and also filtered on: both kept
         if isinstance(made_by, SourceColumn) and not rows:
             self.written.append((name, self._input(made_by, None)))
         else:
@@ -150,9 +149,9 @@ class _Record:
 
 
 def _adds_nothing(item: dict[str, Any], inputs: list[dict[str, Any]]) -> bool:
-    """Whether an INDIRECT ``item`` is among ``inputs`` already, or read DIRECTLY there."""
-    return any(known == item or (known["field"], known["origin"], known["transformation"]["type"])
-               == (item["field"], item["origin"], "DIRECT") for known in inputs)
+    """Whether an INDIRECT ``item`` is among ``inputs`` already (each (source, kind) pair is kept:
+    a column read as a value and also filtered on is both)."""
+    return item in inputs
 
 
 def _rows_description(name: str, rows: list[Edge], subtypes: list[str]) -> str:

@@ -21,6 +21,7 @@ expressions reference (DIRECT TRANSFORMATION), and its name is kept in ``unsuppo
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,8 +131,39 @@ WRITE_COMMANDS = {
 
 _DIRECT = "DIRECT"
 _INDIRECT = "INDIRECT"
-# a source column (or a step's output) -> how it reaches an attribute
-Deps = dict[Column, Transformation]
+
+
+class Deps:
+    """The columns (source columns or steps' outputs) an attribute is computed from, and how:
+    each (column, kind) pair kept, so a column that reaches an attribute both as a value and as
+    a condition (``CASE WHEN b > 0 THEN b ...``) is kept as both, DIRECT and INDIRECT. Of two ways
+    of one kind the first met stays."""
+
+    __slots__ = ("_by_kind",)
+
+    def __init__(self, pairs: Iterable[tuple[Column, Transformation]] = ()) -> None:
+        self._by_kind: dict[tuple[Column, str], Transformation] = {}
+        for column, how in pairs:
+            self.merge(column, how)
+
+    def merge(self, column: Column, how: Transformation) -> None:
+        self._by_kind.setdefault((column, how.type), how)
+
+    def items(self) -> list[tuple[Column, Transformation]]:
+        """(column, how) pairs, a column once per kind."""
+        return [(column, how) for (column, _), how in self._by_kind.items()]
+
+    def columns(self) -> list[Column]:
+        return list(dict.fromkeys(column for column, _ in self._by_kind))
+
+    def copy(self) -> Deps:
+        return Deps(self.items())
+
+    def __bool__(self) -> bool:
+        return bool(self._by_kind)
+
+
+_NONE = Deps()
 
 _IDENTITY = Transformation(_DIRECT, "IDENTITY")
 # Functions that hide the value they read (hashes, counts, lengths). A null test does not: `x IS
@@ -165,10 +197,7 @@ def combine(outer: Transformation, inner: Transformation) -> Transformation:
 
 
 def _merge(into: Deps, source: Column, how: Transformation) -> None:
-    """Keep the strongest way a source reaches an attribute: DIRECT over INDIRECT."""
-    known = into.get(source)
-    if known is None or (known.type == _INDIRECT and how.type == _DIRECT):
-        into[source] = how
+    into.merge(source, how)
 
 
 class _Analysis:
@@ -178,7 +207,7 @@ class _Analysis:
         self.indirect: dict[tuple[Column, str], Transformation] = {}  # a source can be a join key and filtered
         self.steps: list[Step] = []
         self.lists = 0  # select lists seen (a step's ``shared`` names its list)
-        self._composed: dict[int, dict[SourceColumn, Transformation]] = {}  # a step -> its sources
+        self._composed: dict[int, Deps] = {}  # a step -> its sources
         self.unsupported: list[str] = []
         self.attributes: dict[int, Deps] = {}  # exprId -> its sources
         self.ctes: dict[int, list[tuple[str, int | None]]] = {}  # CTE id -> its definition's outputs
@@ -234,15 +263,15 @@ class _Analysis:
         if kind == "Generate":
             outputs = self.plan(node.children[0]) if node.children else []
             generator = node.expression("generator")
-            deps = self._expression_deps(generator) if generator else {}
+            deps = self._expression_deps(generator) if generator else Deps()
             generated = []
-            generated_deps = {s: combine(_transformation("TRANSFORMATION"), t) for s, t in deps.items()}
+            generated_deps = Deps((s, combine(_transformation("TRANSFORMATION"), t)) for s, t in deps.items())
             for attribute in node.expressions("generatorOutput"):
                 name = str(attribute.fields.get("name"))
                 if attribute.expr_id is not None:
-                    self.attributes[attribute.expr_id] = {self._step(
+                    self.attributes[attribute.expr_id] = Deps([(self._step(
                         name, function_name(generator.kind) if generator else "generate",
-                        describe(generator) if generator else "", generated_deps): _IDENTITY}
+                        describe(generator) if generator else "", generated_deps), _IDENTITY)])
                 generated.append((name, attribute.expr_id))
             return [*outputs, *generated]
         if kind == "WithCTE":  # children: the CTE definitions, then the plan (the "plan" field says which)
@@ -273,7 +302,7 @@ class _Analysis:
         for position, attribute in enumerate(node.expressions("output")):
             defined = definition[position][1] if position < len(definition) else None
             if attribute.expr_id is not None and defined is not None:
-                self.attributes[attribute.expr_id] = dict(self.attributes.get(defined, {}))
+                self.attributes[attribute.expr_id] = self.attributes.get(defined, _NONE).copy()
             outputs.append((str(attribute.fields.get("name")), attribute.expr_id))
         return outputs
 
@@ -283,7 +312,7 @@ class _Analysis:
         for attribute in node.expressions("output"):
             name = str(attribute.fields.get("name"))
             if attribute.expr_id is not None:
-                self.attributes[attribute.expr_id] = {SourceColumn(index, name): _IDENTITY}
+                self.attributes[attribute.expr_id] = Deps([(SourceColumn(index, name), _IDENTITY)])
             outputs.append((name, attribute.expr_id))
         self.leaves[index] = Leaf(node.kind, tuple(name for name, _ in outputs), table_of(node.fields),
                                   tableless(node))
@@ -297,13 +326,13 @@ class _Analysis:
         for position, (name, expr_id) in enumerate(first):
             if expr_id is None:
                 continue
-            deps = dict(self.attributes.get(expr_id, {}))
+            deps = self.attributes.get(expr_id, _NONE).copy()
             for branch in branches[1:]:
                 other = branch[position][1] if position < len(branch) else None
-                for source, how in self.attributes.get(other, {}).items() if other is not None else ():
+                for source, how in self.attributes.get(other, _NONE).items() if other is not None else ():
                     _merge(deps, source, how)
-            self.attributes[expr_id] = {self._step(name, "union", f"union of {len(branches)} queries' {name}",
-                                                   deps): _IDENTITY}
+            self.attributes[expr_id] = Deps([(self._step(name, "union", f"union of {len(branches)} queries' {name}",
+                                                         deps), _IDENTITY)])
         return first
 
     def _expand(self, node: Node) -> list[tuple[str, int | None]]:
@@ -314,7 +343,7 @@ class _Analysis:
         rows = rows if isinstance(rows, list) else []
         outputs = []
         for position, attribute in enumerate(node.expressions("output")):
-            deps: Deps = {}
+            deps = Deps()
             for row in rows:
                 item = row[position] if isinstance(row, list) and position < len(row) else None
                 if is_tree(item):
@@ -330,7 +359,7 @@ class _Analysis:
         outputs: list[tuple[str, int | None]] = []
         for child in node.children:
             outputs.extend(self.plan(child))
-        referenced: Deps = {}
+        referenced = Deps()
         for name, value in node.fields.items():
             if name in ("output",) or not isinstance(value, list):
                 continue
@@ -344,7 +373,7 @@ class _Analysis:
         new_outputs = []
         for attribute in node.expressions("output"):
             if attribute.expr_id is not None and attribute.expr_id not in self.attributes:
-                self.attributes[attribute.expr_id] = dict(referenced)
+                self.attributes[attribute.expr_id] = referenced.copy()
             new_outputs.append((str(attribute.fields.get("name")), attribute.expr_id))
         return new_outputs or outputs
 
@@ -356,7 +385,7 @@ class _Analysis:
         """Every source of ``outputs`` as an INDIRECT input of ``subtype``."""
         for _, expr_id in outputs:
             if expr_id is not None:
-                self._add_indirect(self.attributes.get(expr_id, {}), subtype)
+                self._add_indirect(self.attributes.get(expr_id, _NONE), subtype)
 
     def _add_indirect(self, deps: Deps, subtype: str) -> None:
         for source, how in deps.items():
@@ -374,8 +403,8 @@ class _Analysis:
                 top = top_function(expression)
                 call = innermost_call(top) if top is not None else None
                 shared = (self.lists, function_name(call.kind), describe(call)) if call is not None else None
-                self.attributes[expression.expr_id] = deps if top is None else {
-                    self._step(name, function_name(top.kind), describe(top), deps, shared): _IDENTITY}
+                self.attributes[expression.expr_id] = deps if top is None else Deps([
+                    (self._step(name, function_name(top.kind), describe(top), deps, shared), _IDENTITY)])
             outputs.append((name, expression.expr_id))
         return outputs
 
@@ -386,27 +415,27 @@ class _Analysis:
                                shared))
         return StepColumn(len(self.steps) - 1, column)
 
-    def compose(self, deps: Deps) -> dict[SourceColumn, Transformation]:
+    def compose(self, deps: Deps) -> Deps:
         """``deps`` from the source columns: each step's output replaced by the step's own
-        sources, the transformations combined (DIRECT over INDIRECT, as within an expression)."""
-        found: Deps = {}
+        sources, the transformations combined (each kind of each source kept)."""
+        found = Deps()
         for column, how in deps.items():
             if isinstance(column, StepColumn):
                 for source, inner in self._step_sources(column.step).items():
                     _merge(found, source, combine(how, inner))
             else:
                 _merge(found, column, how)
-        return {column: how for column, how in found.items() if isinstance(column, SourceColumn)}
+        return Deps((column, how) for column, how in found.items() if isinstance(column, SourceColumn))
 
-    def _step_sources(self, index: int) -> dict[SourceColumn, Transformation]:
+    def _step_sources(self, index: int) -> Deps:
         if index not in self._composed:
-            self._composed[index] = self.compose({edge.source: edge.transformation
-                                                  for edge in self.steps[index].inputs})
+            self._composed[index] = self.compose(Deps((edge.source, edge.transformation)
+                                                      for edge in self.steps[index].inputs))
         return self._composed[index]
 
     def _expression_deps(self, expression: Node) -> Deps:
         """The sources an expression reads and how (walking functions down to attributes)."""
-        deps: Deps = {}
+        deps = Deps()
         self._walk(expression, _IDENTITY, deps)
         return deps
 
@@ -416,7 +445,7 @@ class _Analysis:
             return
         if kind in ("AttributeReference", "OuterReference"):
             expr_id = expression.expr_id
-            for source, inner in self.attributes.get(expr_id, {}).items() if expr_id is not None else ():
+            for source, inner in self.attributes.get(expr_id, _NONE).items() if expr_id is not None else ():
                 _merge(deps, source, combine(how, inner))
             return
         if kind in ("Alias", "KnownNotNull", "KnownFloatingPointNormalized", "PromotePrecision", "SortOrder") \
@@ -431,7 +460,7 @@ class _Analysis:
         if subquery is not None:  # (SELECT max(amount) ...), EXISTS (...), x IN (SELECT ...): its values
             step = combine(how, _transformation("TRANSFORMATION"))
             for _, expr_id in self.plan(subquery):
-                for source, inner in self.attributes.get(expr_id, {}).items() if expr_id is not None else ():
+                for source, inner in self.attributes.get(expr_id, _NONE).items() if expr_id is not None else ():
                     _merge(deps, source, combine(step, inner))
         if kind == "WindowSpecDefinition" or kind in _RANKING:
             # partition and order columns are the Window node's INDIRECT WINDOW inputs; a ranking
@@ -453,7 +482,7 @@ class _Analysis:
         if not path or not passed or any(inner != _IDENTITY or not isinstance(source, SourceColumn)
                                          for source, inner in passed.items()):
             return False
-        for source in passed:
+        for source in passed.columns():
             assert isinstance(source, SourceColumn)
             _merge(deps, SourceColumn(source.leaf, ".".join((source.column, *path))), combine(how, _IDENTITY))
         return True
@@ -469,7 +498,7 @@ class _Analysis:
         value_how = combine(how, _transformation("TRANSFORMATION"))
         for value in values:
             self._walk(value, value_how, deps)
-        condition_deps: Deps = {}
+        condition_deps = Deps()
         for condition in conditions:
             self._walk(condition, _IDENTITY, condition_deps)
         for source, inner in condition_deps.items():
@@ -505,7 +534,7 @@ def plan_lineage(nodes: list[dict[str, Any]]) -> PlanLineage:
     names = _output_names(root, outputs)
     columns, written = [], []
     for name, (_, expr_id) in zip(names, outputs, strict=False):
-        steps_deps = analysis.attributes.get(expr_id, {}) if expr_id is not None else {}
+        steps_deps = analysis.attributes.get(expr_id, _NONE) if expr_id is not None else _NONE
         deps = analysis.compose(steps_deps)
         top = top_function(expressions[expr_id]) if expr_id in expressions else None
         edges = tuple(Edge(source, how) for source, how in sorted(deps.items(), key=_edge_order))
@@ -518,7 +547,8 @@ def plan_lineage(nodes: list[dict[str, Any]]) -> PlanLineage:
                                      operation, description))
     flat: dict[tuple[SourceColumn, str], Transformation] = {}
     for (column, subtype), how in analysis.indirect.items():
-        for source, inner in analysis.compose({column: how}).items():
+        for source, inner in analysis.compose(Deps([(column, how)])).items():
+            assert isinstance(source, SourceColumn)  # compose answers source columns only
             flat.setdefault((source, subtype), Transformation(_INDIRECT, subtype, masking=inner.masking))
     indirect = [Edge(source, how) for (source, subtype), how
                 in sorted(flat.items(), key=lambda item: (item[0][0].leaf, item[0][0].column, item[0][1]))]
@@ -533,8 +563,9 @@ def _column_order(column: Column) -> tuple[int, int, str]:
     return 1, column.step, column.column
 
 
-def _edge_order(item: tuple[Column, Transformation]) -> tuple[int, int, str]:
-    return _column_order(item[0])
+def _edge_order(item: tuple[Column, Transformation]) -> tuple[int, int, str, str]:
+    """By column, then DIRECT before INDIRECT."""
+    return (*_column_order(item[0]), item[1].type)
 
 
 def _output_names(root: Node, outputs: list[tuple[str, int | None]]) -> list[str]:

@@ -91,6 +91,7 @@ def test_arithmetic_concat_and_conditionals_over_several_inputs(spark: SparkSess
             F.when(F.col("state") == "CA", F.col("first")).otherwise(F.col("last")).alias("chosen"),
             F.expr("if(age > 35, 'old', 'young')").alias("bracket"),
             F.coalesce("first", "last").alias("any_name"),
+            F.when(F.col("age") > 0, F.col("age")).otherwise(0).alias("positive_age"),
         ).write.parquet(str(lake / "out"))
     run_job(job)
     record = records(log_root)["out"]
@@ -106,6 +107,9 @@ def test_arithmetic_concat_and_conditionals_over_several_inputs(spark: SparkSess
     assert sources(record, "any_name") == direct(("people", "first", "TRANSFORMATION"),
                                                  ("people", "last", "TRANSFORMATION"))
     assert operation(record, "any_name")[0] == "coalesce"
+    # age is both the value and the condition: each (source, kind) pair is kept (issue 31 item 1)
+    assert sources(record, "positive_age") == {("people", "age", "DIRECT", "TRANSFORMATION"),
+                                               ("people", "age", "INDIRECT", "CONDITIONAL")}
 
 
 def test_union_is_positional_and_a_subquery_and_cte_are_followed(spark: SparkSession, lake: Path, log_root: Path,
@@ -319,7 +323,8 @@ def test_distinct_and_drop_duplicates_are_a_group_by(spark: SparkSession, lake: 
     for column, other in (("person", "tags"), ("tags", "person")):
         assert sources(pairs, column) >= {("orders", column, "DIRECT", "IDENTITY"),
                                           ("orders", other, "INDIRECT", "GROUP_BY")}
-    assert sources(found["distinct_sql"], "person") == {("orders", "person", "DIRECT", "IDENTITY")}  # itself only
+    assert sources(found["distinct_sql"], "person") == {("orders", "person", "DIRECT", "IDENTITY"),
+                                                        ("orders", "person", "INDIRECT", "GROUP_BY")}  # itself
     assert ("orders", "person", "INDIRECT", "GROUP_BY") in sources(found["deduplicated"], "amount")
     assert ("orders", "amount", "INDIRECT", "GROUP_BY") not in sources(found["deduplicated"], "person")
 
@@ -391,8 +396,9 @@ def test_rollup_grouping_sets_keep_each_column_s_sources(spark: SparkSession, la
          .write.parquet(str(lake / "rolled")))
     run_job(job)
     rolled = records(log_root)["rolled"]
-    # the grouping key written as is: read -> write (its GROUP_BY on itself adds nothing to its DIRECT IDENTITY)
-    assert sources(rolled, "person") == direct(("orders", "person", "IDENTITY"))
+    # the grouping key written as is, and grouped on: both (source, kind) pairs are kept (issue 31 item 1)
+    assert sources(rolled, "person") == direct(("orders", "person", "IDENTITY")) | {
+        ("orders", "person", "INDIRECT", "GROUP_BY")}
     assert ("orders", "amount", "DIRECT", "AGGREGATION") in sources(rolled, "total")
     assert ("orders", "person", "INDIRECT", "GROUP_BY") in sources(rolled, "total")
     kinds = {source for source in sources(rolled, "kinds") if source[2] == "DIRECT"}

@@ -146,8 +146,9 @@ def test_the_record_is_the_field_lineage_design_shape_step_by_step() -> None:
     assert (name["name"], name["description"], name["outputs"]) == ("concat_ws", "concat_ws(' ', first, last)",
                                                                    ["name"])
     assert name["inputs"][-1] == filtered
-    # age2 reads age DIRECTLY: the filter on age adds nothing to it (DIRECT over INDIRECT)
-    assert [item["field"] for item in operations["multiply:age2"]["inputs"]] == ["age"]
+    # age2 reads age as its value and the filter tests age: both (source, kind) pairs are kept
+    assert [(item["field"], item["transformation"]["type"]) for item in operations["multiply:age2"]["inputs"]] == [
+        ("age", "DIRECT"), ("age", "INDIRECT")]
     assert operations["filter:id"]["inputs"] == [
         {"field": "id", "origin": "read:1", "transformation": {"type": "DIRECT", "subtype": "IDENTITY",
                                                                "masking": False}}, filtered]
