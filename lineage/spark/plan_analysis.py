@@ -456,6 +456,14 @@ class _Analysis:
         if kind in ("CaseWhen", "If"):
             self._conditional(expression, how, deps)
             return
+        if kind == "Coalesce":  # coalesce, nvl, ifnull: each argument but the last is tested for null
+            self._values_and_conditions(expression.children, expression.children[:-1], how, deps)
+            return
+        if kind == "NullIf":  # nullif(a, b): a's value, a and b compared (Spark keeps them as fields)
+            left, right = expression.expression("left"), expression.expression("right")
+            if left is not None and right is not None:
+                self._values_and_conditions([left], [left, right], how, deps)
+                return
         subquery = subquery_plan(expression)
         if subquery is not None:  # (SELECT max(amount) ...), EXISTS (...), x IN (SELECT ...): its values
             step = combine(how, _transformation("TRANSFORMATION"))
@@ -495,6 +503,12 @@ class _Analysis:
         else:  # CaseWhen: condition, value, condition, value, ..., [else]
             conditions = children[0:len(children) // 2 * 2:2]
             values = [child for index, child in enumerate(children) if index % 2 or index == len(children) - 1]
+        self._values_and_conditions(values, conditions, how, deps)
+
+    def _values_and_conditions(self, values: list[Node], conditions: list[Node], how: Transformation,
+                               deps: Deps) -> None:
+        """A conditional function: the ``values`` that may flow out DIRECT (a TRANSFORMATION), the
+        ``conditions`` tested INDIRECT CONDITIONAL (a column can be both: each kind is kept)."""
         value_how = combine(how, _transformation("TRANSFORMATION"))
         for value in values:
             self._walk(value, value_how, deps)

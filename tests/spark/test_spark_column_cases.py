@@ -92,6 +92,9 @@ def test_arithmetic_concat_and_conditionals_over_several_inputs(spark: SparkSess
             F.expr("if(age > 35, 'old', 'young')").alias("bracket"),
             F.coalesce("first", "last").alias("any_name"),
             F.when(F.col("age") > 0, F.col("age")).otherwise(0).alias("positive_age"),
+            F.expr("nvl(first, state)").alias("nvl_name"),
+            F.expr("nullif(first, last)").alias("unless_same"),
+            F.expr("nvl2(state, first, last)").alias("by_state"),
         ).write.parquet(str(lake / "out"))
     run_job(job)
     record = records(log_root)["out"]
@@ -104,12 +107,24 @@ def test_arithmetic_concat_and_conditionals_over_several_inputs(spark: SparkSess
                                                ("people", "last", "TRANSFORMATION")) | {
         ("people", "state", "INDIRECT", "CONDITIONAL")}
     assert sources(record, "bracket") == {("people", "age", "INDIRECT", "CONDITIONAL")}
+    # coalesce tests its first argument for null: first is a value and a condition (issue 31 item 2)
     assert sources(record, "any_name") == direct(("people", "first", "TRANSFORMATION"),
-                                                 ("people", "last", "TRANSFORMATION"))
+                                                 ("people", "last", "TRANSFORMATION")) | {
+        ("people", "first", "INDIRECT", "CONDITIONAL")}
     assert operation(record, "any_name")[0] == "coalesce"
     # age is both the value and the condition: each (source, kind) pair is kept (issue 31 item 1)
     assert sources(record, "positive_age") == {("people", "age", "DIRECT", "TRANSFORMATION"),
                                                ("people", "age", "INDIRECT", "CONDITIONAL")}
+    # nvl and ifnull are a coalesce; nullif passes its first argument, compared with the second;
+    # nvl2 tests its first and passes the other two (issue 31 item 2)
+    assert sources(record, "nvl_name") == direct(("people", "first", "TRANSFORMATION"),
+                                                 ("people", "state", "TRANSFORMATION")) | {
+        ("people", "first", "INDIRECT", "CONDITIONAL")}
+    assert sources(record, "unless_same") == direct(("people", "first", "TRANSFORMATION")) | {
+        ("people", "first", "INDIRECT", "CONDITIONAL"), ("people", "last", "INDIRECT", "CONDITIONAL")}
+    assert sources(record, "by_state") == direct(("people", "first", "TRANSFORMATION"),
+                                                 ("people", "last", "TRANSFORMATION")) | {
+        ("people", "state", "INDIRECT", "CONDITIONAL")}
 
 
 def test_union_is_positional_and_a_subquery_and_cte_are_followed(spark: SparkSession, lake: Path, log_root: Path,
