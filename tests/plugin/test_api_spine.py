@@ -64,7 +64,8 @@ def test_the_openapi_document_lists_400_not_422_and_a_body_for_every_answer(api:
     tags = document["paths"]["/v3/namespaces/{namespace}/{target}/metadata/tags"]["post"]
     assert tags["requestBody"]["content"]["application/json"]["schema"]["type"] == "array"
     assert set(schemas["GrantRequest"]["required"]) == {"principal", "entity", "privilege"}
-    assert set(schemas["LineageAnswer"]["properties"]) == {"start", "end", "relations", "programs", "data", "links"}
+    assert set(schemas["LineageAnswer"]["properties"]) == {"start", "end", "relations", "programs", "data", "links",
+                                                           "truncated"}
 
 
 def test_docs_api_md_is_what_scripts_api_docs_renders_now(api: TestClient) -> None:
@@ -217,6 +218,7 @@ def test_answers_carry_the_links_pages_follow(api: TestClient) -> None:
     assert dataset == {**metadata_links("v3/namespaces/default/datasets/orders"),
                        "page": "ui/entity?ns=default&target=datasets%2Forders",
                        "lineage": "v3/namespaces/default/datasets/orders/lineage",
+                       "lineageDiff": "v3/namespaces/default/datasets/orders/lineage/diff",
                        "lineagePage": "ui/lineage?ns=default&type=dataset&name=orders",
                        "fields": "v3/namespaces/default/datasets/orders/lineage/fields",
                        "schemas": "v3/namespaces/default/datasets/orders/schemas"}
@@ -224,11 +226,13 @@ def test_answers_carry_the_links_pages_follow(api: TestClient) -> None:
     assert run == {**metadata_links("v3/namespaces/default/apps/Shop/spark/Load/runs/r1"),
                    "page": "ui/run?ns=default&target=apps%2FShop%2Fspark%2FLoad%2Fruns%2Fr1",
                    "run": "v3/namespaces/default/apps/Shop/spark/Load/runs/r1",
-                   "accesses": "v3/namespaces/default/apps/Shop/spark/Load/runs/r1/accesses"}
+                   "accesses": "v3/namespaces/default/apps/Shop/spark/Load/runs/r1/accesses",
+                   "lineage": "v3/namespaces/default/apps/Shop/spark/Load/runs/r1/lineage"}
     spaced = api.get("/v3/namespaces/default/datasets/my orders/field/a,b/metadata").json()["links"]
     assert spaced == {**metadata_links("v3/namespaces/default/datasets/my%20orders/field/a%2Cb"),
                       "page": "ui/entity?ns=default&target=datasets%2Fmy%2520orders%2Ffield%2Fa%252Cb",
                       "lineage": "v3/namespaces/default/datasets/my%20orders/fields/a%2Cb/lineage",
+                      "lineageDiff": "v3/namespaces/default/datasets/my%20orders/fields/a%2Cb/lineage/diff",
                       "provenancePage": "ui/fields?ns=default&dataset=my+orders&field=a%2Cb"}
     versioned = api.get("/v3/namespaces/default/apps/Shop/metadata", params={"version": "1.0"}).json()["links"]
     assert versioned == {**metadata_links("v3/namespaces/default/apps/Shop"),

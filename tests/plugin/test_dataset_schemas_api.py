@@ -130,6 +130,7 @@ def test_schema_fields_are_field_entities_without_lineage(api: TestClient) -> No
                      "properties": f"{field}/metadata/properties", "history": f"{field}/metadata/history",
                      "page": "ui/entity?ns=default&target=datasets%2Forders%2Ffield%2Fcoupon",
                      "lineage": "v3/namespaces/default/datasets/orders/fields/coupon/lineage",
+                     "lineageDiff": "v3/namespaces/default/datasets/orders/fields/coupon/lineage/diff",
                      "provenancePage": "ui/fields?ns=default&dataset=orders&field=coupon"}
     tagged = api.post(f"/{links['tags']}", json=["marketing"])  # the field's link leads to its tags
     assert tagged.status_code == 200
