@@ -251,10 +251,8 @@ class _Analysis:
             for order in node.expressions("order"):
                 self._indirect(order, "SORT")
             return outputs
-        if kind == "Window":
+        if kind == "Window":  # its partition and order columns are inputs of its own outputs only
             outputs = self.plan(node.children[0])
-            for spec in (*node.expressions("partitionSpec"), *node.expressions("orderSpec")):
-                self._indirect(spec, "WINDOW")
             return [*outputs, *self._named_list(node.expressions("windowExpressions"))]
         if kind == "Union":
             return self._union(node)
@@ -470,10 +468,14 @@ class _Analysis:
             for _, expr_id in self.plan(subquery):
                 for source, inner in self.attributes.get(expr_id, _NONE).items() if expr_id is not None else ():
                     _merge(deps, source, combine(step, inner))
-        if kind == "WindowSpecDefinition" or kind in _RANKING:
-            # partition and order columns are the Window node's INDIRECT WINDOW inputs; a ranking
-            # function's children are its window's order columns again (rank() is RANK(age)), whose
-            # values do not reach the rank
+        if kind == "WindowSpecDefinition":
+            # the partition and order columns decide which rows the window's value is computed
+            # over: INDIRECT WINDOW inputs of the window's output (not of every written column)
+            self._values_and_conditions([], expression.children, how, deps, "WINDOW")
+            return
+        if kind in _RANKING:
+            # a ranking function's children are its window's order columns again (rank() is
+            # RANK(age)), whose values do not reach the rank: the window spec names them
             return
         step = _transformation("AGGREGATION" if kind == "AggregateExpression" or kind in _AGGREGATES
                                else "TRANSFORMATION", masking=kind in _MASKING_FUNCTIONS)
@@ -506,9 +508,9 @@ class _Analysis:
         self._values_and_conditions(values, conditions, how, deps)
 
     def _values_and_conditions(self, values: list[Node], conditions: list[Node], how: Transformation,
-                               deps: Deps) -> None:
+                               deps: Deps, subtype: str = "CONDITIONAL") -> None:
         """A conditional function: the ``values`` that may flow out DIRECT (a TRANSFORMATION), the
-        ``conditions`` tested INDIRECT CONDITIONAL (a column can be both: each kind is kept)."""
+        ``conditions`` tested INDIRECT ``subtype`` (a column can be both: each kind is kept)."""
         value_how = combine(how, _transformation("TRANSFORMATION"))
         for value in values:
             self._walk(value, value_how, deps)
@@ -516,7 +518,7 @@ class _Analysis:
         for condition in conditions:
             self._walk(condition, _IDENTITY, condition_deps)
         for source, inner in condition_deps.items():
-            _merge(deps, source, Transformation(_INDIRECT, "CONDITIONAL", masking=inner.masking))
+            _merge(deps, source, Transformation(_INDIRECT, subtype, masking=inner.masking))
 
 
 def _transformation(subtype: str, masking: bool = False) -> Transformation:

@@ -365,6 +365,34 @@ def test_a_ranking_function_s_order_column_is_a_window_input_not_a_value(spark: 
         assert {("orders", "amount", "INDIRECT", "WINDOW"), ("orders", "person", "INDIRECT", "WINDOW")} <= found
 
 
+def test_a_window_s_keys_are_inputs_of_its_own_column_and_a_filter_on_it_of_every_column(
+        spark: SparkSession, lake: Path, log_root: Path, run_job: Any) -> None:
+    """The partition and order keys are INDIRECT WINDOW inputs of the window's output only; a
+    filter on that output (``rn = 1``) makes its inputs INDIRECT FILTER of every written column
+    (issue 31 item 3)."""
+    from pyspark.sql.window import Window
+
+    def job() -> None:
+        orders = spark.read.parquet(str(lake / "orders"))
+        by_person = Window.partitionBy("person").orderBy("amount")
+        (orders.select("id", "tags", F.row_number().over(by_person).alias("rn"),
+                       F.sum("amount").over(Window.partitionBy("person")).alias("person_total"))
+         .write.parquet(str(lake / "windowed")))
+        (orders.withColumn("rn", F.row_number().over(by_person)).where("rn = 1").select("id", "tags")
+         .write.parquet(str(lake / "firsts")))
+    run_job(job)
+    windowed = records(log_root)["windowed"]
+    assert sources(windowed, "id") == direct(("orders", "id", "IDENTITY"))  # no window input
+    assert sources(windowed, "rn") == {("orders", "person", "INDIRECT", "WINDOW"),
+                                       ("orders", "amount", "INDIRECT", "WINDOW")}
+    assert sources(windowed, "person_total") == {("orders", "amount", "DIRECT", "AGGREGATION"),
+                                                 ("orders", "person", "INDIRECT", "WINDOW")}
+    firsts = records(log_root)["firsts"]
+    for column in ("id", "tags"):
+        assert {("orders", "person", "INDIRECT", "FILTER"), ("orders", "amount", "INDIRECT", "FILTER")} <= sources(
+            firsts, column), column
+
+
 def test_a_null_test_is_a_condition_not_masking(spark: SparkSession, lake: Path, log_root: Path,
                                                 run_job: Any) -> None:
     """``tags IS NOT NULL`` in a filter and ``tags IS NULL`` in a CASE test tags without hiding it:
