@@ -250,7 +250,7 @@ _LINEAGE_FIELDS = f"""
         from keys k
         join lineage.field_source_flows x on x.source_namespace = k.namespace and x.source = k.dataset
         join lineage.field_operation_sets s on s.fingerprint = x.set_fingerprint
-        where starts_with(x.source_field, %(prefix)s)
+        where starts_with(x.source_field, %(prefix)s) and not %(destinations_only)s
           and (jsonb_array_length(x.flow->'destinationFields') > 0 or jsonb_array_length(x.flow->'drops') > 0)
     ),
     live as (
@@ -271,13 +271,14 @@ _LINEAGE_FIELDS = f"""
 
 
 def lineage_fields(conn: psycopg.Connection, datasets: Sequence[tuple[str, str]], start: datetime, end: datetime,
-                   prefix: str = "") -> dict[tuple[str, str], dict[str, bool]]:
+                   prefix: str = "", *, destinations_only: bool = False) -> dict[tuple[str, str], dict[str, bool]]:
     """(namespace, dataset) -> each field ever recorded with lineage (written to it, or read from
-    it and written or dropped) -> whether it has lineage in [start, end); one query for all."""
+    it and written or dropped; ``destinations_only``: written to it, as CDAP's ``getFields``
+    lists) -> whether it has lineage in [start, end); one query for all."""
     found: dict[tuple[str, str], dict[str, bool]] = {key: {} for key in datasets}
     rows = conn.execute(_LINEAGE_FIELDS, {
         "namespaces": [ns for ns, _ in datasets], "datasets": [ds for _, ds in datasets], "prefix": prefix,
-        "start": start, "end": end}).fetchall()
+        "start": start, "end": end, "destinations_only": destinations_only}).fetchall()
     for namespace, dataset, field, has_lineage in rows:
         found.setdefault((namespace, dataset), {})[field] = has_lineage
     return found

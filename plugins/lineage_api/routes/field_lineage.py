@@ -114,9 +114,12 @@ def dataset_fields(window: Window, namespace: Namespace, dataset: str, caller: C
                    ) -> Any:
     """The dataset's fields: those with lineage (written to it, or read from it and written or
     dropped) and those of its schema, each saying whether it has lineage in [start, end) and
-    whether the current schema has it. With ``includeCurrent``, CDAP's shapes."""
+    whether the current schema has it. With ``includeCurrent``, CDAP's shapes, which list the
+    fields written to the dataset (a dataset only read lists none with lineage), as CDAP does."""
     visible, described = described_dataset(conn, caller, namespace, dataset, window)
-    with_lineage = store.lineage_fields(conn, [(namespace, dataset)], *visible, prefix)[(namespace, dataset)]
+    # CDAP's shapes list the fields written to the dataset (getFields); this API's, the read ones too
+    with_lineage = store.lineage_fields(conn, [(namespace, dataset)], *visible, prefix,
+                                        destinations_only=include_current is not None)[(namespace, dataset)]
     in_schema = {f.name for f in described.fields if f.name.startswith(prefix)} if described else set()
     if include_current is False:
         return sorted(name for name, has_lineage in with_lineage.items() if has_lineage)
