@@ -50,6 +50,7 @@ from lineage.naming.identity import (
 from lineage.settings import Settings
 from lineage.spark.operations import captured_operations
 from lineage.spark.plan_analysis import WRITE_COMMANDS, plan_lineage
+from lineage.spark.plan_tree import child_arrays
 
 log = logging.getLogger(__name__)
 DRAIN_MS = 60_000  # how long stop waits for Spark to report the last actions
@@ -157,7 +158,8 @@ class Tracker:
         # one, and a cached frame's plan shows what it read only there)
         plan = execution.analyzed()
         nodes: list[dict[str, Any]] | None = None
-        if func_name in _WRITE_ACTIONS:  # most likely a write: its JSON names the command
+        if func_name in _WRITE_ACTIONS or str(plan.nodeName()) == "Union":  # most likely a write (or a
+            # multi-insert's union of writes): its JSON names the command
             try:
                 nodes = json.loads(self._json.of(plan))
             except Exception as error:  # a command that is no write may not serialize: ask its name
@@ -165,6 +167,14 @@ class Tracker:
         command = str(nodes[0].get("class", "")).rsplit(".", 1)[-1] if nodes else str(plan.nodeName())
         if command in WRITE_COMMANDS and func_name not in _WRITE_ACTIONS:
             return  # ``spark.sql("INSERT ...").collect()``: the command's result, its write already captured
+        if command == "Union" and nodes is not None and _all_writes(nodes):
+            # Hive-style multi-insert (FROM src INSERT INTO a SELECT ... INSERT INTO b SELECT ...):
+            # one action whose plan is a union of insert commands, each a write of its own
+            children = plan.children()
+            for index, child_nodes in enumerate(child_arrays(nodes)):
+                self._record_write(children.apply(index), child_nodes)
+            self.capture_seconds.append(time.perf_counter() - began)
+            return
         if command not in WRITE_COMMANDS:
             self._record_reads(plan)
             return
@@ -437,6 +447,13 @@ def _leaves_at(plan: Any, positions: list[int]) -> dict[int, Any]:
         deeper = _leaves(plan)
         leaves.update({position: deeper[position] for position in positions if size <= position < len(deeper)})
     return leaves
+
+
+def _all_writes(nodes: list[dict[str, Any]]) -> bool:
+    """Whether every child of the plan's root is a write command (a multi-insert's union)."""
+    arrays = child_arrays(nodes)
+    return bool(arrays) and all(str(array[0].get("class", "")).rsplit(".", 1)[-1] in WRITE_COMMANDS
+                                for array in arrays)
 
 
 def _query_of(plan: Any) -> Any:

@@ -72,6 +72,24 @@ def build_tree(nodes: list[dict[str, Any]]) -> Node:
     return take()
 
 
+def child_arrays(nodes: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The pre-order node arrays of the root's children (each a whole plan of its own)."""
+    arrays: list[list[dict[str, Any]]] = []
+    position = 1
+    for _ in range(_count(nodes[0])):
+        start, pending = position, 1
+        while pending:
+            pending += _count(nodes[position]) - 1
+            position += 1
+        arrays.append(nodes[start:position])
+    return arrays
+
+
+def _count(raw: dict[str, Any]) -> int:
+    count = raw.get("num-children", 0)
+    return count if isinstance(count, int) else 0
+
+
 def walk_plan(node: Node) -> Iterator[Node]:
     """``node`` and its descendants in pre-order (a stack: nested generators would cost the
     plan's depth for every node)."""

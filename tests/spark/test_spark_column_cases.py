@@ -234,6 +234,30 @@ def test_sql_insert_insert_overwrite_and_several_outputs(spark: SparkSession, la
         spark.sql("drop table if exists case_target")
 
 
+def test_a_hive_style_multi_insert_records_one_write_per_target(spark: SparkSession, lake: Path, log_root: Path,
+                                                              run_job: Any) -> None:
+    """FROM src INSERT INTO a SELECT ... INSERT INTO b SELECT ...: Spark runs one action whose plan
+    is a union of insert commands; each target is a write with its own column lineage (issue 31
+    item 4; before, only the read was recorded)."""
+    spark.sql(f"create table case_ids (id int) using parquet location '{lake}/case_ids'")
+    spark.sql(f"create table case_names (name string) using parquet location '{lake}/case_names'")
+    try:
+        def job() -> None:
+            spark.read.parquet(str(lake / "people")).createOrReplaceTempView("case_multi_people")
+            spark.sql("from case_multi_people insert into case_ids select id "
+                      "insert into case_names select upper(first) where age > 35")
+        tracker = run_job(job)
+        assert tracker.writes == 2
+        found = records(log_root)
+        assert sources(found["case_ids"], "id") == direct(("people", "id", "IDENTITY"))
+        assert sources(found["case_names"], "name") == direct(("people", "first", "TRANSFORMATION")) | {
+            ("people", "age", "INDIRECT", "FILTER")}
+        assert {("case_ids", "write"), ("case_names", "write"), ("people", "read")} == accesses(log_root)
+    finally:
+        spark.sql("drop table if exists case_ids")
+        spark.sql("drop table if exists case_names")
+
+
 class CaseSink(DataSource):
     """A data source V2 written in Python (Spark 4): writes to it are V2 AppendData /
     OverwriteByExpression plans, as Delta's or Iceberg's are."""
