@@ -213,18 +213,13 @@ class Tracker:
         named = {position: leaf_identities(jvm_leaves.get(position), leaf.kind, position, program, leaf.table,
                                            leaf.tableless)
                  for position, leaf in lineage.leaves.items()}
-        leaves = {position: found[0] for position, found in named.items()}
+        leaves = {position: tuple(found) for position, found in named.items()}
         target = target_identity(plan, lineage.command, lineage.target_table, lineage.target_tableless)
         if target is None:
             raise ValueError(f"no dataset identity for the target of {lineage.command}")
         read = {identity for found in named.values() for identity in found}
         for identity in sorted(read, key=lambda item: item.render()):
             self._access(identity, "read")
-        for found in named.values():
-            if len(found) > 1:
-                self.note(f"lineage: one read of several datasets ({', '.join(i.render() for i in found[:5])}): "
-                          f"all are reads of the run; the columns written to {target.render()} are traced to "
-                          f"the first")
         self._access(target, "write")
         record = captured_operations(lineage, leaves, target, self.namespaces)
         if lineage.unsupported:

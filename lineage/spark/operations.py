@@ -32,12 +32,13 @@ _IDENTITY = Transformation("DIRECT", "IDENTITY")
 MAX_DESCRIPTION = 1000
 
 
-def captured_operations(lineage: PlanLineage, leaves: Mapping[int, DatasetIdentity], target: DatasetIdentity,
-                        namespaces: NamespaceMap) -> dict[str, Any] | None:
+def captured_operations(lineage: PlanLineage, leaves: Mapping[int, tuple[DatasetIdentity, ...]],
+                        target: DatasetIdentity, namespaces: NamespaceMap) -> dict[str, Any] | None:
     """The ``field_operations`` payload of a write (None when it writes no column).
 
-    ``leaves`` names each leaf of the plan (by position, as ``lineage.leaves``); ``target`` is
-    the written dataset."""
+    ``leaves`` names the datasets each leaf of the plan reads (by position, as
+    ``lineage.leaves``: one relation can read the folders of several datasets, and each column it
+    gives comes from each of them); ``target`` is the written dataset."""
     if not lineage.written:
         return None
     record = _Record(lineage, leaves, namespaces)
@@ -47,7 +48,8 @@ def captured_operations(lineage: PlanLineage, leaves: Mapping[int, DatasetIdenti
 
 
 class _Record:
-    def __init__(self, lineage: PlanLineage, leaves: Mapping[int, DatasetIdentity], namespaces: NamespaceMap):
+    def __init__(self, lineage: PlanLineage, leaves: Mapping[int, tuple[DatasetIdentity, ...]],
+                 namespaces: NamespaceMap):
         self.lineage, self.leaves, self.namespaces = lineage, leaves, namespaces
         self.reads: dict[DatasetIdentity, dict[str, Any]] = {}
         self.ids: set[str] = set()
@@ -84,7 +86,8 @@ class _Record:
                 f"{step.description} AS {step.column}" for step in steps)
             operation = {"id": self._id(f"{name}:{first.column}"), "type": "transform", "name": name,
                          "description": description[:MAX_DESCRIPTION],
-                         "inputs": [self._input(edge.source, edge.transformation) for edge in first.inputs],
+                         "inputs": [item for edge in first.inputs
+                                    for item in self._inputs(edge.source, edge.transformation)],
                          "outputs": [step.column for step in steps]}
             self.made.append(operation)
             for index in members:
@@ -95,20 +98,23 @@ class _Record:
         if isinstance(made_by, StepColumn):
             step = self.step_ops[made_by.step]
             for edge in self.lineage.indirect:
-                item = self._input(edge.source, edge.transformation)
-                if not _adds_nothing(item, step["inputs"]):
-                    step["inputs"].append(item)
+                for item in self._inputs(edge.source, edge.transformation):
+                    if not _adds_nothing(item, step["inputs"]):
+                        step["inputs"].append(item)
             self.written.append((name, {"field": made_by.column, "origin": step["id"]}))
             return
         rows = list(self.lineage.indirect)  # a column read directly and also filtered on: both kept
-        if isinstance(made_by, SourceColumn) and not rows:
-            self.written.append((name, self._input(made_by, None)))
+        if isinstance(made_by, SourceColumn) and not rows and len(self.leaves[made_by.leaf]) == 1:
+            self.written.append((name, self._inputs(made_by, None)[0]))
         else:
             subtypes = sorted({edge.transformation.subtype or "" for edge in rows}) if made_by else []
-            named = "+".join(subtype.lower() for subtype in subtypes if subtype) if made_by else operation
+            # a column passed as is: named for what chose its rows, else (read from the folders of
+            # several datasets) a union of them
+            named = ("+".join(subtype.lower() for subtype in subtypes if subtype) or "union") if made_by else operation
             own = {"id": self._id(f"{named}:{name}"), "type": "transform", "name": named,
                    "description": description or _rows_description(name, rows, subtypes),
-                   "inputs": [self._input(edge.source, edge.transformation) for edge in (*inputs, *rows)],
+                   "inputs": [item for edge in (*inputs, *rows)
+                              for item in self._inputs(edge.source, edge.transformation)],
                    "outputs": [name]}
             self.own.append(own)
             self.written.append((name, {"field": name, "origin": own["id"]}))
@@ -118,18 +124,23 @@ class _Record:
                  "inputs": [item for _, item in self.written], "outputs": [name for name, _ in self.written]}
         return [*self.reads.values(), *self.made, *self.own, write]
 
-    def _input(self, column: Column, how: Transformation | None) -> dict[str, Any]:
+    def _inputs(self, column: Column, how: Transformation | None) -> list[dict[str, Any]]:
+        """The inputs ``column`` stands for: a step's output, or a source column of each dataset
+        its leaf reads."""
         if isinstance(column, SourceColumn):
-            read = self._read(self.leaves[column.leaf])
-            if column.column not in read["outputs"]:
-                read["outputs"].append(column.column)
-            origin = read["id"]
+            origins = []
+            for identity in self.leaves[column.leaf]:
+                read = self._read(identity)
+                if column.column not in read["outputs"]:
+                    read["outputs"].append(column.column)
+                origins.append(read["id"])
         else:
-            origin = self.step_ops[column.step]["id"]
-        item: dict[str, Any] = {"field": column.column, "origin": origin}
+            origins = [self.step_ops[column.step]["id"]]
+        items: list[dict[str, Any]] = [{"field": column.column, "origin": origin} for origin in origins]
         if how is not None:
-            item["transformation"] = how.to_dict()
-        return item
+            for item in items:
+                item["transformation"] = how.to_dict()
+        return items
 
     def _read(self, identity: DatasetIdentity) -> dict[str, Any]:
         if identity not in self.reads:

@@ -136,7 +136,7 @@ def test_the_record_is_the_field_lineage_design_shape_step_by_step() -> None:
     through, the write; the filter is an INDIRECT input of each written column's operation."""
     lineage = lineage_of("project_filter")
     people, out = path_identity("file:/lake/people"), path_identity("s3a://lake/out")
-    record = captured_operations(lineage, {0: people}, out, NO_MAPPING)
+    record = captured_operations(lineage, {0: (people,)}, out, NO_MAPPING)
     assert record is not None and record["destination"]["name"] == "s3://lake/out"
     operations = {op["id"]: op for op in record["operations"]}
     assert list(operations) == ["read:1", "concat_ws:name", "multiply:age2", "filter:id", "write"]
@@ -186,7 +186,7 @@ def test_steps_of_one_select_over_one_call_are_one_operation() -> None:
             {"class": "x.Project", "num-children": 1, "projectList": concat},
             {"class": "x.Project", "num-children": 1, "projectList": parsed},
             {"class": "x.LogicalRelation", "num-children": 0, "output": [[attribute("body", 1)]]}]
-    record = captured_operations(plan_lineage(plan), {0: path_identity("file:/data/users")},
+    record = captured_operations(plan_lineage(plan), {0: (path_identity("file:/data/users"),)},
                                  path_identity("file:/data/out"), NO_MAPPING)
     assert record is not None
     operations = {op["id"]: op for op in record["operations"]}
