@@ -185,7 +185,9 @@ def test_self_joins_and_the_same_column_name_in_two_inputs(spark: SparkSession, 
         orders = spark.read.parquet(str(lake / "orders"))
         manager = people.alias("m")
         (people.alias("p").join(manager, F.col("p.age") < F.col("m.age"))
-         .select(F.col("p.first").alias("junior"), F.col("m.first").alias("senior")).write.parquet(str(lake / "pairs")))
+         .select(F.col("p.first").alias("junior"), F.col("m.first").alias("senior"),
+                 F.col("m.last").alias("senior_last"))
+         .write.parquet(str(lake / "pairs")))
         (orders.join(people, orders.person == people.id)
          .select(orders.id.alias("order_id"), people.id.alias("person_id")).write.parquet(str(lake / "ids")))
     run_job(job)
@@ -193,8 +195,11 @@ def test_self_joins_and_the_same_column_name_in_two_inputs(spark: SparkSession, 
     assert sources(pairs, "junior") == direct(("people", "first", "IDENTITY")) | {
         ("people", "age", "INDIRECT", "JOIN")}
     assert sources(pairs, "senior") == sources(pairs, "junior")
-    # both sides of the self-join are one dataset, read once
-    assert len([op for op in pairs["operations"] if op["type"] == "read"]) == 1
+    # both sides of the self-join are one dataset, read once, with both aliases' columns (issue 31 item 4)
+    [read] = [op for op in pairs["operations"] if op["type"] == "read"]
+    assert {"first", "last", "age"} <= set(read["outputs"])
+    assert sources(pairs, "senior_last") == direct(("people", "last", "IDENTITY")) | {
+        ("people", "age", "INDIRECT", "JOIN")}
     ids = records(log_root)["ids"]
     assert ("orders", "id", "DIRECT", "IDENTITY") in sources(ids, "order_id")
     assert ("people", "id", "DIRECT", "IDENTITY") not in sources(ids, "order_id")
