@@ -369,15 +369,17 @@ def _field_diff(namespace: str, dataset: str, field: str, direction: str, window
     from warehouse.db.field_lineage_store import FieldLineageQueries
     from warehouse.service.field_lineage_diff import field_diff
     from warehouse.service.field_lineage_response import FieldKey, field_lineage
+    from warehouse.service.timespec import epoch_seconds
 
     if direction not in ("incoming", "outgoing"):
         raise _fail(f"--direction {direction!r} is not incoming or outgoing")
     key = FieldKey(namespace, dataset, field)
     with _connect() as conn:
-        current, before = (field_lineage(FieldLineageQueries(conn, *side), key, *map(_seconds, side),
+        current, before = (field_lineage(FieldLineageQueries(conn, *side), key, *map(epoch_seconds, side),
                                          direction=direction) for side in (window, base))
-    answer = field_diff({"start": _seconds(window[0]), "end": _seconds(window[1]), "baseStart": _seconds(base[0]),
-                         "baseEnd": _seconds(base[1])}, current, before, changed_only=changed)
+    seconds = [epoch_seconds(moment) for moment in (*window, *base)]
+    answer = field_diff(dict(zip(("start", "end", "baseStart", "baseEnd"), seconds, strict=True)), current, before,
+                        changed_only=changed)
     if as_json:
         sys.stdout.write(orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
@@ -402,10 +404,6 @@ def _field_diff(namespace: str, dataset: str, field: str, direction: str, window
     out.print(f"{listing}: {summary[listing]['added']} added, {summary[listing]['removed']} removed; paths: "
               f"{summary['paths']['new']} new, {summary['paths']['gone']} gone, {summary['paths']['unchanged']} "
               f"unchanged; {summary['masked']} newly masked")
-
-
-def _seconds(moment: datetime) -> int:
-    return int(moment.timestamp())
 
 
 def _print_diff(answer: dict[str, Any], window: tuple[datetime, datetime], base: tuple[datetime, datetime]) -> None:

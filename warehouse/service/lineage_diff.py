@@ -81,11 +81,10 @@ def diff_response(windows: dict[str, int], changes: Sequence[RelationChange], *,
     program_change = {key: change_of(*sides) for key, sides in program_sides.items()}
     data_change = {key: change_of(*sides) for key, sides in data_sides.items()}
     shown = [c for c in changes if not changed_only or c.change != "unchanged"]
-    shown_programs = {c.program.id for c in shown} | {
-        key for key, change in program_change.items() if changed_only and change != "unchanged"}
-    shown_data = {c.data.id for c in shown} | {
-        key for key, change in data_change.items() if changed_only and change != "unchanged"}
-    if not changed_only:
+    if changed_only:  # the changed nodes, and those a changed relation joins
+        shown_programs = {c.program.id for c in shown} | {k for k, ch in program_change.items() if ch != "unchanged"}
+        shown_data = {c.data.id for c in shown} | {k for k, ch in data_change.items() if ch != "unchanged"}
+    else:
         shown_programs, shown_data = set(program_change), set(data_change)
     everything = [Relation(c.data, c.program, c.access, ()) for c in changes]
     programs, data = node_entries(everything)
