@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lineage.model.column_lineage import compose
 from lineage.model.field_paths import Transformation
 from lineage.spark.plan_description import describe, function_name, innermost_call, same_type_cast, top_function
 from lineage.spark.plan_tree import (
@@ -182,20 +183,6 @@ _LEAVES = {"LogicalRelation", "HiveTableRelation", "DataSourceV2Relation", "Data
            "StreamingDataSourceV2Relation", "ExternalRDD", "LocalTableScan"}
 
 
-def combine(outer: Transformation, inner: Transformation) -> Transformation:
-    """How a source reaches an attribute through an intermediate one (``inner`` first)."""
-    if outer.type == _INDIRECT or inner.type == _INDIRECT:
-        indirect = outer if outer.type == _INDIRECT else inner
-        return Transformation(_INDIRECT, indirect.subtype, masking=outer.masking or inner.masking)
-    if "AGGREGATION" in (outer.subtype, inner.subtype):
-        subtype = "AGGREGATION"
-    elif outer.subtype == inner.subtype == "IDENTITY":
-        subtype = "IDENTITY"
-    else:
-        subtype = "TRANSFORMATION"
-    return Transformation(_DIRECT, subtype, masking=outer.masking or inner.masking)
-
-
 def _merge(into: Deps, source: Column, how: Transformation) -> None:
     into.merge(source, how)
 
@@ -263,7 +250,7 @@ class _Analysis:
             generator = node.expression("generator")
             deps = self._expression_deps(generator) if generator else Deps()
             generated = []
-            generated_deps = Deps((s, combine(_transformation("TRANSFORMATION"), t)) for s, t in deps.items())
+            generated_deps = Deps((s, compose(_transformation("TRANSFORMATION"), t)) for s, t in deps.items())
             for attribute in node.expressions("generatorOutput"):
                 name = str(attribute.fields.get("name"))
                 if attribute.expr_id is not None:
@@ -367,7 +354,7 @@ class _Analysis:
                 if expression.kind.endswith(("Relation", "Project", "Command")):
                     continue
                 for source, how in self._expression_deps(expression).items():
-                    _merge(referenced, source, combine(_transformation("TRANSFORMATION"), how))
+                    _merge(referenced, source, compose(_transformation("TRANSFORMATION"), how))
         new_outputs = []
         for attribute in node.expressions("output"):
             if attribute.expr_id is not None and attribute.expr_id not in self.attributes:
@@ -420,7 +407,7 @@ class _Analysis:
         for column, how in deps.items():
             if isinstance(column, StepColumn):
                 for source, inner in self._step_sources(column.step).items():
-                    _merge(found, source, combine(how, inner))
+                    _merge(found, source, compose(how, inner))
             else:
                 _merge(found, column, how)
         return Deps((column, how) for column, how in found.items() if isinstance(column, SourceColumn))
@@ -444,7 +431,7 @@ class _Analysis:
         if kind in ("AttributeReference", "OuterReference"):
             expr_id = expression.expr_id
             for source, inner in self.attributes.get(expr_id, _NONE).items() if expr_id is not None else ():
-                _merge(deps, source, combine(how, inner))
+                _merge(deps, source, compose(how, inner))
             return
         if kind in ("Alias", "KnownNotNull", "KnownFloatingPointNormalized", "PromotePrecision", "SortOrder") \
                 or same_type_cast(expression):
@@ -464,10 +451,10 @@ class _Analysis:
                 return
         subquery = subquery_plan(expression)
         if subquery is not None:  # (SELECT max(amount) ...), EXISTS (...), x IN (SELECT ...): its values
-            step = combine(how, _transformation("TRANSFORMATION"))
+            step = compose(how, _transformation("TRANSFORMATION"))
             for _, expr_id in self.plan(subquery):
                 for source, inner in self.attributes.get(expr_id, _NONE).items() if expr_id is not None else ():
-                    _merge(deps, source, combine(step, inner))
+                    _merge(deps, source, compose(step, inner))
         if kind == "WindowSpecDefinition":
             # the partition and order columns decide which rows the window's value is computed
             # over: INDIRECT WINDOW inputs of the window's output (not of every written column)
@@ -479,7 +466,7 @@ class _Analysis:
             return
         step = _transformation("AGGREGATION" if kind == "AggregateExpression" or kind in _AGGREGATES
                                else "TRANSFORMATION", masking=kind in _MASKING_FUNCTIONS)
-        combined = combine(how, step)
+        combined = compose(how, step)
         for child in expression.children:
             self._walk(child, combined, deps)
 
@@ -494,7 +481,7 @@ class _Analysis:
             return False
         for source in passed.columns():
             assert isinstance(source, SourceColumn)
-            _merge(deps, SourceColumn(source.leaf, ".".join((source.column, *path))), combine(how, _IDENTITY))
+            _merge(deps, SourceColumn(source.leaf, ".".join((source.column, *path))), compose(how, _IDENTITY))
         return True
 
     def _conditional(self, expression: Node, how: Transformation, deps: Deps) -> None:
@@ -511,7 +498,7 @@ class _Analysis:
                                deps: Deps, subtype: str = "CONDITIONAL") -> None:
         """A conditional function: the ``values`` that may flow out DIRECT (a TRANSFORMATION), the
         ``conditions`` tested INDIRECT ``subtype`` (a column can be both: each kind is kept)."""
-        value_how = combine(how, _transformation("TRANSFORMATION"))
+        value_how = compose(how, _transformation("TRANSFORMATION"))
         for value in values:
             self._walk(value, value_how, deps)
         condition_deps = Deps()

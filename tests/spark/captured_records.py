@@ -1,13 +1,12 @@
 """Reading captured field-operations records in tests: a written field's sources composed along
-its path (the column lineage facet's reading of a step-by-step record), and the operation that
-made it."""
+its path (``lineage.model.column_lineage``, the column lineage facet's reading of a step-by-step
+record), and the operation that made it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from lineage.model.field_paths import Transformation
-from lineage.spark.plan_analysis import combine
+from lineage.model.column_lineage import column_lineage
 
 Source = tuple[str, str, str, str]  # (source dataset's last name part, source field, type, subtype)
 
@@ -25,20 +24,8 @@ def _written(record: dict[str, Any], field: str) -> dict[str, Any]:
 def column_sources(record: dict[str, Any], field: str) -> set[Source]:
     """Each source field of the written ``field`` and how it reaches it: the transformations on
     the way, from the write back to the reads, combined (a pass-through column: DIRECT IDENTITY)."""
-    operations = {op["id"]: op for op in record["operations"]}
-    found: set[Source] = set()
-
-    def walk(item: dict[str, Any], how: Transformation) -> None:
-        operation = operations[item["origin"]]
-        if operation["type"] == "read":
-            found.add((short(operation["inputs"][0]["source"]["name"]), item["field"], how.type, how.subtype or ""))
-            return
-        for inner in operation["inputs"]:
-            raw = inner.get("transformation") or {"type": "DIRECT", "subtype": "IDENTITY"}
-            walk(inner, combine(how, Transformation(raw["type"], raw.get("subtype"), masking=bool(raw.get("masking")))))
-
-    walk(_written(record, field), Transformation("DIRECT", "IDENTITY"))
-    return found
+    return {(short(source.name), source.field, source.type, source.subtype)
+            for source in column_lineage(record)[field]}
 
 
 def made_by(record: dict[str, Any], field: str) -> tuple[str, str]:

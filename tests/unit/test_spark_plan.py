@@ -20,7 +20,8 @@ from lineage.naming.identity import (
     table_identity,
 )
 from lineage.spark.operations import captured_operations
-from lineage.spark.plan_analysis import PlanLineage, combine, plan_lineage
+from lineage.model.column_lineage import compose
+from lineage.spark.plan_analysis import PlanLineage, plan_lineage
 from lineage.spark.plan_description import describe, function_name
 from lineage.spark.plan_tree import build_tree
 
@@ -98,13 +99,13 @@ def test_a_cte_case_when_and_a_cast() -> None:
     (Transformation("INDIRECT", "FILTER"), Transformation("DIRECT", "AGGREGATION"), ("INDIRECT", "FILTER")),
 ])
 def test_transformations_compose(outer: Transformation, inner: Transformation, expected: tuple[str, str]) -> None:
-    combined = combine(outer, inner)
+    combined = compose(outer, inner)
     assert (combined.type, combined.subtype) == expected
 
 
 def test_masking_survives_composition() -> None:
     masked = Transformation("DIRECT", "TRANSFORMATION", masking=True)
-    assert combine(masked, Transformation("DIRECT", "IDENTITY")).masking
+    assert compose(masked, Transformation("DIRECT", "IDENTITY")).masking
 
 
 def test_an_unknown_node_still_gives_lineage_and_is_named() -> None:
