@@ -6,6 +6,6 @@ gets wrong stays, with ``wrong=`` saying why, until it is fixed."""
 from __future__ import annotations
 
 from bench.column_accuracy.case import Case
-from bench.column_accuracy.cases import basics
+from bench.column_accuracy.cases import basics, joins_aggregates, structure
 
-CASES: list[Case] = [*basics.CASES]
+CASES: list[Case] = [*basics.CASES, *joins_aggregates.CASES, *structure.CASES]
