@@ -172,3 +172,39 @@ def test_direct_path_is_the_path_without_the_non_direct_inputs(payload: dict[str
         assert (narrowed["fingerprint"], narrowed["sources"]) == (expected[field]["fingerprint"],
                                                                   expected[field]["sources"])
         assert direct_path(narrowed) is narrowed  # narrowing twice changes nothing
+
+
+def test_detailed_drawings_sharing_a_memo_draw_what_each_draws_alone() -> None:
+    """An answer draws its paths with one memo (``DetailedMemo``): paths rebuilt from one set
+    share operation objects, so an intermediate field is drawn once. Each drawing must still be
+    what the path alone gives, also where a field written twice feeds its own second write and
+    another field."""
+    from warehouse.service.field_views import DetailedMemo
+
+    stacked = {"destination": {"name": "out"}, "operations": [  # x written as t1 made it, and again via z
+        {"id": "read", "type": "read", "name": "read", "inputs": [{"source": {"name": "src"}}], "outputs": ["a", "b"]},
+        {"id": "t1", "type": "transform", "name": "upper", "inputs": [{"field": "a"}], "outputs": ["x"]},
+        {"id": "t3", "type": "transform", "name": "trim", "outputs": ["z"],
+         "inputs": [{"field": "x", "origin": "t1", "transformation": CASE}, {"field": "b"}]},
+        {"id": "t2", "type": "transform", "name": "lower", "inputs": [{"field": "z"}], "outputs": ["x"]},
+        {"id": "t4", "type": "transform", "name": "md5", "inputs": [{"field": "z"}], "outputs": ["y"]},
+        {"id": "w1", "type": "write", "name": "write", "inputs": [{"field": "x", "origin": "t1"}], "outputs": ["x"]},
+        {"id": "w2", "type": "write", "name": "write", "outputs": ["x", "y"],
+         "inputs": [{"field": "x", "origin": "t2"}, {"field": "y", "origin": "t4"}]},
+    ]}
+    for payload in (record(), stacked):
+        paths = list(stored(payload).values())
+        shared: dict[str, dict[str, Any]] = {}  # one object per operation, as the store rebuilds a set's paths
+        for path in paths:
+            path["operations"] = [shared.setdefault(orjson_key(op), op) for op in path["operations"]]
+        alone = [detailed_view(path, "out") for path in paths]
+        memo = DetailedMemo()
+        assert [detailed_view(path, "out", memo) for path in paths] == alone
+        assert [detailed_view(path, "out", memo) for path in reversed(paths)] == alone[::-1]
+        assert memo.drawn  # the memo was used
+
+
+def orjson_key(operation: dict[str, Any]) -> str:
+    import orjson
+
+    return orjson.dumps(operation, option=orjson.OPT_SORT_KEYS).decode()

@@ -25,7 +25,7 @@ from warehouse.service.field_lineage_rows import FieldKey as FieldKey  # re-expo
 from warehouse.service.field_lineage_rows import FlowRow, OperationSetRow, PathRow, ProgramLastRun
 from warehouse.service.field_summaries import program_infos
 from warehouse.service.field_transformations import TransformationFilter, kept_rows
-from warehouse.service.field_views import detailed_view, simple_view
+from warehouse.service.field_views import DetailedMemo, detailed_view, simple_view
 from warehouse.service.graph_walk import Bounded, walk_bounded
 
 VIEWS = {"simple": simple_view, "detailed": detailed_view}
@@ -104,6 +104,7 @@ def render_paths(rows: Iterable[PathRow], keys: Iterable[FieldKey], view: str | 
     ``readable``, each path is rendered as that caller sees it (``field_hiding.hide_path``)."""
     merged = merge_rows(kept_rows(rows, transformations), lambda row: (row.key, row.path_fingerprint))
     paths: dict[FieldKey, list[dict[str, Any]]] = {key: [] for key in keys}
+    memo = DetailedMemo()  # the drawings of one set's paths share their operations' fields
     ordered = sorted(merged.items(), key=lambda item: (item[0][0], item[1].first_seen, item[0][1]))
     for (field_key, fingerprint), entry in ordered:
         path, descriptions = entry.latest.path, entry.latest.descriptions
@@ -118,7 +119,8 @@ def render_paths(rows: Iterable[PathRow], keys: Iterable[FieldKey], view: str | 
         if path.get("warnings"):
             rendered["warnings"] = path["warnings"]
         if view:
-            rendered["graph"] = VIEWS[view](path, field_key.dataset)
+            rendered["graph"] = (detailed_view(path, field_key.dataset, memo) if view == "detailed"
+                                 else VIEWS[view](path, field_key.dataset))
         paths.setdefault(field_key, []).append(rendered)
     return paths
 

@@ -17,7 +17,7 @@ between its source field and the field. Where none was recorded the key is absen
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from lineage import ids
@@ -26,11 +26,13 @@ from warehouse.service.field_lineage_rows import PathDocument
 from warehouse.service.field_transformations import distinct_transformations, sort_key, transformation_key
 
 
+@lru_cache(maxsize=4096)
 def field_node_id(dataset: str, field: str) -> str:
     """The drawing's node of the path's own field: ``field.<dataset>.<field>`` (``lineage.ids``)."""
     return ids.render(("field", dataset, field))
 
 
+@lru_cache(maxsize=65536)  # the paths of one answer share most of their operations' fields
 def operation_node_id(origin: str, field: str) -> str:
     """The node of the field ``field`` an operation ``origin`` output (a source field when the
     operation is a read): ``operation.<origin>.<field>``. The first parts differ and are escaped,
@@ -38,45 +40,75 @@ def operation_node_id(origin: str, field: str) -> str:
     return ids.render(("operation", origin, field))
 
 
-def detailed_view(path: PathDocument, dataset: str) -> dict[str, Any]:
+class DetailedMemo:
+    """What detailed drawings of one answer share: the paths of an operation set hold the same
+    operation objects (``field_lineage_store`` rebuilds them from the set's), so an intermediate
+    field's node and the edges into it are built once for all the paths through it (a wide
+    record's impact draws dozens of paths of hundreds of operations each). Keyed by the
+    operation object itself, which the memo keeps alive; live for one answer only."""
+
+    def __init__(self) -> None:
+        self.drawn: dict[tuple[int, str], tuple[dict[str, Any], list[tuple[tuple[str, str], tuple[Any, ...],
+                                                                                dict[str, Any]]], Any]] = {}
+
+
+def detailed_view(path: PathDocument, dataset: str, memo: DetailedMemo | None = None) -> dict[str, Any]:
     """Nodes and edges of the detailed view; the field is the node ``dataset:field`` (every write
     of it leads there). The warnings a record was accepted with, on the path's operations, are
-    shown as ``warnings``."""
+    shown as ``warnings``. ``memo``: what the answer's other drawings built (``DetailedMemo``)."""
+    memo = memo or DetailedMemo()
     operations = {operation["id"]: operation for operation in path["operations"]}
-    targets = [(path["field"], origin) for origin in path_origins(path)]
+    field = path["field"]
+    targets = {(field, origin) for origin in path_origins(path)}
+    field_key = field_node_id(dataset, field)
     nodes: dict[str, dict[str, Any]] = {}
     edges: dict[tuple[Any, ...], dict[str, Any]] = {}  # one per input (and transformation)
-    stack, seen = list(targets), set()
 
-    def node(ref: tuple[str, str]) -> str:
-        if ref in targets:
-            key = field_node_id(dataset, ref[0])
-            nodes.setdefault(key, {"id": key, "field": ref[0], "dataset": dataset, "kind": "field"})
-            return key
+    def key_of(ref: tuple[str, str]) -> str:
+        return field_key if ref in targets else operation_node_id(ref[1], ref[0])
+
+    def drawn(ref: tuple[str, str]) -> tuple[dict[str, Any], list[tuple[tuple[str, str], tuple[Any, ...],
+                                                                       dict[str, Any]]]]:
+        """The node of ``ref`` and the edges into it, with their sort keys."""
         operation = operations[ref[1]]
-        key = operation_node_id(ref[1], ref[0])
-        entry = {"id": key, "field": ref[0], "origin": ref[1], "kind": "intermediate"}
-        if operation["type"] == "read":
-            entry.update(kind="source", sources=operation["sources"])
-        nodes.setdefault(key, entry)
-        return key
+        target = ref in targets
+        known = None if target else memo.drawn.get((id(operation), ref[0]))
+        if known is not None:
+            return known[0], known[1]
+        head = key_of(ref)
+        if target:
+            entry = {"id": head, "field": field, "dataset": dataset, "kind": "field"}
+        elif operation["type"] == "read":
+            entry = {"id": head, "field": ref[0], "origin": ref[1], "kind": "source", "sources": operation["sources"]}
+        else:
+            entry = {"id": head, "field": ref[0], "origin": ref[1], "kind": "intermediate"}
+        op_id, name = operation["id"], operation["name"]
+        into = []
+        for item in operation["inputs"]:
+            parent = (item["field"], item["origin"])
+            source = key_of(parent)
+            edge = {"from": source, "to": head, "operation": op_id, "name": name}
+            transformation = item.get("transformation")
+            if transformation is not None:
+                edge["transformation"] = transformation
+            into.append((parent, (source, head, op_id, name, sort_key(transformation)), edge))
+        if not target:  # a write's output is the path's field; any other node is the same in every path
+            memo.drawn[(id(operation), ref[0])] = (entry, into, operation)
+        return entry, into
 
+    stack, seen = list(targets), set()
     while stack:
         ref = stack.pop()
         if ref in seen:
             continue
         seen.add(ref)
-        head = node(ref)
-        operation = operations[ref[1]]
-        for item in operation["inputs"]:
-            parent = (item["field"], item["origin"])
-            edge = {"from": node(parent), "to": head, "operation": operation["id"], "name": operation["name"]}
-            transformation = item.get("transformation")
-            if transformation is not None:
-                edge["transformation"] = transformation
-            edges[(edge["from"], head, operation["id"], operation["name"], sort_key(transformation))] = edge
-            stack.append(parent)
-    drawing: dict[str, Any] = {"nodes": sorted(nodes.values(), key=lambda n: n["id"]),
+        entry, into = drawn(ref)
+        nodes.setdefault(entry["id"], entry)
+        for parent, sort, edge in into:
+            edges[sort] = edge
+            if parent not in seen:
+                stack.append(parent)
+    drawing: dict[str, Any] = {"nodes": [nodes[key] for key in sorted(nodes)],
                                "edges": [edges[key] for key in sorted(edges)]}
     if path.get("warnings"):
         drawing["warnings"] = path["warnings"]
