@@ -9,6 +9,7 @@ real path: raw log files -> compaction -> the Spark field lineage job. Then it p
 - field lineage p50/p95 for a 1-day and a 30-day window (incoming, the answer the API gives);
 - outgoing impact with levels=5;
 - the field diff of each window against the window just before (two answers compared);
+- CDAP's allfieldlineage (incoming) of the sampled datasets (target p95 <= 40 ms);
 - the rows stored for field lineage next to what a one-row-per-run-per-field-edge model (as
   Marquez stores column lineage) would need for the same runs.
 """
@@ -37,6 +38,7 @@ from bench.lineage_walk import percentiles
 from bench.lineage_workload import run_id
 from lineage.model.field_paths import field_paths, normalize
 from lineage.settings import Settings, libpq_url
+from warehouse.db import field_lineage_summaries as summaries
 from warehouse.db.field_lineage_store import FieldLineageQueries
 from warehouse.db.migrate import apply_migrations
 from warehouse.service.field_lineage_diff import field_diff
@@ -188,6 +190,15 @@ def measure(url: str, pipelines: int, fields_per_pipeline: int, days: int, sampl
             print(f"  outgoing impact levels=5, {label:<14} {percentiles(timings)}   "
                   f"median {statistics.median(reached):.0f} downstream fields")
             measure_diff(conn, samples, start, end, label)
+            timings, relations = [], []
+            for dataset, _ in samples:
+                began = time.perf_counter()
+                body = orjson.dumps(summaries.dataset_field_lineage(conn, NAMESPACE, dataset, start, end, "incoming",
+                                                                    set()))
+                timings.append(time.perf_counter() - began)
+                relations.append(sum(len(item["relations"]) for item in orjson.loads(body)["incoming"]))
+            print(f"  CDAP allfieldlineage, incoming, {label:<14} {percentiles(timings)}   "
+                  f"median {statistics.median(relations):.0f} relations   target p95 <= 40 ms")
 
 
 def measure_diff(conn: psycopg.Connection, samples: list[tuple[str, str]], start: datetime, end: datetime,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-import json
 import logging
 import os
 import queue
@@ -36,6 +35,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from types import TracebackType
 from typing import Any
+
+import orjson
 
 from lineage.client.run_context import RunContext
 from lineage.errors import InvalidEntityError
@@ -161,7 +162,7 @@ class Tracker:
         if func_name in _WRITE_ACTIONS or str(plan.nodeName()) == "Union":  # most likely a write (or a
             # multi-insert's union of writes): its JSON names the command
             try:
-                nodes = json.loads(self._json.of(plan))
+                nodes = orjson.loads(self._json.of(plan))
             except Exception as error:  # a command that is no write may not serialize: ask its name
                 log.debug("lineage: the JSON of a %r action: %s", func_name, error)
         command = str(nodes[0].get("class", "")).rsplit(".", 1)[-1] if nodes else str(plan.nodeName())
@@ -178,7 +179,7 @@ class Tracker:
         if command not in WRITE_COMMANDS:
             self._record_reads(plan)
             return
-        self._record_write(plan, json.loads(self._json.of(plan)) if nodes is None else nodes)
+        self._record_write(plan, orjson.loads(self._json.of(plan)) if nodes is None else nodes)
         self.capture_seconds.append(time.perf_counter() - began)
 
     def note(self, message: str) -> None:

@@ -251,12 +251,17 @@ class _Analysis:
             deps = self._expression_deps(generator) if generator else Deps()
             generated = []
             generated_deps = Deps((s, compose(_transformation("TRANSFORMATION"), t)) for s, t in deps.items())
-            for attribute in node.expressions("generatorOutput"):
+            # posexplode's first output is the element's position: it shows none of the array's values
+            position_deps = Deps((s, compose(_transformation("TRANSFORMATION", masking=True), t))
+                                 for s, t in deps.items())
+            for index, attribute in enumerate(node.expressions("generatorOutput")):
                 name = str(attribute.fields.get("name"))
                 if attribute.expr_id is not None:
+                    at_position = index == 0 and generator is not None and generator.kind == "PosExplode"
                     self.attributes[attribute.expr_id] = Deps([(self._step(
                         name, function_name(generator.kind) if generator else "generate",
-                        describe(generator) if generator else "", generated_deps), _IDENTITY)])
+                        describe(generator) if generator else "", position_deps if at_position else generated_deps),
+                        _IDENTITY)])
                 generated.append((name, attribute.expr_id))
             return [*outputs, *generated]
         if kind == "WithCTE":  # children: the CTE definitions, then the plan (the "plan" field says which)
@@ -450,9 +455,12 @@ class _Analysis:
                 self._values_and_conditions([left], [left, right], how, deps)
                 return
         subquery = subquery_plan(expression)
-        if subquery is not None:  # (SELECT max(amount) ...), EXISTS (...), x IN (SELECT ...): its values
+        if subquery is not None:  # (SELECT max(amount) ...), x IN (SELECT ...): its values
             step = compose(how, _transformation("TRANSFORMATION"))
-            for _, expr_id in self.plan(subquery):
+            outputs = self.plan(subquery)  # its filters and joins are conditions of the query's rows
+            # EXISTS (SELECT * ...) tests for rows: no value of the subquery's own is read (its
+            # children, the outer columns it correlates with, are walked below)
+            for _, expr_id in outputs if kind != "Exists" else ():
                 for source, inner in self.attributes.get(expr_id, _NONE).items() if expr_id is not None else ():
                     _merge(deps, source, compose(step, inner))
         if kind == "WindowSpecDefinition":

@@ -60,16 +60,40 @@ def is_tree(value: Any) -> TypeGuard[list[dict[str, Any]]]:
 
 
 def build_tree(nodes: list[dict[str, Any]]) -> Node:
-    """The tree of a pre-order node array."""
-    iterator = iter(nodes)
-
-    def take() -> Node:
-        raw = next(iterator)
+    """The tree of a pre-order node array (iteratively: a plan of 200 operators holds thousands of
+    expression nodes, built on every write the capture sees)."""
+    root: Node | None = None
+    pending: list[tuple[Node, int]] = []  # nodes still taking children, with how many they want
+    for raw in nodes:
         count = raw.get("num-children", 0)
-        children = [take() for _ in range(count if isinstance(count, int) else 0)]
-        return Node(str(raw.get("class", "")).rsplit(".", 1)[-1].rstrip("$"), raw, children)
+        node = Node(_kind(raw.get("class", "")), raw, [])
+        if pending:
+            parent, wanted = pending[-1]
+            parent.children.append(node)
+            if len(parent.children) == wanted:
+                pending.pop()
+        else:
+            root = node
+        if isinstance(count, int) and count > 0:
+            pending.append((node, count))
+        if not pending:
+            break
+    if root is None:
+        raise ValueError("an empty plan array has no tree")
+    return root
 
-    return take()
+
+_KINDS: dict[str, str] = {}
+
+
+def _kind(class_name: Any) -> str:
+    """``org.apache.spark.sql.catalyst.expressions.Alias`` -> ``Alias`` (``Foo$`` -> ``Foo``)."""
+    kind = _KINDS.get(class_name) if isinstance(class_name, str) else None
+    if kind is None:
+        kind = str(class_name).rsplit(".", 1)[-1].rstrip("$")
+        if isinstance(class_name, str) and len(_KINDS) < 10_000:
+            _KINDS[class_name] = kind
+    return kind
 
 
 def child_arrays(nodes: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

@@ -16,6 +16,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource, DataSourceWriter, WriterCommitMessage
 
+from lineage.model.column_lineage import column_lineage
 from lineage.spark.capture import Tracker, track
 from tests.spark.captured_records import Source, column_sources, made_by, short
 
@@ -529,3 +530,25 @@ def test_partition_folders_globs_and_lists_of_paths_name_their_datasets(spark: S
     assert sources(records(log_root)["ids"], "id") == direct(("people", "id", "IDENTITY"),
                                                              ("people_archive", "id", "IDENTITY"))
     assert tracker.warnings == []
+
+
+def test_exists_reads_only_its_condition_and_a_position_masks_its_array(spark: SparkSession, lake: Path,
+                                                                       log_root: Path, run_job: Any) -> None:
+    """EXISTS (SELECT * ...) tests for rows: the subquery's columns are no inputs, its correlated
+    condition is (before, every column it selected was a FILTER input of every written column).
+    posexplode's position shows none of the array's values: masked (before, a plain transformation)."""
+    def job() -> None:
+        people, orders = spark.table("case_people_e").alias("p"), spark.table("case_orders_e").alias("o")
+        (people.where(orders.where(F.col("o.person") == F.col("p.id").outer()).exists()).select("id")
+         .write.parquet(str(lake / "with_orders")))
+        orders.select("id", F.posexplode(F.split("tags", ",")).alias("pos", "tag")).write.parquet(str(lake / "tags"))
+    spark.read.parquet(str(lake / "people")).createOrReplaceTempView("case_people_e")
+    spark.read.parquet(str(lake / "orders")).createOrReplaceTempView("case_orders_e")
+    run_job(job)
+    found = records(log_root)
+    assert sources(found["with_orders"], "id") == {("people", "id", "DIRECT", "IDENTITY"),
+                                                   ("people", "id", "INDIRECT", "FILTER"),
+                                                   ("orders", "person", "INDIRECT", "FILTER")}
+    position = column_lineage(found["tags"])["pos"]
+    assert {(s.field, s.type, s.subtype, s.masking) for s in position} == {("tags", "DIRECT", "TRANSFORMATION", True)}
+    assert {s.masking for s in column_lineage(found["tags"])["tag"]} == {False}

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from lineage.model.column_lineage import compose
 from lineage.model.field_paths import Transformation, field_paths, normalize
 from lineage.naming.identity import (
     NO_MAPPING,
@@ -20,7 +21,6 @@ from lineage.naming.identity import (
     table_identity,
 )
 from lineage.spark.operations import captured_operations
-from lineage.model.column_lineage import compose
 from lineage.spark.plan_analysis import PlanLineage, plan_lineage
 from lineage.spark.plan_description import describe, function_name
 from lineage.spark.plan_tree import build_tree
