@@ -7,7 +7,9 @@ AGGREGATION, INDIRECT JOIN / FILTER / GROUP_BY / SORT / WINDOW / CONDITIONAL). `
 folds the steps of one path into that answer: a chain of identities is an identity, an
 aggregation anywhere on a direct chain makes it an aggregation, any other direct step a
 transformation, and an indirect step makes the whole chain indirect with that step's subtype.
-Masking sticks once set.
+Through two indirect steps, a dataset-wide one (filter, join, grouping, sort) gives its kind; a
+per-column one (a CASE's test, a window's keys) keeps the kind of the step before it. Masking
+sticks once set.
 
 Every (source field, transformation) pair that reaches a field is kept: a source used as a
 value and as a condition (``CASE WHEN b > 0 THEN b ...``) is there twice, once DIRECT and once
@@ -23,6 +25,9 @@ from lineage.model.field_paths import Transformation, written_positions
 
 _DIRECT, _INDIRECT = "DIRECT", "INDIRECT"
 IDENTITY = Transformation(_DIRECT, "IDENTITY")
+PER_COLUMN = ("CONDITIONAL", "WINDOW")
+"""Indirect kinds that are conditions of one column; the others (FILTER, JOIN, GROUP_BY, SORT)
+decide the rows of the whole output."""
 
 
 class ColumnSource(NamedTuple):
@@ -39,6 +44,13 @@ class ColumnSource(NamedTuple):
 def compose(outer: Transformation, inner: Transformation) -> Transformation:
     """How a source reaches a field through an intermediate one: ``inner`` is the step nearer
     the source, ``outer`` the rest of the way."""
+    if outer.type == _INDIRECT and inner.type == _INDIRECT:
+        # a condition of one column (a CASE's test, a window's keys) over an input that already
+        # decided the intermediate's rows keeps that input's kind: rank() over (order by
+        # sum(amount)) of a GROUP BY person leaves person GROUP_BY; a filter on a column (a
+        # dataset-wide condition) makes every input of it a FILTER input (where rn = 1)
+        subtype = inner.subtype if outer.subtype in PER_COLUMN else outer.subtype
+        return Transformation(_INDIRECT, subtype, masking=outer.masking or inner.masking)
     if outer.type == _INDIRECT or inner.type == _INDIRECT:
         indirect = outer if outer.type == _INDIRECT else inner
         return Transformation(_INDIRECT, indirect.subtype, masking=outer.masking or inner.masking)

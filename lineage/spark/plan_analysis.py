@@ -505,7 +505,9 @@ class _Analysis:
     def _values_and_conditions(self, values: list[Node], conditions: list[Node], how: Transformation,
                                deps: Deps, subtype: str = "CONDITIONAL") -> None:
         """A conditional function: the ``values`` that may flow out DIRECT (a TRANSFORMATION), the
-        ``conditions`` tested INDIRECT ``subtype`` (a column can be both: each kind is kept)."""
+        ``conditions`` tested INDIRECT ``subtype`` (a column can be both: each kind is kept). A
+        condition's own indirect inputs keep their kind: ``rank() over (order by sum(amount))`` of
+        a GROUP BY person orders by the sums (amount WINDOW), person stays the grouping key."""
         value_how = compose(how, _transformation("TRANSFORMATION"))
         for value in values:
             self._walk(value, value_how, deps)
@@ -513,7 +515,8 @@ class _Analysis:
         for condition in conditions:
             self._walk(condition, _IDENTITY, condition_deps)
         for source, inner in condition_deps.items():
-            _merge(deps, source, Transformation(_INDIRECT, subtype, masking=inner.masking))
+            _merge(deps, source, inner if inner.type == _INDIRECT else
+                   Transformation(_INDIRECT, subtype, masking=inner.masking))
 
 
 def _transformation(subtype: str, masking: bool = False) -> Transformation:

@@ -552,3 +552,17 @@ def test_exists_reads_only_its_condition_and_a_position_masks_its_array(spark: S
     position = column_lineage(found["tags"])["pos"]
     assert {(s.field, s.type, s.subtype, s.masking) for s in position} == {("tags", "DIRECT", "TRANSFORMATION", True)}
     assert {s.masking for s in column_lineage(found["tags"])["tag"]} == {False}
+
+
+def test_a_window_ordered_by_a_grouped_sum_reads_the_sum_and_leaves_the_key_a_grouping(
+        spark: SparkSession, lake: Path, log_root: Path, run_job: Any) -> None:
+    """rank() over (order by sum(amount)) of a GROUP BY person: amount is the window's input,
+    person stays the grouping key (before, the record made person a WINDOW input of the rank too)."""
+    spark.read.parquet(str(lake / "orders")).createOrReplaceTempView("case_orders_w")
+
+    def job() -> None:
+        spark.sql("select person, rank() over (order by sum(amount) desc) as place from case_orders_w "
+                  "group by person").write.parquet(str(lake / "placed"))
+    run_job(job)
+    assert sources(records(log_root)["placed"], "place") == {("orders", "amount", "INDIRECT", "WINDOW"),
+                                                             ("orders", "person", "INDIRECT", "GROUP_BY")}

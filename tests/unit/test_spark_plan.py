@@ -97,6 +97,11 @@ def test_a_cte_case_when_and_a_cast() -> None:
     (Transformation("DIRECT", "IDENTITY"), Transformation("DIRECT", "TRANSFORMATION"), ("DIRECT", "TRANSFORMATION")),
     (Transformation("DIRECT", "AGGREGATION"), Transformation("DIRECT", "TRANSFORMATION"), ("DIRECT", "AGGREGATION")),
     (Transformation("INDIRECT", "FILTER"), Transformation("DIRECT", "AGGREGATION"), ("INDIRECT", "FILTER")),
+    # a filter on a window's output: the window's keys are FILTER inputs (issue 31 item 3)
+    (Transformation("INDIRECT", "FILTER"), Transformation("INDIRECT", "WINDOW"), ("INDIRECT", "FILTER")),
+    # a window ordered by a grouped sum: the grouping key stays GROUP_BY, not WINDOW
+    (Transformation("INDIRECT", "WINDOW"), Transformation("INDIRECT", "GROUP_BY"), ("INDIRECT", "GROUP_BY")),
+    (Transformation("INDIRECT", "CONDITIONAL"), Transformation("INDIRECT", "JOIN"), ("INDIRECT", "JOIN")),
 ])
 def test_transformations_compose(outer: Transformation, inner: Transformation, expected: tuple[str, str]) -> None:
     combined = compose(outer, inner)
