@@ -366,20 +366,14 @@ def _field_diff(namespace: str, dataset: str, field: str, direction: str, window
                 base: tuple[datetime, datetime], changed: bool, as_json: bool) -> None:
     import orjson
 
-    from warehouse.db.field_lineage_store import FieldLineageQueries
-    from warehouse.service.field_lineage_diff import field_diff
-    from warehouse.service.field_lineage_response import FieldKey, field_lineage
-    from warehouse.service.timespec import epoch_seconds
+    from warehouse.db import field_lineage_store
+    from warehouse.service.field_lineage_response import FieldKey
 
     if direction not in ("incoming", "outgoing"):
         raise _fail(f"--direction {direction!r} is not incoming or outgoing")
-    key = FieldKey(namespace, dataset, field)
     with _connect() as conn:
-        current, before = (field_lineage(FieldLineageQueries(conn, *side), key, *map(epoch_seconds, side),
-                                         direction=direction) for side in (window, base))
-    seconds = [epoch_seconds(moment) for moment in (*window, *base)]
-    answer = field_diff(dict(zip(("start", "end", "baseStart", "baseEnd"), seconds, strict=True)), current, before,
-                        changed_only=changed)
+        answer = field_lineage_store.diff(conn, FieldKey(namespace, dataset, field), window, base,
+                                          direction=direction, changed_only=changed)
     if as_json:
         sys.stdout.write(orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode() + "\n")
         return

@@ -6,7 +6,7 @@ in ``warehouse.db.field_lineage_summaries``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,7 +18,10 @@ from psycopg.types.json import set_json_loads
 from lineage.ids import DataRef
 from lineage.model.field_paths import path_fingerprint, path_operations, path_origins
 from warehouse.db.lineage_store import run_in_window
+from warehouse.service.field_lineage_diff import field_diff
+from warehouse.service.field_lineage_response import field_lineage
 from warehouse.service.field_lineage_rows import FieldKey, FlowDocument, FlowRow, PathDocument, PathRow, ProgramLastRun
+from warehouse.service.timespec import epoch_seconds
 
 
 def dataset_exists(conn: psycopg.Connection, namespace: str, dataset: str) -> bool:
@@ -282,3 +285,21 @@ def lineage_fields(conn: psycopg.Connection, datasets: Sequence[tuple[str, str]]
     for namespace, dataset, field, has_lineage in rows:
         found.setdefault((namespace, dataset), {})[field] = has_lineage
     return found
+
+
+Window = tuple[datetime, datetime]
+
+
+def diff(conn: psycopg.Connection, key: FieldKey, window: Window, base: Window, *, direction: str = "incoming",
+         changed_only: bool = False, answer: Callable[[Window], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What changed in the field ``key``'s lineage from ``base`` to ``window``
+    (``warehouse.service.field_lineage_diff``): its answer (one level, ``direction``) in each
+    window, compared. ``answer``: how one window's answer is made for the caller (the API's hides
+    what the caller cannot read); by default, everything."""
+    def everything(side: Window) -> dict[str, Any]:
+        return field_lineage(FieldLineageQueries(conn, *side), key, *map(epoch_seconds, side), direction=direction)
+
+    current, before = ((answer or everything)(side) for side in (window, base))
+    seconds = {"start": current["startTimeInSeconds"], "end": current["endTimeInSeconds"],
+               "baseStart": before["startTimeInSeconds"], "baseEnd": before["endTimeInSeconds"]}
+    return field_diff(seconds, current, before, changed_only=changed_only)

@@ -34,7 +34,6 @@ from warehouse.db import namespace_store, schema_store
 from warehouse.service import field_lineage_response
 from warehouse.service.authorization import Access, Privilege
 from warehouse.service.field_hiding import hide_unreadable_programs
-from warehouse.service.field_lineage_diff import field_diff
 from warehouse.service.field_lineage_response import FieldKey
 from warehouse.service.field_transformations import TransformationFilter
 from warehouse.service.timespec import base_window, visible_window
@@ -98,12 +97,10 @@ def field_lineage_diff(window: Window, namespace: Namespace, dataset: str, field
     field = segment(field)
     base = base_window(window, base_start, base_end)
     check_window(*base)
-    current = field_answer(conn, caller, namespace, dataset, field, window, direction=direction, levels=1)
     # a field with lineage in the window only, or in the base only: the other side is empty
-    before = field_answer(conn, caller, namespace, dataset, field, base, direction=direction, levels=1)
-    seconds_of = {"start": current["startTimeInSeconds"], "end": current["endTimeInSeconds"],
-                  "baseStart": before["startTimeInSeconds"], "baseEnd": before["endTimeInSeconds"]}
-    return field_diff(seconds_of, current, before, changed_only=changed)
+    return store.diff(conn, FieldKey(namespace, dataset, field), window, base, changed_only=changed,
+                      answer=lambda side: field_answer(conn, caller, namespace, dataset, field, side,
+                                                       direction=direction, levels=1))
 
 
 @router.get("/lineage/fields", response_model=DatasetFields | list[CdapField] | list[str])
