@@ -197,6 +197,8 @@ class _Analysis:
         self._composed: dict[int, Deps] = {}  # a step -> its sources
         self.unsupported: list[str] = []
         self.attributes: dict[int, Deps] = {}  # exprId -> its sources
+        # exprId of a struct built in the plan (named_struct, struct) -> its fields' own sources
+        self.struct_fields: dict[int, dict[str, Deps]] = {}
         self.ctes: dict[int, list[tuple[str, int | None]]] = {}  # CTE id -> its definition's outputs
 
     # plan nodes: each returns its output attributes as (name, exprId) in order
@@ -254,14 +256,21 @@ class _Analysis:
             # posexplode's first output is the element's position: it shows none of the array's values
             position_deps = Deps((s, compose(_transformation("TRANSFORMATION", masking=True), t))
                                  for s, t in deps.items())
+            structs = self._inlined_structs(generator) if generator is not None else None
             for index, attribute in enumerate(node.expressions("generatorOutput")):
                 name = str(attribute.fields.get("name"))
                 if attribute.expr_id is not None:
                     at_position = index == 0 and generator is not None and generator.kind == "PosExplode"
+                    own = position_deps if at_position else generated_deps
+                    if structs is not None:  # inline(array(named_struct(...), ...)): each output its field's values
+                        own = Deps()
+                        for fields in structs:
+                            for source, inner in (list(fields.values())[index].items() if index < len(fields)
+                                                  else ()):
+                                _merge(own, source, inner)
                     self.attributes[attribute.expr_id] = Deps([(self._step(
                         name, function_name(generator.kind) if generator else "generate",
-                        describe(generator) if generator else "", position_deps if at_position else generated_deps),
-                        _IDENTITY)])
+                        describe(generator) if generator else "", own), _IDENTITY)])
                 generated.append((name, attribute.expr_id))
             return [*outputs, *generated]
         if kind == "WithCTE":  # children: the CTE definitions, then the plan (the "plan" field says which)
@@ -390,6 +399,8 @@ class _Analysis:
             name = str(expression.fields.get("name"))
             if expression.kind == "Alias" and expression.expr_id is not None:
                 deps = self._expression_deps(expression.children[0])
+                if (fields := self._built_struct(expression.children[0])) is not None:
+                    self.struct_fields[expression.expr_id] = fields
                 top = top_function(expression)
                 call = innermost_call(top) if top is not None else None
                 shared = (self.lists, function_name(call.kind), describe(call)) if call is not None else None
@@ -433,6 +444,12 @@ class _Analysis:
         kind = expression.kind
         if kind == "GetStructField" and self._struct_field(expression, how, deps):
             return
+        if kind == "OuterReference" and expression.expr_id is None:  # a column of the outer query, in a
+            # subquery: a leaf expression holding the column as its field ``e``
+            referenced = expression.expression("e") or (expression.children[0] if expression.children else None)
+            if referenced is not None:
+                self._walk(referenced, how, deps)
+            return
         if kind in ("AttributeReference", "OuterReference"):
             expr_id = expression.expr_id
             for source, inner in self.attributes.get(expr_id, _NONE).items() if expr_id is not None else ():
@@ -455,14 +472,22 @@ class _Analysis:
                 self._values_and_conditions([left], [left, right], how, deps)
                 return
         subquery = subquery_plan(expression)
-        if subquery is not None:  # (SELECT max(amount) ...), x IN (SELECT ...): its values
+        if subquery is not None:  # (SELECT max(amount) ...), x IN (SELECT ...), EXISTS (...)
+            # The subquery's own conditions (its filters, joins, groupings, the correlation with
+            # the outer query through its outer references) decide this expression's value, not
+            # the outer query's rows: they are its inputs, of their kinds. A WHERE over it makes
+            # them conditions of every written column, as any input of a filter's condition is.
+            outer_indirect, self.indirect = self.indirect, {}
+            outputs = self.plan(subquery)
+            inner_indirect, self.indirect = self.indirect, outer_indirect
+            for (source, _), condition in inner_indirect.items():
+                _merge(deps, source, compose(how, condition))
+            # EXISTS (SELECT * ...) tests for rows: no value of the subquery's own is read
             step = compose(how, _transformation("TRANSFORMATION"))
-            outputs = self.plan(subquery)  # its filters and joins are conditions of the query's rows
-            # EXISTS (SELECT * ...) tests for rows: no value of the subquery's own is read (its
-            # children, the outer columns it correlates with, are walked below)
             for _, expr_id in outputs if kind != "Exists" else ():
                 for source, inner in self.attributes.get(expr_id, _NONE).items() if expr_id is not None else ():
                     _merge(deps, source, compose(step, inner))
+            return  # its children are the outer columns it correlates with, read in its conditions
         if kind == "WindowSpecDefinition":
             # the partition and order columns decide which rows the window's value is computed
             # over: INDIRECT WINDOW inputs of the window's output (not of every written column)
@@ -478,10 +503,41 @@ class _Analysis:
         for child in expression.children:
             self._walk(child, combined, deps)
 
+    def _inlined_structs(self, generator: Node) -> list[dict[str, Deps]] | None:
+        """The structs ``inline`` (or ``inline_outer``) makes rows of, when they are built in the
+        plan as an array of literal structs (``inline(array(named_struct(...), ...))``): each
+        struct's fields with their own sources; None otherwise (every input then reaches every
+        output)."""
+        if generator.kind != "Inline" or len(generator.children) != 1 or generator.children[0].kind != "CreateArray":
+            return None
+        structs = [self._built_struct(element) for element in generator.children[0].children]
+        return None if any(struct is None for struct in structs) else [s for s in structs if s is not None]
+
+    def _built_struct(self, expression: Node) -> dict[str, Deps] | None:
+        """The fields of a struct built here (``named_struct('given', first, ...)``, ``struct(first,
+        ...)``: Spark's ``CreateNamedStruct``, names and values in turn), each with its value's
+        own sources; None for any other expression."""
+        if expression.kind != "CreateNamedStruct" or len(expression.children) % 2:
+            return None
+        fields: dict[str, Deps] = {}
+        for name, value in zip(expression.children[::2], expression.children[1::2], strict=True):
+            if name.kind != "Literal" or not isinstance(name.fields.get("value"), str):
+                return None
+            fields[name.fields["value"]] = self._expression_deps(value)
+        return fields
+
     def _struct_field(self, expression: Node, how: Transformation, deps: Deps) -> bool:
         """``address.city`` read straight from a relation's column is that nested field, as is:
-        the source is ``address.city``, not the whole ``address`` transformed."""
+        the source is ``address.city``, not the whole ``address`` transformed. A field of a struct
+        built in the plan (``named_struct('given', first, ...) AS s`` then ``s.given``) is that
+        field's value: its own sources, not every input of the struct."""
         attribute, path = struct_path(expression)
+        built = self.struct_fields.get(attribute.expr_id) if attribute is not None and attribute.expr_id is not None \
+            else None
+        if built is not None and len(path) == 1 and path[0] in built:
+            for source, inner in built[path[0]].items():
+                _merge(deps, source, compose(how, inner))
+            return True
         passed = self.attributes.get(attribute.expr_id) if attribute is not None and attribute.expr_id is not None \
             else None
         if not path or not passed or any(inner != _IDENTITY or not isinstance(source, SourceColumn)

@@ -566,3 +566,42 @@ def test_a_window_ordered_by_a_grouped_sum_reads_the_sum_and_leaves_the_key_a_gr
     run_job(job)
     assert sources(records(log_root)["placed"], "place") == {("orders", "amount", "INDIRECT", "WINDOW"),
                                                              ("orders", "person", "INDIRECT", "GROUP_BY")}
+
+
+def test_a_field_of_a_struct_built_in_the_query_reads_only_that_field_s_value(
+        spark: SparkSession, lake: Path, log_root: Path, run_job: Any) -> None:
+    """named_struct('given', first, 'years', age + 1) AS s, then s.given: given is first as is
+    (IDENTITY), years reads age; inline over an array of built structs gives each output its
+    field's values (before, every field read every input of the struct, as a TRANSFORMATION)."""
+    spark.read.parquet(str(lake / "people")).createOrReplaceTempView("case_people_s")
+
+    def job() -> None:
+        spark.sql("select s.given, s.years from (select named_struct('given', first, 'years', age + 1) as s "
+                  "from case_people_s)").write.parquet(str(lake / "built"))
+        spark.sql("select inline(array(named_struct('name', first, 'part', 'first'), "
+                  "named_struct('name', last, 'part', 'last'))) from case_people_s").write.parquet(str(lake / "rows"))
+    run_job(job)
+    found = records(log_root)
+    assert sources(found["built"], "given") == direct(("people", "first", "IDENTITY"))
+    assert sources(found["built"], "years") == direct(("people", "age", "TRANSFORMATION"))
+    assert sources(found["rows"], "name") == direct(("people", "first", "IDENTITY"), ("people", "last", "IDENTITY"))
+    assert sources(found["rows"], "part") == set()  # literals in both structs
+
+
+def test_a_correlated_scalar_subquery_s_conditions_are_inputs_of_its_column_only(
+        spark: SparkSession, lake: Path, log_root: Path, run_job: Any) -> None:
+    """(select sum(amount) from orders o where o.person = p.id) AS spent: the correlation picks the
+    summed rows of spent (people.id and orders.person FILTER inputs of spent), and chooses no row
+    of the query (before, people.id reached spent as a value and orders.person filtered id too)."""
+    spark.read.parquet(str(lake / "people")).createOrReplaceTempView("case_people_q")
+    spark.read.parquet(str(lake / "orders")).createOrReplaceTempView("case_orders_q")
+
+    def job() -> None:
+        spark.sql("select p.id, (select sum(o.amount) from case_orders_q o where o.person = p.id) as spent "
+                  "from case_people_q p").write.parquet(str(lake / "spent"))
+    run_job(job)
+    spent = records(log_root)["spent"]
+    assert sources(spent, "id") == direct(("people", "id", "IDENTITY"))
+    assert sources(spent, "spent") == {("orders", "amount", "DIRECT", "AGGREGATION"),
+                                       ("orders", "person", "INDIRECT", "FILTER"),
+                                       ("people", "id", "INDIRECT", "FILTER")}
