@@ -8,7 +8,8 @@ For every written column of every output, a source is a (dataset, field) pair an
   wrong kind counts once as a false positive and once as a false negative;
 - **kind agreement**: of the sources both sides list for a column, the share whose kinds agree
   exactly (every kind expected, none more);
-- **exact**: the cases whose every triple agrees.
+- **exact**: the cases whose every triple agrees and whose written columns are the expected ones
+  (a column expected to read nothing, a literal, counts through that).
 """
 
 from __future__ import annotations
@@ -63,10 +64,12 @@ class Outcome:
     missing: list[tuple[str, str, Expected]] = field(default_factory=list)
     extra: list[tuple[str, str, Expected]] = field(default_factory=list)
     error: str = ""
+    columns_missing: list[tuple[str, str]] = field(default_factory=list)  # (output, column) not captured
+    columns_extra: list[tuple[str, str]] = field(default_factory=list)  # captured, not expected
 
     @property
     def right(self) -> bool:
-        return not (self.missing or self.extra or self.error)
+        return not (self.missing or self.extra or self.error or self.columns_missing or self.columns_extra)
 
 
 def score_case(name: str, shape: str, expected: Columns, found: Columns, error: str = "") -> Outcome:
@@ -87,9 +90,13 @@ def score_case(name: str, shape: str, expected: Columns, found: Columns, error: 
                   right_sources=len(shared), expected_kinds=len(triples_expected), found_kinds=len(triples_found),
                   right_kinds=len(triples_expected & triples_found), shared_sources=len(shared),
                   agreeing_sources=sum(kinds(triples_expected, s) == kinds(triples_found, s) for s in shared))
+    columns_expected = {(output, column) for output, by_column in expected.items() for column in by_column}
+    columns_found = {(output, column) for output, by_column in found.items() for column in by_column}
     outcome = Outcome(name, shape, score, error=error,
                       missing=[_item(t) for t in sorted(triples_expected - triples_found)],
-                      extra=[_item(t) for t in sorted(triples_found - triples_expected)])
+                      extra=[_item(t) for t in sorted(triples_found - triples_expected)],
+                      columns_missing=sorted(columns_expected - columns_found),
+                      columns_extra=sorted(columns_found - columns_expected))
     score.exact = int(outcome.right)
     return outcome
 
@@ -131,5 +138,7 @@ def differences(outcome: Outcome) -> list[str]:
     """What a case got wrong, one line each."""
     if outcome.error:
         return [f"failed: {outcome.error}"]
-    return ([f"missing {output}.{column} <- {source.render()}" for output, column, source in outcome.missing]
+    return ([f"column {output}.{column} not written" for output, column in outcome.columns_missing]
+            + [f"column {output}.{column} written, not expected" for output, column in outcome.columns_extra]
+            + [f"missing {output}.{column} <- {source.render()}" for output, column, source in outcome.missing]
             + [f"extra   {output}.{column} <- {source.render()}" for output, column, source in outcome.extra])

@@ -7,9 +7,9 @@ AGGREGATION, INDIRECT JOIN / FILTER / GROUP_BY / SORT / WINDOW / CONDITIONAL). `
 folds the steps of one path into that answer: a chain of identities is an identity, an
 aggregation anywhere on a direct chain makes it an aggregation, any other direct step a
 transformation, and an indirect step makes the whole chain indirect with that step's subtype.
-Through two indirect steps, a dataset-wide one (filter, join, grouping, sort) gives its kind; a
-per-column one (a CASE's test, a window's keys) keeps the kind of the step before it. Masking
-sticks once set.
+Through two indirect steps, the outer kind, unless the outer is a per-column one (a CASE's test,
+a window's keys) and the inner a dataset-wide one (filter, join, grouping, sort), which is kept.
+Masking sticks once set.
 
 Every (source field, transformation) pair that reaches a field is kept: a source used as a
 value and as a condition (``CASE WHEN b > 0 THEN b ...``) is there twice, once DIRECT and once
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from lineage.model.field_paths import Transformation, written_positions
+from lineage.model.field_paths import FieldRef, SourceRef, Transformation, normalize, written_inputs
 
 _DIRECT, _INDIRECT = "DIRECT", "INDIRECT"
 IDENTITY = Transformation(_DIRECT, "IDENTITY")
@@ -45,11 +45,12 @@ def compose(outer: Transformation, inner: Transformation) -> Transformation:
     """How a source reaches a field through an intermediate one: ``inner`` is the step nearer
     the source, ``outer`` the rest of the way."""
     if outer.type == _INDIRECT and inner.type == _INDIRECT:
-        # a condition of one column (a CASE's test, a window's keys) over an input that already
-        # decided the intermediate's rows keeps that input's kind: rank() over (order by
-        # sum(amount)) of a GROUP BY person leaves person GROUP_BY; a filter on a column (a
-        # dataset-wide condition) makes every input of it a FILTER input (where rn = 1)
-        subtype = inner.subtype if outer.subtype in PER_COLUMN else outer.subtype
+        # a condition of one column (a CASE's test, a window's keys) over an input that decided the
+        # rows of the whole intermediate keeps that input's kind: rank() over (order by
+        # sum(amount)) of a GROUP BY person leaves person GROUP_BY; otherwise the outer kind: a
+        # filter on a column makes every input of it a FILTER input (where rn = 1), a CASE inside
+        # a window's order key is a WINDOW input
+        subtype = inner.subtype if outer.subtype in PER_COLUMN and inner.subtype not in PER_COLUMN else outer.subtype
         return Transformation(_INDIRECT, subtype, masking=outer.masking or inner.masking)
     if outer.type == _INDIRECT or inner.type == _INDIRECT:
         indirect = outer if outer.type == _INDIRECT else inner
@@ -63,32 +64,33 @@ def compose(outer: Transformation, inner: Transformation) -> Transformation:
     return Transformation(_DIRECT, subtype, masking=outer.masking or inner.masking)
 
 
-def column_lineage(record: Mapping[str, Any]) -> dict[str, set[ColumnSource]]:
-    """Each field the record's write outputs, with its source fields and how each reaches it
-    (an input without a transformation: DIRECT IDENTITY, what our client's operations mean)."""
-    operations = {op["id"]: op for op in record["operations"]}
-    answer: dict[str, set[ColumnSource]] = {}
-    for write in (op for op in record["operations"] if op["type"] == "write"):
-        fields = [item.get("field", "") for item in write["inputs"]]
-        for field in dict.fromkeys(write["outputs"]):
-            found = answer.setdefault(field, set())
-            for index in written_positions(fields, write["outputs"], field):
-                _walk(operations, write["inputs"][index], IDENTITY, found)
-    return answer
+def column_lineage(record: Mapping[str, Any], namespace: str = "") -> dict[str, set[ColumnSource]]:
+    """Each destination field of the record, with its source fields and how each reaches it (an
+    input without a transformation: DIRECT IDENTITY, what our client's operations mean). The
+    record is read as the compaction reads it (``normalize``: inputs without an origin resolved,
+    destination fields from the writes); InvalidFieldOperationsError when it is malformed. Each
+    (operation, field) is composed once, however many paths go through it."""
+    checked = normalize(record, namespace)
+    operations = {operation.id: operation for operation in checked.operations}
+    reached: dict[tuple[str, str], frozenset[tuple[SourceRef, str, Transformation]]] = {}
 
+    def sources(ref: FieldRef) -> frozenset[tuple[SourceRef, str, Transformation]]:
+        """(source, field, how it reaches ``ref``) for the field ``ref`` names, as its operation output it."""
+        key = (ref.origin, ref.field)
+        if key not in reached:
+            operation = operations[ref.origin]
+            if operation.type == "read":
+                reached[key] = frozenset((source, ref.field, IDENTITY) for source in operation.sources)
+            else:
+                found: set[tuple[SourceRef, str, Transformation]] = set()
+                inputs = operation.inputs if operation.type != "write" else written_inputs(operation, ref.field)
+                for item in inputs:
+                    step = item.transformation or IDENTITY
+                    step = Transformation(step.type, step.subtype, masking=step.masking)  # kinds, not descriptions
+                    found.update((source, field, compose(step, inner)) for source, field, inner in sources(item))
+                reached[key] = frozenset(found)
+        return reached[key]
 
-def _walk(operations: Mapping[str, Mapping[str, Any]], item: Mapping[str, Any], how: Transformation,
-          found: set[ColumnSource]) -> None:
-    if "origin" not in item:  # a source dataset given directly (our client's shorthand)
-        return
-    operation = operations[item["origin"]]
-    if operation["type"] == "read":
-        for inner in operation["inputs"]:
-            if source := inner.get("source"):
-                found.add(ColumnSource(source.get("namespace", ""), source["name"], item["field"], how.type,
-                                       how.subtype or "", how.masking))
-        return
-    for inner in operation["inputs"]:
-        raw = inner.get("transformation") or {"type": _DIRECT, "subtype": "IDENTITY"}
-        step = Transformation(raw["type"], raw.get("subtype"), masking=bool(raw.get("masking")))
-        _walk(operations, inner, compose(how, step), found)
+    return {field: {ColumnSource(source.namespace, source.name, source_field, how.type, how.subtype or "", how.masking)
+                    for ref in refs for source, source_field, how in sources(ref)}
+            for field, refs in checked.destination_fields.items()}

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lineage.model.column_lineage import compose
+from lineage.model.column_lineage import PER_COLUMN, compose
 from lineage.model.field_paths import Transformation
 from lineage.spark.plan_description import describe, function_name, innermost_call, same_type_cast, top_function
 from lineage.spark.plan_tree import (
@@ -177,6 +177,9 @@ _PASS_THROUGH = {"SubqueryAlias", "View", "GlobalLimit",
                  "RebalancePartitions", "Sample", "ResolvedHint", "UnresolvedHint", "WithWatermark",
                  "InMemoryRelation", "Subquery", "CollectMetrics", "ReturnAnswer", "WithCTE", "CTERelationDef",
                  "EventTimeWatermark", "Coalesce", "WriteFiles", "AnalysisBarrier"}
+# Subquery expressions whose conditions are inputs of the expression they are in (not of every
+# written column): a scalar subquery, EXISTS, x IN (SELECT ...)'s list query.
+_SCOPED_SUBQUERIES = {"ScalarSubquery", "Exists", "ListQuery"}
 _RANKING = {"Rank", "DenseRank", "PercentRank", "CumeDist", "RowNumber", "NTile"}
 _LEAVES = {"LogicalRelation", "HiveTableRelation", "DataSourceV2Relation", "DataSourceV2ScanRelation",
            "LocalRelation", "LogicalRDD", "Range", "OneRowRelation", "StreamingRelation",
@@ -198,8 +201,9 @@ class _Analysis:
         self.unsupported: list[str] = []
         self.attributes: dict[int, Deps] = {}  # exprId -> its sources
         # exprId of a struct built in the plan (named_struct, struct) -> its fields' own sources
-        self.struct_fields: dict[int, dict[str, Deps]] = {}
+        self.struct_fields: dict[int, list[Deps]] = {}  # by ordinal (a struct may repeat a name)
         self.ctes: dict[int, list[tuple[str, int | None]]] = {}  # CTE id -> its definition's outputs
+        self.cte_conditions: dict[int, dict[tuple[Column, str], Transformation]] = {}  # CTE id -> its conditions
 
     # plan nodes: each returns its output attributes as (name, exprId) in order
 
@@ -250,13 +254,13 @@ class _Analysis:
         if kind == "Generate":
             outputs = self.plan(node.children[0]) if node.children else []
             generator = node.expression("generator")
-            deps = self._expression_deps(generator) if generator else Deps()
+            structs = self._inlined_structs(generator) if generator is not None else None
+            deps = Deps() if structs is not None or generator is None else self._expression_deps(generator)
             generated = []
             generated_deps = Deps((s, compose(_transformation("TRANSFORMATION"), t)) for s, t in deps.items())
             # posexplode's first output is the element's position: it shows none of the array's values
             position_deps = Deps((s, compose(_transformation("TRANSFORMATION", masking=True), t))
                                  for s, t in deps.items())
-            structs = self._inlined_structs(generator) if generator is not None else None
             for index, attribute in enumerate(node.expressions("generatorOutput")):
                 name = str(attribute.fields.get("name"))
                 if attribute.expr_id is not None:
@@ -265,8 +269,7 @@ class _Analysis:
                     if structs is not None:  # inline(array(named_struct(...), ...)): each output its field's values
                         own = Deps()
                         for fields in structs:
-                            for source, inner in (list(fields.values())[index].items() if index < len(fields)
-                                                  else ()):
+                            for source, inner in fields[index].items() if index < len(fields) else ():
                                 _merge(own, source, inner)
                     self.attributes[attribute.expr_id] = Deps([(self._step(
                         name, function_name(generator.kind) if generator else "generate",
@@ -287,16 +290,23 @@ class _Analysis:
         return self._unknown(node)
 
     def _cte(self, definition: Node) -> None:
-        """A CTE's definition: its outputs, kept by its id for the references to it."""
+        """A CTE's definition: its outputs and its conditions (filters, joins...), kept by its id
+        for the references to it: its conditions hold where it is read (in a subquery, for that
+        subquery's expression only), not where it is defined."""
+        outer_indirect, self.indirect = self.indirect, {}
         outputs = self.plan(definition.children[0]) if definition.children else []
+        inner_indirect, self.indirect = self.indirect, outer_indirect
         cte_id = definition.fields.get("id")
         if isinstance(cte_id, int):
             self.ctes[cte_id] = outputs
+            self.cte_conditions[cte_id] = inner_indirect
 
     def _cte_ref(self, node: Node) -> list[tuple[str, int | None]]:
         """A reference to a CTE: its attributes stand for the definition's, by position."""
         cte_id = node.fields.get("cteId")
         definition = self.ctes.get(cte_id, []) if isinstance(cte_id, int) else []
+        for key, condition in self.cte_conditions.get(cte_id, {}).items() if isinstance(cte_id, int) else ():
+            self.indirect.setdefault(key, condition)
         outputs = []
         for position, attribute in enumerate(node.expressions("output")):
             defined = definition[position][1] if position < len(definition) else None
@@ -332,7 +342,27 @@ class _Analysis:
                     _merge(deps, source, how)
             self.attributes[expr_id] = Deps([(self._step(name, "union", f"union of {len(branches)} queries' {name}",
                                                          deps), _IDENTITY)])
+            self._union_struct(expr_id, [branch[position][1] if position < len(branch) else None
+                                         for branch in branches[1:]])
         return first
+
+    def _union_struct(self, expr_id: int, others: list[int | None]) -> None:
+        """A struct column of a union built in every branch: each field the union of the branches'
+        (the union's column keeps the first branch's id); else its fields are not told apart."""
+        fields = self.struct_fields.get(expr_id)
+        branches = [self.struct_fields.get(other) if other is not None else None for other in others]
+        if fields is None:
+            return
+        if any(branch is None or len(branch) != len(fields) for branch in branches):
+            del self.struct_fields[expr_id]
+            return
+        merged = [field.copy() for field in fields]
+        for branch in branches:
+            assert branch is not None
+            for into, value in zip(merged, branch, strict=True):
+                for source, how in value.items():
+                    _merge(into, source, how)
+        self.struct_fields[expr_id] = merged
 
     def _expand(self, node: Node) -> list[tuple[str, int | None]]:
         """ROLLUP / CUBE / GROUPING SETS: each output column is, row by row, one of the projections'."""
@@ -398,9 +428,12 @@ class _Analysis:
         for expression in expressions:
             name = str(expression.fields.get("name"))
             if expression.kind == "Alias" and expression.expr_id is not None:
-                deps = self._expression_deps(expression.children[0])
-                if (fields := self._built_struct(expression.children[0])) is not None:
+                fields = self._built_struct(expression.children[0])
+                if fields is None:
+                    deps = self._expression_deps(expression.children[0])
+                else:  # each value walked once (a subquery among them is planned once)
                     self.struct_fields[expression.expr_id] = fields
+                    deps = _struct_deps(fields)
                 top = top_function(expression)
                 call = innermost_call(top) if top is not None else None
                 shared = (self.lists, function_name(call.kind), describe(call)) if call is not None else None
@@ -472,7 +505,7 @@ class _Analysis:
                 self._values_and_conditions([left], [left, right], how, deps)
                 return
         subquery = subquery_plan(expression)
-        if subquery is not None:  # (SELECT max(amount) ...), x IN (SELECT ...), EXISTS (...)
+        if subquery is not None and kind in _SCOPED_SUBQUERIES:  # (SELECT max(amount) ...), x IN (SELECT ...)
             # The subquery's own conditions (its filters, joins, groupings, the correlation with
             # the outer query through its outer references) decide this expression's value, not
             # the outer query's rows: they are its inputs, of their kinds. A WHERE over it makes
@@ -488,6 +521,11 @@ class _Analysis:
                 for source, inner in self.attributes.get(expr_id, _NONE).items() if expr_id is not None else ():
                     _merge(deps, source, compose(step, inner))
             return  # its children are the outer columns it correlates with, read in its conditions
+        if subquery is not None:  # another kind of subquery (a lateral one): its values, its conditions global
+            step = compose(how, _transformation("TRANSFORMATION"))
+            for _, expr_id in self.plan(subquery):
+                for source, inner in self.attributes.get(expr_id, _NONE).items() if expr_id is not None else ():
+                    _merge(deps, source, compose(step, inner))
         if kind == "WindowSpecDefinition":
             # the partition and order columns decide which rows the window's value is computed
             # over: INDIRECT WINDOW inputs of the window's output (not of every written column)
@@ -503,7 +541,7 @@ class _Analysis:
         for child in expression.children:
             self._walk(child, combined, deps)
 
-    def _inlined_structs(self, generator: Node) -> list[dict[str, Deps]] | None:
+    def _inlined_structs(self, generator: Node) -> list[list[Deps]] | None:
         """The structs ``inline`` (or ``inline_outer``) makes rows of, when they are built in the
         plan as an array of literal structs (``inline(array(named_struct(...), ...))``): each
         struct's fields with their own sources; None otherwise (every input then reaches every
@@ -513,18 +551,14 @@ class _Analysis:
         structs = [self._built_struct(element) for element in generator.children[0].children]
         return None if any(struct is None for struct in structs) else [s for s in structs if s is not None]
 
-    def _built_struct(self, expression: Node) -> dict[str, Deps] | None:
+    def _built_struct(self, expression: Node) -> list[Deps] | None:
         """The fields of a struct built here (``named_struct('given', first, ...)``, ``struct(first,
-        ...)``: Spark's ``CreateNamedStruct``, names and values in turn), each with its value's
-        own sources; None for any other expression."""
-        if expression.kind != "CreateNamedStruct" or len(expression.children) % 2:
+        ...)``: Spark's ``CreateNamedStruct``, names and values in turn), in order, each with its
+        value's own sources; None for any other expression."""
+        if expression.kind != "CreateNamedStruct" or len(expression.children) % 2 \
+                or any(name.kind != "Literal" for name in expression.children[::2]):
             return None
-        fields: dict[str, Deps] = {}
-        for name, value in zip(expression.children[::2], expression.children[1::2], strict=True):
-            if name.kind != "Literal" or not isinstance(name.fields.get("value"), str):
-                return None
-            fields[name.fields["value"]] = self._expression_deps(value)
-        return fields
+        return [self._expression_deps(value) for value in expression.children[1::2]]
 
     def _struct_field(self, expression: Node, how: Transformation, deps: Deps) -> bool:
         """``address.city`` read straight from a relation's column is that nested field, as is:
@@ -534,8 +568,9 @@ class _Analysis:
         attribute, path = struct_path(expression)
         built = self.struct_fields.get(attribute.expr_id) if attribute is not None and attribute.expr_id is not None \
             else None
-        if built is not None and len(path) == 1 and path[0] in built:
-            for source, inner in built[path[0]].items():
+        ordinal = expression.fields.get("ordinal")
+        if built is not None and len(path) == 1 and isinstance(ordinal, int) and 0 <= ordinal < len(built):
+            for source, inner in built[ordinal].items():
                 _merge(deps, source, compose(how, inner))
             return True
         passed = self.attributes.get(attribute.expr_id) if attribute is not None and attribute.expr_id is not None \
@@ -571,8 +606,19 @@ class _Analysis:
         for condition in conditions:
             self._walk(condition, _IDENTITY, condition_deps)
         for source, inner in condition_deps.items():
-            _merge(deps, source, inner if inner.type == _INDIRECT else
+            _merge(deps, source, inner if inner.type == _INDIRECT and inner.subtype not in PER_COLUMN else
                    Transformation(_INDIRECT, subtype, masking=inner.masking))
+
+
+def _struct_deps(fields: list[Deps]) -> Deps:
+    """A built struct's own sources: every field's value, transformed into the struct (as any
+    function's arguments are)."""
+    deps = Deps()
+    into = _transformation("TRANSFORMATION")
+    for value in fields:
+        for source, how in value.items():
+            _merge(deps, source, compose(into, how))
+    return deps
 
 
 def _transformation(subtype: str, masking: bool = False) -> Transformation:

@@ -78,8 +78,8 @@ def build_tree(nodes: list[dict[str, Any]]) -> Node:
             pending.append((node, count))
         if not pending:
             break
-    if root is None:
-        raise ValueError("an empty plan array has no tree")
+    if root is None or pending:
+        raise ValueError("a plan array that ends before its tree does has no tree")
     return root
 
 

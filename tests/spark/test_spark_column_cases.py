@@ -605,3 +605,40 @@ def test_a_correlated_scalar_subquery_s_conditions_are_inputs_of_its_column_only
     assert sources(spent, "spent") == {("orders", "amount", "DIRECT", "AGGREGATION"),
                                        ("orders", "person", "INDIRECT", "FILTER"),
                                        ("people", "id", "INDIRECT", "FILTER")}
+
+
+def test_struct_fields_subqueries_and_ctes_across_the_shapes_they_meet(spark: SparkSession, lake: Path,
+                                                                      log_root: Path, run_job: Any) -> None:
+    """Where the rules above meet: a built struct's field after a UNION reads every branch's
+    value; inline over structs repeating a name keeps each position; a subquery over a CTE scopes
+    the CTE's filter to the subquery's column, as the same query written inline does; a subquery
+    inside a built struct is one operation; a CASE inside a window's order key is a WINDOW input."""
+    from pyspark.sql.window import Window
+
+    spark.read.parquet(str(lake / "people")).createOrReplaceTempView("case_people_m")
+    spark.read.parquet(str(lake / "orders")).createOrReplaceTempView("case_orders_m")
+
+    def job() -> None:
+        spark.sql("select s.g from (select named_struct('g', first) s from case_people_m union all "
+                  "select named_struct('g', last) s from case_people_m)").write.parquet(str(lake / "unioned"))
+        spark.sql("select inline(array(named_struct('a', first, 'a', last))) from case_people_m"
+                  ).toDF("a1", "a2").write.parquet(str(lake / "repeated"))
+        spark.sql("with big as (select * from case_orders_m where amount > 5) "
+                  "select id, (select max(amount) from big) as m from case_people_m").write.parquet(str(lake / "cte"))
+        spark.sql("select named_struct('a', (select max(amount) from case_orders_m), 'b', first) s "
+                  "from case_people_m").write.parquet(str(lake / "struct_sub"))
+        people = spark.table("case_people_m")
+        by_case = Window.orderBy(F.when(F.col("age") > 3, F.col("first")))
+        people.select("id", F.rank().over(by_case).alias("r")).write.parquet(str(lake / "case_key"))
+    run_job(job)
+    found = records(log_root)
+    assert sources(found["unioned"], "g") == direct(("people", "first", "IDENTITY"), ("people", "last", "IDENTITY"))
+    assert sources(found["repeated"], "a1") == direct(("people", "first", "IDENTITY"))
+    assert sources(found["repeated"], "a2") == direct(("people", "last", "IDENTITY"))
+    assert sources(found["cte"], "id") == direct(("people", "id", "IDENTITY"))
+    assert sources(found["cte"], "m") == {("orders", "amount", "DIRECT", "AGGREGATION"),
+                                          ("orders", "amount", "INDIRECT", "FILTER")}
+    names = [op["name"] for op in found["struct_sub"]["operations"] if op["type"] == "transform"]
+    assert names.count("max") == 1, names
+    assert sources(found["case_key"], "r") == {("people", "age", "INDIRECT", "WINDOW"),
+                                               ("people", "first", "INDIRECT", "WINDOW")}

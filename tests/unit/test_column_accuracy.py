@@ -88,3 +88,16 @@ def test_the_labelled_set_has_at_least_80_cases_across_the_shapes_in_both_forms(
             "distinct", "table", "view"} <= shapes
     assert {case.form for case in CASES} == {"sql", "dataframe"}
     assert all(case.expected and all(case.expected.values()) for case in CASES)  # every case expects columns
+
+
+def test_a_column_expected_to_read_nothing_must_still_be_written() -> None:
+    """A literal column has no sources to count: a case is exact only when its written columns
+    are the expected ones (an output never captured is wrong, not vacuously right)."""
+    labelled = expected(id="people.id IDENTITY", version="")
+    assert not score_case("lost", "projection", labelled, expected(id="people.id IDENTITY")).right
+    outcome = score_case("none", "projection", {"out": {"version": set()}}, {})
+    assert not outcome.right and differences(outcome) == ["column out.version not written"]
+    extra = score_case("more", "projection", expected(id="people.id IDENTITY"),
+                       expected(id="people.id IDENTITY", other=""))
+    assert differences(extra) == ["column out.other written, not expected"]
+    assert score_case("same", "projection", labelled, labelled).right

@@ -192,7 +192,17 @@ def test_detailed_drawings_sharing_a_memo_draw_what_each_draws_alone() -> None:
         {"id": "w2", "type": "write", "name": "write", "outputs": ["x", "y"],
          "inputs": [{"field": "x", "origin": "t2"}, {"field": "y", "origin": "t4"}]},
     ]}
-    for payload in (record(), stacked):
+    rewritten = {"destination": {"name": "out"}, "operations": [  # a write's output read again, then written
+        {"id": "r", "type": "read", "name": "read", "inputs": [{"source": {"name": "src"}}], "outputs": ["a"]},
+        {"id": "t1", "type": "transform", "name": "upper", "inputs": [{"field": "a"}], "outputs": ["x"]},
+        {"id": "t4", "type": "transform", "name": "lower", "inputs": [{"field": "a"}], "outputs": ["y"]},
+        {"id": "w1", "type": "write", "name": "write", "outputs": ["x", "y"],
+         "inputs": [{"field": "x", "origin": "t1"}, {"field": "y", "origin": "t4"}]},
+        {"id": "t2", "type": "transform", "name": "trim", "inputs": [{"field": "x", "origin": "w1"}], "outputs": ["z"]},
+        {"id": "w2", "type": "write", "name": "write", "outputs": ["x", "y"],
+         "inputs": [{"field": "z", "origin": "t2"}, {"field": "z", "origin": "t2"}]},
+    ]}
+    for payload in (record(), stacked, rewritten):
         paths = list(stored(payload).values())
         shared: dict[str, dict[str, Any]] = {}  # one object per operation, as the store rebuilds a set's paths
         for path in paths:

@@ -73,7 +73,7 @@ def detailed_view(path: PathDocument, dataset: str, memo: DetailedMemo | None = 
         operation = operations[ref[1]]
         target = ref in targets
         known = None if target else memo.drawn.get((id(operation), ref[0]))
-        if known is not None:
+        if known is not None and not any(parent in targets for parent, _, _ in known[1]):
             return known[0], known[1]
         head = key_of(ref)
         if target:
@@ -92,7 +92,9 @@ def detailed_view(path: PathDocument, dataset: str, memo: DetailedMemo | None = 
             if transformation is not None:
                 edge["transformation"] = transformation
             into.append((parent, (source, head, op_id, name, sort_key(transformation)), edge))
-        if not target:  # a write's output is the path's field; any other node is the same in every path
+        # the same in every path, unless it reads this path's field itself (a write's output read
+        # again by a later operation), whose node is the path's own field node
+        if not target and not any(parent in targets for parent, _, _ in into):
             memo.drawn[(id(operation), ref[0])] = (entry, into, operation)
         return entry, into
 
