@@ -392,9 +392,9 @@ class _Analysis:
         for name, value in node.fields.items():
             if name in ("output",) or not isinstance(value, list):
                 continue
-            trees = [value] if is_tree(value) else [item for item in value if is_tree(item)]
-            for tree in trees:
-                expression = build_tree(tree)
+            # the node's own (cached) trees: a subquery among them is the plan whose leaves were
+            # numbered (a lateral join's subquery), not a copy its leaves are unknown in
+            for expression in node.expressions(name):
                 if expression.kind.endswith(("Relation", "Project", "Command")):
                     continue
                 for source, how in self._expression_deps(expression).items():

@@ -642,3 +642,20 @@ def test_struct_fields_subqueries_and_ctes_across_the_shapes_they_meet(spark: Sp
     assert names.count("max") == 1, names
     assert sources(found["case_key"], "r") == {("people", "age", "INDIRECT", "WINDOW"),
                                                ("people", "first", "INDIRECT", "WINDOW")}
+
+
+def test_a_lateral_join_is_captured_read_generically(spark: SparkSession, lake: Path, log_root: Path) -> None:
+    """LATERAL (SELECT ... WHERE o.person = p.id): a plan node the analysis reads generically, with
+    its note, and a captured write naming both datasets (before, naming the lateral subquery's
+    leaves failed and the write was not captured at all)."""
+    spark.read.parquet(str(lake / "people")).createOrReplaceTempView("case_people_l")
+    spark.read.parquet(str(lake / "orders")).createOrReplaceTempView("case_orders_l")
+    with track(spark, namespace="default", application="cases", program="lateral", log_root=str(log_root)) as tracker:
+        spark.sql("select p.id, x.m from case_people_l p, lateral (select max(amount) m from case_orders_l o "
+                  "where o.person = p.id) x").write.parquet(str(lake / "lateral"))
+    assert len(tracker.warnings) == 1 and "read generically" in tracker.warnings[0] \
+        and "LateralJoin" in tracker.warnings[0], tracker.warnings
+    assert tracker.writes == 1
+    found = records(log_root)["lateral"]
+    assert ("people", "id", "DIRECT", "IDENTITY") in sources(found, "id")
+    assert {("orders", "read"), ("people", "read"), ("lateral", "write")} <= accesses(log_root)
