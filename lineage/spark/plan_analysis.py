@@ -293,13 +293,20 @@ class _Analysis:
         """A CTE's definition: its outputs and its conditions (filters, joins...), kept by its id
         for the references to it: its conditions hold where it is read (in a subquery, for that
         subquery's expression only), not where it is defined."""
-        outer_indirect, self.indirect = self.indirect, {}
-        outputs = self.plan(definition.children[0]) if definition.children else []
-        inner_indirect, self.indirect = self.indirect, outer_indirect
+        outputs, inner_indirect = self._plan_apart(definition.children[0]) if definition.children else ([], {})
         cte_id = definition.fields.get("id")
         if isinstance(cte_id, int):
             self.ctes[cte_id] = outputs
             self.cte_conditions[cte_id] = inner_indirect
+
+    def _plan_apart(self, node: Node) -> tuple[list[tuple[str, int | None]], dict[tuple[Column, str], Transformation]]:
+        """``node``'s outputs, and the conditions (filters, joins, groupings...) planning it found,
+        kept apart from the query's: a CTE's or a subquery's hold where it is read."""
+        outer, self.indirect = self.indirect, {}
+        try:
+            return self.plan(node), self.indirect
+        finally:
+            self.indirect = outer
 
     def _cte_ref(self, node: Node) -> list[tuple[str, int | None]]:
         """A reference to a CTE: its attributes stand for the definition's, by position."""
@@ -510,9 +517,7 @@ class _Analysis:
             # the outer query through its outer references) decide this expression's value, not
             # the outer query's rows: they are its inputs, of their kinds. A WHERE over it makes
             # them conditions of every written column, as any input of a filter's condition is.
-            outer_indirect, self.indirect = self.indirect, {}
-            outputs = self.plan(subquery)
-            inner_indirect, self.indirect = self.indirect, outer_indirect
+            outputs, inner_indirect = self._plan_apart(subquery)
             for (source, _), condition in inner_indirect.items():
                 _merge(deps, source, compose(how, condition))
             # EXISTS (SELECT * ...) tests for rows: no value of the subquery's own is read
