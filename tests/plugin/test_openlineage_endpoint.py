@@ -182,7 +182,8 @@ def test_what_the_endpoint_wrote_is_few_whole_files_the_compaction_turns_into_ru
         server: str, writer_key: str, log_root: Path, warehouse: str) -> None:  # type: ignore[no-untyped-def]
     lines = sealed_lines(log_root)
     files = list(log_root.glob("dt=*/hour=*/*.jsonl"))
-    assert 1 <= len(files) <= 8  # appends share files; a file is sealed each second at most
+    hours = {path.parent for path in files}  # a run crossing an hour seals its file at the boundary
+    assert 1 <= len(files) <= 7 + len(hours)  # appends share files; a file is sealed each second at most
     assert all(path.name.startswith("openlineage-") for path in files)
 
     settings = Settings.from_env({"LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": warehouse})
