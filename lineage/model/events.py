@@ -321,7 +321,7 @@ def to_staged_row(event: Mapping[str, Any], source_file: str, line_number: int) 
         dataset = payload["dataset"]
         row.update(dataset_namespace=dataset.get("namespace", event["namespace"]),
                    dataset_type=dataset.get("type", "dataset"), dataset=dataset["name"])
-    if kind in ("field_operations", "metadata_change", "run_parent", "run_facets", "dataset_facets"):
+    if kind in ("field_operations", "metadata_change", "run_parent", "run_facets", "dataset_facets", "openlineage"):
         # Kept whole: the field-lineage and metadata stages own the semantics of the first two, the
         # merge reads the others' JSON.
         row["payload"] = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS).decode("utf-8")

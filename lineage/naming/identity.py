@@ -14,6 +14,14 @@ contain ``/``, so a rendered name never collides with one.
 A **job** keeps its identity too: the OpenLineage job namespace is the program's application
 and the job name its program (any text), of program type ``openlineage``.
 
+The warehouse's **own names** (datasets and programs of our client) have an OpenLineage
+identity of the reserved scheme ``lineage://`` (``NATIVE_SCHEME``), which is how the export
+names them and which the mapping reads back to the same names: dataset ``orders`` of namespace
+``sales`` is ``(lineage://sales, orders)`` (a stream ``(lineage://sales/streams, clicks)``), and
+program ``etl`` of type ``spark`` in application ``nightly`` of ``sales`` is the job
+``(lineage://sales/nightly, spark/etl)``. Such an identity lands in its own namespace (before
+any rule of the map), so a poster needs WRITE there, as for any other.
+
 Which **warehouse namespace** (authorization, quarantine of unknown namespaces) an identity
 lands in is decided by ``NamespaceMap`` (the setting ``LINEAGE_NAMESPACE_MAP``): the longest
 configured prefix of the OpenLineage namespace wins; otherwise a job namespace that is a valid
@@ -39,6 +47,7 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 _WAREHOUSE_NAMESPACE = re.compile(r"[A-Za-z0-9_]{1,64}\Z")  # the event format's namespace rule
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_PROGRAM_TYPE = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")  # the event format's program type rule
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,7 @@ def _checked_identity(namespace: object, name: object) -> DatasetIdentity:
         if _CONTROL.search(value):
             raise InvalidEntityError(f"dataset {label} {value[:80]!r} contains a control character")
     identity = DatasetIdentity(str(namespace), str(name))
+    native_dataset(identity)  # a name of the reserved scheme must be one the warehouse could have
     if len(identity.render()) > MAX_RENDERED_LENGTH:
         raise InvalidEntityError(f"dataset {identity.render()[:80]!r}...: namespace and name are over "
                                  f"{MAX_RENDERED_LENGTH} characters together")
@@ -100,6 +110,56 @@ def parse_dataset(rendered: str) -> DatasetIdentity | None:
         return None
     namespace = scheme + rest[:cut].replace("%2F", "/").replace("%25", "%")
     return DatasetIdentity(namespace, rest[cut + 1:])
+
+
+NATIVE_SCHEME = "lineage://"
+_STREAMS = "streams"
+
+
+def native_dataset(identity: DatasetIdentity) -> tuple[str, str, str] | None:
+    """``(warehouse namespace, dataset type, name)`` of an identity of the reserved scheme (None
+    for any other); InvalidEntityError when it names no dataset the warehouse could have."""
+    if not identity.namespace.startswith(NATIVE_SCHEME):
+        return None
+    namespace, _, kind = identity.namespace[len(NATIVE_SCHEME):].partition("/")
+    if not _WAREHOUSE_NAMESPACE.match(namespace) or kind not in ("", _STREAMS):
+        raise InvalidEntityError(f"dataset namespace {identity.namespace[:80]!r}: the {NATIVE_SCHEME} scheme names "
+                                 f"the warehouse's own datasets, as {NATIVE_SCHEME}<namespace> or "
+                                 f"{NATIVE_SCHEME}<namespace>/{_STREAMS}")
+    if parse_dataset(identity.name) is not None:
+        raise InvalidEntityError(f"dataset name {identity.name[:80]!r} of {NATIVE_SCHEME}: a name of the "
+                                 "warehouse's own holds no '<scheme>://.../' identity")
+    return namespace, "stream" if kind else "dataset", identity.name
+
+
+def exported_dataset(namespace: str, dataset_type: str, name: str) -> DatasetIdentity:
+    """The OpenLineage identity of a warehouse dataset: the identity its name renders, or for a
+    name of our own client one of the reserved scheme (``native_dataset`` reads it back)."""
+    parsed = parse_dataset(name) if dataset_type == "dataset" else None
+    if parsed is not None:
+        return parsed
+    return DatasetIdentity(NATIVE_SCHEME + namespace + ("/" + _STREAMS if dataset_type == "stream" else ""), name)
+
+
+def exported_job(namespace: str, application: str, program_type: str, program: str) -> tuple[str, str]:
+    """The OpenLineage job ``(namespace, name)`` of a warehouse program: an OpenLineage job's own,
+    or for a program of our own client one of the reserved scheme (``job_program`` reads it back)."""
+    if program_type == PROGRAM_TYPE:
+        return application, program
+    return f"{NATIVE_SCHEME}{namespace}/{application}", f"{program_type}/{program}"
+
+
+def _native_job(job_namespace: str, job_name: str) -> JobProgram | None:
+    if not job_namespace.startswith(NATIVE_SCHEME):
+        return None
+    namespace, _, application = job_namespace[len(NATIVE_SCHEME):].partition("/")
+    program_type, _, program = job_name.partition("/")
+    if (not _WAREHOUSE_NAMESPACE.match(namespace) or not application or not program
+            or not _PROGRAM_TYPE.match(program_type) or program_type == PROGRAM_TYPE):
+        raise InvalidEntityError(f"job {job_namespace[:80]!r} / {job_name[:80]!r}: the {NATIVE_SCHEME} scheme names "
+                                 f"the warehouse's own programs, as namespace {NATIVE_SCHEME}<namespace>/<application> "
+                                 "and name <program type>/<program>")
+    return JobProgram(namespace, application, program, program_type)
 
 
 def check_job_part(label: str, value: object) -> str:
@@ -131,7 +191,11 @@ class JobProgram:
 def job_program(job_namespace: object, job_name: object, namespaces: NamespaceMap) -> JobProgram:
     """The program of the OpenLineage job ``(job_namespace, job_name)``; InvalidEntityError names a bad part."""
     application = check_job_part("namespace", job_namespace)
-    return JobProgram(namespaces.for_job(application), application, check_job_part("name", job_name))
+    name = check_job_part("name", job_name)
+    native = _native_job(application, name)
+    if native is not None and namespaces.for_job(application) == native.namespace:
+        return native
+    return JobProgram(namespaces.for_job(application), application, name)
 
 
 def _scheme(namespace: str) -> str:
@@ -163,21 +227,36 @@ class NamespaceMap:
 
     def for_dataset(self, ol_namespace: str) -> str:
         """The warehouse namespace of a dataset of data source ``ol_namespace``."""
-        return self._mapped(ol_namespace) or self.fallback
+        return _own_namespace(ol_namespace) or self._mapped(ol_namespace) or self.fallback
 
     def dataset_ref(self, identity: DatasetIdentity) -> dict[str, str]:
-        """A dataset as our events name it: its warehouse namespace and its rendered identity."""
-        return {"namespace": self.for_dataset(identity.namespace), "name": identity.render()}
+        """A dataset as our events name it: its warehouse namespace and its rendered identity (a
+        name of the reserved scheme: the warehouse name it stands for, unless a pinned map put it
+        in another namespace, where it stays rendered)."""
+        namespace = self.for_dataset(identity.namespace)
+        native = native_dataset(identity)
+        if native is not None and native[0] == namespace:
+            kind = {"type": native[1]} if native[1] != "dataset" else {}
+            return {"namespace": namespace, "name": native[2], **kind}
+        return {"namespace": namespace, "name": identity.render()}
 
     def for_job(self, ol_namespace: str) -> str:
         """The warehouse namespace of a job of OpenLineage namespace ``ol_namespace``."""
-        mapped = self._mapped(ol_namespace)
+        mapped = _own_namespace(ol_namespace) or self._mapped(ol_namespace)
         if mapped:
             return mapped
         return ol_namespace if _WAREHOUSE_NAMESPACE.match(ol_namespace) else DEFAULT_NAMESPACE
 
 
 NO_MAPPING = NamespaceMap()  # the defaults alone
+
+
+def _own_namespace(ol_namespace: str) -> str | None:
+    """The warehouse namespace an OpenLineage namespace of the reserved scheme names."""
+    if not ol_namespace.startswith(NATIVE_SCHEME):
+        return None
+    namespace = ol_namespace[len(NATIVE_SCHEME):].partition("/")[0]
+    return namespace if _WAREHOUSE_NAMESPACE.match(namespace) else None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ accesses, field lineage, schemas and search need no second code path:
 - a ``schema`` facet is an observed schema (``observe_schema``): a fact about the dataset, which
   becomes its SYSTEM schema and, when it differs, a new version whatever it changes (nested
   fields as ``a/b`` paths);
+- a RunEvent itself is kept as it came (``kept_verbatim``), for the export to give back;
 - a ``columnLineage`` facet on an output becomes one field-operations record for it: a read per
   source dataset, one operation per output field whose inputs keep their transformation (type,
   subtype, description, masking), and the write.
@@ -205,6 +206,24 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
                             producer=envelope.get("producer"))
               for index, (kind, namespace, run, payload) in enumerate(derived)]
     return events + _kept_events(event, envelope, run, namespaces, first_index=len(events))
+
+
+def kept_verbatim(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
+    """A RunEvent as it came, for the warehouse to give back (the export); None for a DatasetEvent
+    or JobEvent. It is the checked envelope itself, of kind ``openlineage``, named by its run,
+    whose payload holds the event and the warehouse namespaces it touches (an export gives it
+    only to a caller who may read them all). No raw-format event (the format's ``openlineage``
+    kind has no run): only the compaction's staging reads it, beside what ``expand`` derives,
+    keyed by the envelope's content id, so the same event is kept once."""
+    event = envelope["payload"]
+    if event_shape(event) != "run":
+        return None
+    namespaces = PinnedNamespaceMap.pinned(envelope.get("namespaces"), namespaces)
+    try:
+        run = job_program(event["job"]["namespace"], event["job"]["name"], namespaces).run(event["run"]["runId"])
+    except InvalidEntityError as exc:
+        raise InvalidEventError(f"OpenLineage event: {exc}") from exc
+    return {**envelope, "run": run, "payload": {"event": event, "namespaces": sorted(touched_namespaces(envelope))}}
 
 
 def _kept_events(event: dict[str, Any], envelope: Mapping[str, Any], run: dict[str, str],

@@ -22,7 +22,7 @@ from lineage.errors import InvalidEventError
 from lineage.model.events import PARSED_COLUMNS, Rejection, parse_line, quarantine_text, to_staged_row
 from lineage.naming.identity import NO_MAPPING, NamespaceMap
 from lineage.openlineage.mapping import KIND as OPENLINEAGE
-from lineage.openlineage.mapping import expand
+from lineage.openlineage.mapping import expand, kept_verbatim
 
 PARSED_SCHEMA = T.StructType([
     T.StructField(name, T.LongType() if sql_type == "bigint" else T.StringType(), nullable=True)
@@ -78,7 +78,8 @@ def _parse_one(line: str, file_path: str, line_number: int, max_event_bytes: int
     events = [parsed]
     if parsed["kind"] == OPENLINEAGE:
         try:
-            events = expand(parsed, namespaces)
+            kept = kept_verbatim(parsed, namespaces)
+            events = [*([kept] if kept else []), *expand(parsed, namespaces)]
         except InvalidEventError as exc:
             return [_rejected(line, file_path, line_number, str(exc))]
     rows = []

@@ -311,6 +311,15 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
             facet = excluded.facet, event_time = excluded.event_time, batch_id = excluded.batch_id
         where (excluded.event_time, excluded.facet::text) > (f.event_time, f.facet::text)""",
               kinds=("run_facets",)),
+    MergeStep("openlineage events", f"""
+        insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event, batch_id)
+        select e.event_id, r.run_key, {_EVENT_TIME},
+               array(select jsonb_array_elements_text(e.payload::jsonb -> 'namespaces')),
+               e.payload::jsonb -> 'event', %(batch)s
+        from {{events}} e {_EVENT_RUN}
+        where e.kind = 'openlineage'
+        on conflict (event_id) do nothing""",
+              kinds=("openlineage",)),
     MergeStep("run warnings", f"""
         insert into lineage.run_warnings as w (run_key, warning, first_seen_at)
         select r.run_key, warning, min({_EVENT_TIME})

@@ -54,6 +54,7 @@ _STEPS: list[tuple[str, str]] = [
     ("run_parents", "delete from lineage.run_parents where run_key in (select run_key from old_runs)"),
     ("run_facets", "delete from lineage.run_facets where run_key in (select run_key from old_runs)"),
     ("run_warnings", "delete from lineage.run_warnings where run_key in (select run_key from old_runs)"),
+    ("openlineage_events", "delete from lineage.openlineage_events where run_key in (select run_key from old_runs)"),
     ("dataset_facets", """delete from lineage.dataset_facets f
                           where f.dataset_key in (select dataset_key from lineage.datasets where namespace = %(ns)s)
                             and f.event_time < %(before)s"""),
