@@ -33,7 +33,8 @@ MAX_FACET_NAME_LENGTH = 256
 MAX_ALIASES = 100
 PARENT_FACET = "parent"
 SYMLINKS_FACET = "symlinks"
-MAPPED_RUN_FACETS = frozenset({PARENT_FACET})
+WAREHOUSE_RUN_FACET = "lineageWarehouse_run"  # run ids the export gave as UUIDs: {runId, parentRunId, rootRunId}
+MAPPED_RUN_FACETS = frozenset({PARENT_FACET, WAREHOUSE_RUN_FACET})
 MAPPED_DATASET_FACETS = frozenset({"schema", "columnLineage", SYMLINKS_FACET})
 
 
@@ -98,10 +99,28 @@ def parent_links(event: Mapping[str, Any], namespaces: NamespaceMap) -> tuple[di
     if damaged is not None:
         warnings.insert(0, f"parent facet's parent run skipped: {damaged} (its root is kept)" if "root" in links
                         else f"parent facet skipped: {damaged}")
+    kept_ids = warehouse_run_ids(event)
+    for relation, key in (("parent", "parentRunId"), ("root", "rootRunId")):
+        if relation in links and key in kept_ids:
+            links[relation]["run_id"] = kept_ids[key]
     for relation, label in (("parent", "parent facet's run.runId"), ("root", "parent facet's root run.runId")):
         if relation in links and not is_uuid(links[relation]["run_id"]):
             warnings.append(f"{label} is not a UUID; kept as sent")
     return links, warnings
+
+
+def warehouse_run_ids(event: Mapping[str, Any]) -> dict[str, str]:
+    """The run ids a warehouse export kept in the ``lineageWarehouse_run`` run facet, by key
+    (``runId``, ``parentRunId``, ``rootRunId``), for runs whose ids are no UUID: the export gave
+    the spec a UUID derived from each, and the mapping reads the ids back. Only valid ids."""
+    run = event.get("run")
+    facets = run.get("facets") if isinstance(run, Mapping) else None
+    facet = facets.get(WAREHOUSE_RUN_FACET) if isinstance(facets, Mapping) else None
+    if not isinstance(facet, Mapping):
+        return {}
+    return {key: value for key in ("runId", "parentRunId", "rootRunId")
+            if isinstance(value := facet.get(key), str) and 0 < len(value) <= MAX_ID_LENGTH
+            and not _CONTROL.search(value)}
 
 
 def _run_of(reference: Any, namespaces: NamespaceMap) -> dict[str, str]:

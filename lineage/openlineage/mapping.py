@@ -56,6 +56,7 @@ from lineage.openlineage.facets import (
     aliases,
     kept_facets,
     parent_links,
+    warehouse_run_ids,
 )
 
 KIND = "openlineage"
@@ -181,7 +182,7 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
     if shape != "run":
         return []
     try:
-        run = job_program(event["job"]["namespace"], event["job"]["name"], namespaces).run(event["run"]["runId"])
+        run = job_program(event["job"]["namespace"], event["job"]["name"], namespaces).run(run_id_of(event))
     except InvalidEntityError as exc:
         raise InvalidEventError(f"OpenLineage event: {exc}") from exc
     namespace = envelope["namespace"]
@@ -208,6 +209,12 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
     return events + _kept_events(event, envelope, run, namespaces, first_index=len(events))
 
 
+def run_id_of(event: Mapping[str, Any]) -> str:
+    """The run id a RunEvent names: its ``runId``, or the id a warehouse export kept beside the
+    UUID it gave (``lineageWarehouse_run``)."""
+    return warehouse_run_ids(event).get("runId") or str(event["run"]["runId"])
+
+
 def kept_verbatim(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
     """A RunEvent as it came, for the warehouse to give back (the export); None for a DatasetEvent
     or JobEvent. It is the checked envelope itself, of kind ``openlineage``, named by its run,
@@ -220,7 +227,7 @@ def kept_verbatim(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> dict
         return None
     namespaces = PinnedNamespaceMap.pinned(envelope.get("namespaces"), namespaces)
     try:
-        run = job_program(event["job"]["namespace"], event["job"]["name"], namespaces).run(event["run"]["runId"])
+        run = job_program(event["job"]["namespace"], event["job"]["name"], namespaces).run(run_id_of(event))
     except InvalidEntityError as exc:
         raise InvalidEventError(f"OpenLineage event: {exc}") from exc
     return {**envelope, "run": run, "payload": {"event": event, "namespaces": sorted(touched_namespaces(envelope))}}

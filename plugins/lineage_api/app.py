@@ -33,6 +33,7 @@ from lineage_api.routes import (
     metadata,
     namespaces,
     openlineage,
+    openlineage_export,
     pages,
     run_lineage,
     search,
@@ -87,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(openlineage.router, prefix="/api/v1")
     app.include_router(status.public_router)
     app.include_router(status.router, **logged_in)
+    app.include_router(openlineage_export.router, prefix="/api/v1", **logged_in)
     for module in (lineage, lineage_diff, run_lineage, field_lineage, field_summaries, namespaces, grants,
                    dataset_schemas, search, metadata, links, ingest_keys):
         app.include_router(module.router, **logged_in)  # search before metadata's {target:path}

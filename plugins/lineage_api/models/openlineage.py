@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ConfigDict, Field
 
@@ -47,3 +47,11 @@ class IngestKey(Body):
 
 class IngestKeyCreated(IngestKey):
     secret: str = Field(description="the whole key, shown this once: send it as 'Authorization: Bearer <key>'")
+
+
+class LineageEvents(Body):
+    """A page of the window's lineage as OpenLineage run events (Marquez's answer shape)."""
+
+    events: list[dict[str, Any]] = Field(description="OpenLineage run events (spec 2-0-2), in time order")
+    totalCount: int = Field(description="the caller's events in the window")
+    withheld: int = Field(description="events of the window touching a namespace the caller may not read")

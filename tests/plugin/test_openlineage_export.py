@@ -1,0 +1,225 @@
+"""OpenLineage out (issue 34): a window's lineage as OpenLineage 2-0-2 run events through
+``GET /lineage/api/v1/events/lineage`` and ``lineage export``, on events compacted by the real
+job into real PostgreSQL: OpenLineage events come back as they came, runs of our own client are
+rendered (names of the reserved ``lineage://`` scheme, parent runs, column lineage with masking),
+every event is valid against the vendored spec, a caller gets only what it may read, and an
+export ingested into a fresh warehouse through the endpoint lands as the same runs, accesses,
+hierarchy and column lineage."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from fastapi.testclient import TestClient
+from openlineage.client.serde import Serde
+
+from lineage.settings import Settings
+from spark_jobs.compaction.job import run_compaction
+from spark_jobs.field_lineage.job import run_field_lineage
+from tests.airflow_support import get_ok as get
+from tests.airflow_support import logged_in_client
+from tests.conftest import create_scratch_db, drop_scratch_db
+from tests.factories import event, iso, move_into_hour, write_log
+from tests.openlineage_spec import validate_events
+from tests.plugin.test_runs_api import AT, END, openlineage_events, workflow_events
+from tests.warehouse.test_openlineage_compaction import client_for
+from warehouse.db.connection import connect
+from warehouse.db.grant_store import put_grant
+from warehouse.db.openlineage_export_store import run_exports
+from warehouse.service.authorization import Privilege
+from warehouse.service.openlineage_export import PRODUCER, column_lineage_fields
+
+EVENTS = "/api/v1/events/lineage"
+LINEAGE = str(Path(sys.executable).parent / "lineage")
+WINDOW = {"after": (AT - timedelta(hours=2)).isoformat(), "before": END.isoformat()}
+
+
+def masked_run() -> list[dict[str, Any]]:
+    """A native run writing ``contacts`` with field lineage: an email copied and one hashed."""
+    run = {"application": "Crm", "program_type": "spark", "program": "Contacts", "run_id": "c-1"}
+    record = {"destination": {"name": "contacts"}, "operations": [
+        {"name": "read", "inputs": [{"source": {"name": "crm"}}], "outputs": ["email", "id"]},
+        {"name": "sha2", "outputs": ["email_hash"],
+         "inputs": [{"field": "email", "transformation": {"type": "DIRECT", "subtype": "TRANSFORMATION",
+                                                          "masking": True}}]},
+        {"type": "write", "name": "write", "inputs": [{"field": "email_hash"}, {"field": "id"}]}]}
+    return [event("run_start", run=run, event_time=iso(AT)),
+            event("dataset_access", {"dataset": {"name": "crm"}, "access": "read"}, run=run, event_time=iso(AT)),
+            event("dataset_access", {"dataset": {"name": "contacts"}, "access": "write"}, run=run,
+                  event_time=iso(AT)),
+            event("field_operations", record, run=run, event_time=iso(AT), schema_version=2),
+            event("run_end", {"status": "completed"}, run=run, event_time=iso(AT + timedelta(minutes=5)))]
+
+
+def compacted(url: str, log_root: Path, until: datetime = END + timedelta(hours=1)) -> None:
+    settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
+    run_compaction(None, interval_end=until, settings=settings)
+    run_field_lineage(None, settings)
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    url = create_scratch_db("ol_export")
+    log_root = tmp_path_factory.mktemp("raw-events")
+    client = client_for(log_root)
+    move_into_hour(log_root, [client.transport.emit(e) for e in openlineage_events()])  # type: ignore[attr-defined]
+    write_log(log_root, [*workflow_events(), *masked_run()])
+    compacted(url, log_root)
+    yield url
+    drop_scratch_db(url)
+
+
+@pytest.fixture
+def api(warehouse: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    with logged_in_client(warehouse, monkeypatch) as client:
+        yield client
+
+
+def everything(api: TestClient, **params: Any) -> dict[str, Any]:
+    return get(api, EVENTS, **WINDOW, limit=1000, sortDirection="asc", **params)
+
+
+def test_openlineage_events_come_back_as_they_came_and_every_event_is_valid(api: TestClient) -> None:
+    answer = everything(api)
+    events = answer["events"]
+    assert answer["totalCount"] == len(events) and answer["withheld"] == 0
+    sent = [Serde.to_dict(e) for e in openlineage_events()]
+    came_back = [e for e in events if e["producer"] == sent[0]["producer"]]
+    rendered = [e for e in events if e["producer"] == PRODUCER]
+    assert len(came_back) + len(rendered) == len(events) and len(rendered) == 2 * 7
+    validate_events(rendered)  # OpenLineage 2-0-2 and each facet's own schema (a sent one may be invalid: as sent)
+    assert sorted(orjson.dumps(e, option=orjson.OPT_SORT_KEYS) for e in came_back) == sorted(
+        orjson.dumps(e, option=orjson.OPT_SORT_KEYS) for e in sent)
+    times = [e["eventTime"] for e in events]
+    newest_first = get(api, EVENTS, **WINDOW, limit=1000)["events"]
+    assert [e["eventTime"] for e in newest_first] == [e["eventTime"] for e in reversed(events)] != times[:0]
+
+
+def test_runs_of_our_client_are_a_start_and_an_end_named_by_the_reserved_scheme(api: TestClient) -> None:
+    events = everything(api)["events"]
+    report = [e for e in events if e["job"]["name"] == "spark/Report"]
+    assert {e["job"]["namespace"] for e in report} == {"lineage://default/Purchases"}
+    by_run: dict[str, list[str]] = {}
+    for item in report:
+        by_run.setdefault(item["run"]["facets"]["lineageWarehouse_run"]["runId"], []).append(item["eventType"])
+    assert by_run == {"r-1": ["START", "COMPLETE"], "r-2": ["START", "COMPLETE"]}
+    end = next(e for e in report if e["eventType"] == "COMPLETE"
+               and e["run"]["facets"]["lineageWarehouse_run"]["runId"] == "r-1")
+    assert [(d["namespace"], d["name"]) for d in end["inputs"]] == [("lineage://default", "totals")]
+    assert [(d["namespace"], d["name"]) for d in end["outputs"]] == [("lineage://default", "report")]
+    parent = end["run"]["facets"]["parent"]
+    assert parent["job"] == {"namespace": "lineage://default/Purchases", "name": "workflow/PurchaseWorkflow"}
+    assert end["run"]["facets"]["lineageWarehouse_run"]["parentRunId"] == "wf-1"
+    assert end["job"]["facets"]["jobType"]["integration"] == "SPARK"
+    assert end["eventTime"] == (AT + timedelta(minutes=30)).isoformat()
+
+
+def test_column_lineage_keeps_each_kind_and_the_masking(api: TestClient) -> None:
+    contacts = next(e for e in everything(api)["events"]
+                    if e["job"]["name"] == "spark/Contacts" and e["eventType"] == "COMPLETE")
+    output = next(d for d in contacts["outputs"] if d["name"] == "contacts")
+    fields = output["facets"]["columnLineage"]["fields"]
+    assert fields["email_hash"]["inputFields"] == [{
+        "namespace": "lineage://default", "name": "crm", "field": "email",
+        "transformations": [{"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": True}]}]
+    assert fields["id"]["inputFields"][0]["transformations"] == [
+        {"type": "DIRECT", "subtype": "IDENTITY", "masking": False}]
+
+
+def test_pages_follow_each_other_and_bad_parameters_are_400s(api: TestClient) -> None:
+    whole = everything(api)["events"]
+    pages = [get(api, EVENTS, **WINDOW, limit=5, offset=offset, sortDirection="asc")["events"]
+             for offset in range(0, len(whole), 5)]
+    assert [e for page in pages for e in page] == whole
+    for params, message in (({"limit": 5000}, "limit 5000 is not between 0 and 1000"),
+                            ({"offset": -1}, "offset -1 is negative"),
+                            ({"sortDirection": "up"}, "sortDirection 'up' is not asc or desc"),
+                            ({"after": "yesterday"}, "after 'yesterday' is not an ISO 8601 time"),
+                            ({"after": "2026-11-20T00:00:00"}, "has no offset"),
+                            ({"after": END.isoformat(), "before": AT.isoformat()}, "after must be before before")):
+        response = api.get(EVENTS, params=params)
+        assert response.status_code == 400, (params, response.text)
+        assert message in response.json()["message"]
+
+
+def test_a_caller_gets_only_events_of_namespaces_it_may_read(warehouse: str, monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    with connect(warehouse) as conn:
+        conn.execute("insert into lineage.namespaces (namespace) values ('other') on conflict do nothing")
+        put_grant(conn, "other-reader", "namespace=other", "other", Privilege.READ, "test")
+    with logged_in_client(warehouse, monkeypatch, username="other-reader", role="viewer") as client:
+        answer = get(client, EVENTS, **WINDOW)
+    assert answer["events"] == [] and answer["totalCount"] == 0 and answer["withheld"] > 0
+
+
+def test_an_export_ingested_elsewhere_lands_as_the_same_runs_accesses_hierarchy_and_column_lineage(
+        api: TestClient, warehouse: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "window.jsonl.gz"
+    since, until = str(int((AT - timedelta(hours=2)).timestamp())), str(int(END.timestamp()))
+    done = subprocess.run([LINEAGE, "export", "--since", since, "--until", until, "--out", str(out)],
+                          env={**os.environ, "LINEAGE_DATABASE_URL": warehouse}, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    summary = done.stderr
+    lines = gzip.decompress(out.read_bytes()).splitlines()
+    assert f"exported {len(lines)} OpenLineage events" in summary
+    assert [orjson.loads(line) for line in lines] == everything(api)["events"]
+
+    other = create_scratch_db("ol_export_again")
+    log_root = tmp_path / "other-log"
+    try:
+        monkeypatch.setenv("LINEAGE_LOG_ROOT", str(log_root))
+        with logged_in_client(other, monkeypatch) as client:
+            posted = client.post("/api/v1/lineage", content=b"[" + b",".join(lines) + b"]",
+                                 headers={"Content-Type": "application/json"})
+            assert posted.status_code == 201, posted.text
+        compacted(other, log_root, datetime.now(UTC) + timedelta(hours=1))  # the endpoint wrote the log now
+        assert _runs(other) == _runs(warehouse)
+        assert _accesses(other) == _accesses(warehouse)
+        assert _links(other) == _links(warehouse)
+        assert _column_lineage(other) == _column_lineage(warehouse) != {}
+    finally:
+        drop_scratch_db(other)
+
+
+_RUN = "p.namespace, p.application, p.program_type, p.program, r.run_id"
+
+
+def _rows(url: str, query: str) -> list[tuple[Any, ...]]:
+    with connect(url) as conn:
+        return sorted(conn.execute(query).fetchall())
+
+
+def _runs(url: str) -> list[tuple[Any, ...]]:
+    return _rows(url, f"select {_RUN}, r.status, r.run_at, r.stopped_at "
+                      "from lineage.runs r join lineage.programs p using (program_key)")
+
+
+def _accesses(url: str) -> list[tuple[Any, ...]]:
+    return _rows(url, f"select {_RUN}, d.namespace, d.dataset_type, d.dataset, a.access "
+                      "from lineage.dataset_accesses a join lineage.datasets d using (dataset_key) "
+                      "join lineage.runs r using (run_key) join lineage.programs p using (program_key)")
+
+
+def _links(url: str) -> list[tuple[Any, ...]]:
+    return _rows(url, f"select {_RUN}, l.relation, l.namespace, l.application, l.program_type, l.program, l.run_id "
+                      "from lineage.run_parents l join lineage.runs r using (run_key) "
+                      "join lineage.programs p using (program_key)")
+
+
+def _column_lineage(url: str) -> dict[tuple[str, str, str], Any]:
+    """Each run's column lineage per written dataset, as the facet reads it."""
+    with connect(url) as conn:
+        keys = [row[0] for row in conn.execute("select run_key from lineage.runs").fetchall()]
+        exports = run_exports(conn, keys)
+    return {(run.program.program, run.run_id, ref.name): column_lineage_fields(records, ref.namespace)
+            for run in exports.values() for ref, records in run.field_records.items()}

@@ -1,0 +1,228 @@
+"""The warehouse's lineage as OpenLineage run events (spec 2-0-2): what the export gives back.
+
+A run that came in as OpenLineage is given back as its events came (``lineage.openlineage_events``,
+verbatim). A run of our own client or of automatic Spark capture is rendered here, from what the
+warehouse keeps of it (``RunExport``), as two events: a START at the run's time (its inputs and
+outputs named) and, once it ended, a COMPLETE, FAIL or ABORT at its end carrying each dataset
+with its facets: ``schema`` (the latest schema version of the dataset),
+``columnLineage`` of each written dataset (``lineage.model.column_lineage``: each output field's
+source fields, each with its transformation type, subtype and masking), the facets kept for the
+dataset, and ``lineageWarehouse_metadata`` (its tags and properties). The run carries ``parent``
+(parent and root run) and the facets kept for it; the job ``jobType`` and the job facets kept.
+
+Names: datasets and programs keep their OpenLineage identity (``lineage.naming.identity``:
+``exported_dataset``, ``exported_job``); names of our own client get one of the reserved scheme
+``lineage://``, which the mapping reads back, so an export ingested into another warehouse lands
+under the same names. A run id that is no UUID (the spec asks for one) is exported as a UUID
+derived from the run's identity, the id itself kept in the ``lineageWarehouse_run`` run facet,
+which the mapping reads back too.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from lineage.model.column_lineage import ColumnSource, column_lineage
+from lineage.naming.identity import exported_dataset, exported_job
+from lineage.openlineage.event import is_uuid
+from lineage.openlineage.facets import WAREHOUSE_RUN_FACET
+
+PRODUCER = "https://github.com/lineage-warehouse/lineage-warehouse/export"
+SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+_FACETS = "https://openlineage.io/spec/facets"
+_SCHEMA_URLS = {
+    "parent": f"{_FACETS}/1-2-0/ParentRunFacet.json#/$defs/ParentRunFacet",
+    "jobType": f"{_FACETS}/2-0-4/JobTypeJobFacet.json#/$defs/JobTypeJobFacet",
+    "schema": f"{_FACETS}/1-2-0/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet",
+    "columnLineage": f"{_FACETS}/1-2-0/ColumnLineageDatasetFacet.json#/$defs/ColumnLineageDatasetFacet",
+    WAREHOUSE_RUN_FACET: "https://lineage-warehouse.dev/spec/facets/1-0-0/LineageWarehouseRunFacet.json",
+    "lineageWarehouse_metadata": "https://lineage-warehouse.dev/spec/facets/1-0-0/LineageWarehouseMetadataFacet.json",
+}
+_ENDS = {"completed": "COMPLETE", "failed": "FAIL", "killed": "ABORT"}
+_RUN_NAMESPACE = uuid.UUID("6f1c3b0e-5a8e-4f59-9d55-0c2b7a1e4d21")  # of the derived run UUIDs
+# Integration and job type of a program type (the jobType facet); others: the type upper-cased, JOB.
+_JOB_TYPES = {"spark": ("SPARK", "APPLICATION"), "workflow": ("LINEAGE_WAREHOUSE", "DAG"),
+              "mapreduce": ("MAPREDUCE", "JOB"), "service": ("LINEAGE_WAREHOUSE", "SERVICE")}
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    namespace: str
+    application: str
+    program_type: str
+    program: str
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetRef:
+    namespace: str
+    dataset_type: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedRunRef:
+    """A run a run links to (its parent or root), named by its identity."""
+
+    program: Program
+    run_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunExport:
+    """What the warehouse keeps of a run, as the export renders it."""
+
+    program: Program
+    run_id: str
+    status: str
+    run_at: datetime
+    stopped_at: datetime | None
+    reads: tuple[DatasetRef, ...] = ()
+    writes: tuple[DatasetRef, ...] = ()
+    parent: LinkedRunRef | None = None
+    root: LinkedRunRef | None = None
+    run_facets: Mapping[str, Any] = field(default_factory=dict)
+    job_facets: Mapping[str, Any] = field(default_factory=dict)
+    # per written dataset, the field-operations records (the run's operation sets) written into it
+    field_records: Mapping[DatasetRef, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    schemas: Mapping[DatasetRef, Sequence[Mapping[str, str]]] = field(default_factory=dict)  # fields: name, type
+    dataset_facets: Mapping[DatasetRef, Mapping[str, Any]] = field(default_factory=dict)
+    metadata: Mapping[DatasetRef, Mapping[str, Any]] = field(default_factory=dict)  # tags, properties
+
+
+def run_events(run: RunExport, which: Iterable[str] = ("start", "end")) -> list[dict[str, Any]]:
+    """The run's events: ``start`` (at its time) and ``end`` (at its end, when it ended)."""
+    events = []
+    for kind in which:
+        if kind == "start":
+            events.append(_event(run, "START", run.run_at, with_facets=run.stopped_at is None))
+        elif run.status in _ENDS and run.stopped_at is not None:
+            events.append(_event(run, _ENDS[run.status], run.stopped_at, with_facets=True))
+    return events
+
+
+def _event(run: RunExport, event_type: str, moment: datetime, *, with_facets: bool) -> dict[str, Any]:
+    namespace, name = job_of(run.program)
+    run_facets: dict[str, Any] = {key: value for key, value in run.run_facets.items()
+                                  if isinstance(value, dict) and key not in ("parent", WAREHOUSE_RUN_FACET)}
+    if run.parent is not None or run.root is not None:
+        run_facets["parent"] = _parent_facet(run.parent or run.root, run.root)  # type: ignore[arg-type]
+    kept_ids = {key: linked.run_id for key, linked in (("runId", run), ("parentRunId", run.parent or run.root),
+                                                       ("rootRunId", run.root)) if linked is not None}
+    if not all(is_uuid(run_id) for run_id in kept_ids.values()):
+        run_facets[WAREHOUSE_RUN_FACET] = _facet(WAREHOUSE_RUN_FACET, kept_ids)
+    job_facets = {key: value for key, value in run.job_facets.items() if isinstance(value, dict)}
+    job_facets.setdefault("jobType", _job_type(run.program))
+    written = set(run.writes)
+    return {
+        "eventType": event_type,
+        "eventTime": moment.isoformat(),
+        "producer": PRODUCER,
+        "schemaURL": SCHEMA_URL,
+        "run": {"runId": exported_run_id(run.program, run.run_id), "facets": run_facets},
+        "job": {"namespace": namespace, "name": name, "facets": job_facets},
+        "inputs": [_dataset(run, ref, with_facets, output=False) for ref in run.reads],
+        "outputs": [_dataset(run, ref, with_facets, output=True) for ref in sorted(written, key=_order)],
+    }
+
+
+def _order(ref: DatasetRef) -> tuple[str, str, str]:
+    return ref.namespace, ref.dataset_type, ref.name
+
+
+def job_of(program: Program) -> tuple[str, str]:
+    return exported_job(program.namespace, program.application, program.program_type, program.program)
+
+
+def exported_run_id(program: Program, run_id: str) -> str:
+    """The run's id when it is a UUID; else a UUID derived from the run's identity (the same each export)."""
+    if is_uuid(run_id):
+        return run_id
+    return str(uuid.uuid5(_RUN_NAMESPACE, "\x1f".join((program.namespace, program.application, program.program_type,
+                                                        program.program, run_id))))
+
+
+def _parent_facet(parent: LinkedRunRef, root: LinkedRunRef | None) -> dict[str, Any]:
+    body: dict[str, Any] = _linked(parent)
+    if root is not None:
+        body["root"] = _linked(root)
+    return _facet("parent", body)
+
+
+def _linked(linked: LinkedRunRef) -> dict[str, Any]:
+    namespace, name = job_of(linked.program)
+    return {"run": {"runId": exported_run_id(linked.program, linked.run_id)},
+            "job": {"namespace": namespace, "name": name}}
+
+
+def _job_type(program: Program) -> dict[str, Any]:
+    integration, job_type = _JOB_TYPES.get(program.program_type, (program.program_type.upper(), "JOB"))
+    return _facet("jobType", {"processingType": "BATCH", "integration": integration, "jobType": job_type})
+
+
+def _facet(name: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {"_producer": PRODUCER, "_schemaURL": _SCHEMA_URLS[name], **body}
+
+
+def _dataset(run: RunExport, ref: DatasetRef, with_facets: bool, *, output: bool) -> dict[str, Any]:
+    identity = exported_dataset(ref.namespace, ref.dataset_type, ref.name)
+    rendered: dict[str, Any] = {"namespace": identity.namespace, "name": identity.name}
+    if not with_facets:
+        return rendered
+    facets: dict[str, Any] = {key: value for key, value in run.dataset_facets.get(ref, {}).items()
+                              if isinstance(value, dict) and key not in ("schema", "columnLineage")}
+    fields = run.schemas.get(ref)
+    if fields:
+        facets["schema"] = _facet("schema", {"fields": _schema_fields(fields)})
+    records = run.field_records.get(ref, ()) if output else ()
+    if records:
+        facets["columnLineage"] = _facet("columnLineage", {"fields": column_lineage_fields(records, ref.namespace)})
+    metadata = run.metadata.get(ref)
+    if metadata:
+        facets["lineageWarehouse_metadata"] = _facet("lineageWarehouse_metadata", dict(metadata))
+    if facets:
+        rendered["facets"] = facets
+    return rendered
+
+
+def _schema_fields(fields: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
+    """A schema's fields as the facet nests them (``a/b`` paths become ``b`` inside ``a``)."""
+    top: list[dict[str, Any]] = []
+    by_path: dict[str, dict[str, Any]] = {}
+    for item in fields:
+        path = item["name"]
+        parent_path, _, leaf = path.rpartition("/")
+        rendered = {"name": leaf, "type": item.get("type") or "unknown"}
+        by_path[path] = rendered
+        parent = by_path.get(parent_path) if parent_path else None
+        if parent is None:
+            top.append(rendered if not parent_path else {**rendered, "name": path})
+        else:
+            parent.setdefault("fields", []).append(rendered)
+    return top
+
+
+def column_lineage_fields(records: Sequence[Mapping[str, Any]], namespace: str) -> dict[str, Any]:
+    """The ``fields`` of a ``columnLineage`` facet for the records written into one dataset: each
+    written field's source fields, each source with every (type, subtype, masking) that reaches it."""
+    merged: dict[str, set[ColumnSource]] = {}
+    for record in records:
+        for written, sources in column_lineage(record, namespace).items():
+            merged.setdefault(written, set()).update(sources)
+    fields: dict[str, Any] = {}
+    for written in sorted(merged):
+        by_field: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        for source in sorted(merged[written]):
+            identity = exported_dataset(source.namespace, "dataset", source.name)
+            transformation: dict[str, Any] = {"type": source.type, "masking": source.masking}
+            if source.subtype:
+                transformation["subtype"] = source.subtype
+            by_field.setdefault((identity.namespace, identity.name, source.field), []).append(transformation)
+        fields[written] = {"inputFields": [
+            {"namespace": namespace_, "name": name, "field": source_field, "transformations": transformations}
+            for (namespace_, name, source_field), transformations in by_field.items()]}
+    return fields
