@@ -17,20 +17,23 @@ function. Tasks are idempotent and retry with exponential backoff.
    `LINEAGE_FIELD_LINEAGE_IN_PROCESS_RECORDS` pending records).
 3. **apply_metadata**: applies the SYSTEM metadata programs recorded (the later event wins by
    event time), each change with its record.
-4. **check**: the quality gate: Great Expectations over the rows of every batch not yet
+4. **propagate_tags**: each tag with a propagation policy (`LINEAGE_TAG_POLICIES`), from the
+   fields it is assigned to, along the field lineage of the last `LINEAGE_TAG_PROPAGATION_DAYS`
+   days, as far as the values flow (`lineage.propagated_tags`; docs/metadata-and-search.md).
+5. **check**: the quality gate: Great Expectations over the rows of every batch not yet
    passed (this run's, and any earlier batch that failed); a failure fails the run (without
    retrying) before the marts are published, and every later run fails the same way until the
    data is fixed or the batch acknowledged (`python -m warehouse.pipeline.quality acknowledge`).
-5. **build_marts**: `dbt build` of the marts (`lineage_marts.*`) and their tests, then the
+6. **build_marts**: `dbt build` of the marts (`lineage_marts.*`) and their tests, then the
    search index (`lineage.search_index`) rebuilt from its dbt view; skipped when nothing new
    was compacted, derived or applied. Under `dbt-ol` with
    `LINEAGE_DBT_OPENLINEAGE=true` (each model's run a child of this task's OpenLineage run
    when Airflow's provider is on).
-6. **publish**: logs the SUMMARY (with the late files taken) and emits the Assets of the tables
+7. **publish**: logs the SUMMARY (with the late files taken) and emits the Assets of the tables
    updated, with the batch id and the count of late files.
-7. **notify**: emits `lineage_metadata_changes` with the ids of the metadata change records
+8. **notify**: emits `lineage_metadata_changes` with the ids of the metadata change records
    this run made; skipped when none.
-8. **announce_changes**: one asset event per dataset whose lineage changed
+9. **announce_changes**: one asset event per dataset whose lineage changed
    (`lineage_marts.lineage_changes`: edges and field sources that appeared, or disappeared on
    a day that is over), through the asset alias `lineage_dataset_changes`, each change once;
    skipped when none is due.
@@ -94,6 +97,14 @@ def lineage_compaction() -> None:
 
         applied = apply_pending(warehouse_url(), auto_create_namespaces=Settings.from_env().auto_create_namespaces)
         return {"events": applied.events, "change_ids": applied.change_ids}
+
+    @task
+    def propagate_tags() -> dict[str, int]:
+        from warehouse.pipeline.airflow_connection import warehouse_url
+        from warehouse.pipeline.tag_propagation import propagate_tags as propagate
+
+        propagated = propagate(warehouse_url())
+        return {"reached": propagated.reached, "stops": propagated.stops}
 
     @task
     def check(compacted: dict[str, Any]) -> list[str]:
@@ -195,10 +206,12 @@ def lineage_compaction() -> None:
     compacted = compact()
     derived = field_lineage()
     applied = apply_metadata()
+    propagated = propagate_tags()
     checks = check(compacted)
     marts = build_marts(compacted, derived, applied)
     published = publish(compacted, derived, applied, marts)
-    compacted >> derived >> applied >> checks >> marts >> published >> notify(compacted, applied) >> announce_changes()
+    compacted >> derived >> applied >> propagated >> checks >> marts >> published
+    published >> notify(compacted, applied) >> announce_changes()
 
 
 lineage_compaction()

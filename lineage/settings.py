@@ -121,6 +121,11 @@ class Settings:
     # Where the API reaches Airflow's REST API to emit asset events (None: the api-server that
     # serves the request, at the address it was called by).
     airflow_api_url: str | None = None
+    # Tags that follow the data (warehouse.service.tag_propagation): tag -> propagation policy
+    # (``LINEAGE_TAG_POLICIES``, a JSON object; "default" is DIRECT IDENTITY and TRANSFORMATION,
+    # masking and aggregation stop it), and the window the compaction DAG propagates over.
+    tag_policies: dict[str, str] = field(default_factory=lambda: {"PII": "default"})
+    tag_propagation_days: int = 30
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -170,6 +175,8 @@ class Settings:
             ingest_max_request_mb=_int(env, "INGEST_MAX_REQUEST_MB", 64, minimum=1, maximum=1024),
             ingest_max_events=_int(env, "INGEST_MAX_EVENTS", 10_000, minimum=1, maximum=1_000_000),
             ingest_read_seconds=_int(env, "INGEST_READ_SECONDS", 60, minimum=1, maximum=3600),
+            tag_policies=_tag_policies(env.get(PREFIX + "TAG_POLICIES", "")),
+            tag_propagation_days=_int(env, "TAG_PROPAGATION_DAYS", 30, minimum=1, maximum=3660),
         )
 
     def spool(self) -> Path:
@@ -299,6 +306,17 @@ def _spark_cluster(env: Mapping[str, str]) -> bool:
 def _spark_conf(raw: str) -> dict[str, str]:
     """Parse ``LINEAGE_SPARK_CONF``: a JSON object, or ``key=value`` pairs separated by commas."""
     return _pairs(raw, "SPARK_CONF", lambda item: item.partition("="))
+
+
+def _tag_policies(raw: str) -> dict[str, str]:
+    """``LINEAGE_TAG_POLICIES``: a JSON object of tag -> policy text (default ``{"PII": "default"}``;
+    ``{}`` propagates no tag). The policies' texts are checked where they are read."""
+    if not raw.strip():
+        return {"PII": "default"}
+    if not raw.strip().startswith("{"):
+        raise SettingsError(f"{PREFIX}TAG_POLICIES must be a JSON object of tag -> policy, "
+                            'e.g. {"PII": "default", "email": "carries=IDENTITY"}')
+    return _pairs(raw, "TAG_POLICIES", lambda item: item.partition("="))
 
 
 def namespace_map(raw: str) -> NamespaceMap:

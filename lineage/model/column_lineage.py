@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from lineage.model.field_paths import FieldRef, SourceRef, Transformation, normalize, written_inputs
+from lineage.model.field_paths import FieldRecord, FieldRef, SourceRef, Transformation, normalize, written_inputs
 
 _DIRECT, _INDIRECT = "DIRECT", "INDIRECT"
 IDENTITY = Transformation(_DIRECT, "IDENTITY")
@@ -39,6 +39,7 @@ class ColumnSource(NamedTuple):
     type: str
     subtype: str
     masking: bool = False
+    dataset_type: str = "dataset"  # the source dataset's: dataset or stream
 
 
 def compose(outer: Transformation, inner: Transformation) -> Transformation:
@@ -70,27 +71,68 @@ def column_lineage(record: Mapping[str, Any], namespace: str = "") -> dict[str, 
     record is read as the compaction reads it (``normalize``: inputs without an origin resolved,
     destination fields from the writes); InvalidFieldOperationsError when it is malformed. Each
     (operation, field) is composed once, however many paths go through it."""
-    checked = normalize(record, namespace)
-    operations = {operation.id: operation for operation in checked.operations}
-    reached: dict[tuple[str, str], frozenset[tuple[SourceRef, str, Transformation]]] = {}
+    return {field: set(sources) for field, sources in described_column_lineage(record, namespace).items()}
 
-    def sources(ref: FieldRef) -> frozenset[tuple[SourceRef, str, Transformation]]:
-        """(source, field, how it reaches ``ref``) for the field ``ref`` names, as its operation output it."""
+
+def described_column_lineage(record: Mapping[str, Any], namespace: str = ""
+                             ) -> dict[str, dict[ColumnSource, tuple[str, ...]]]:
+    """``column_lineage``, each source with the names of the transform steps on its ways to the
+    field (sorted, once each): a step's transformation description, else its operation's name;
+    not a step declared IDENTITY, which passes the value on untouched. What a ``columnLineage``
+    facet's transformation ``description`` says (and reads back the same)."""
+    return described_record(normalize(record, namespace))
+
+
+def described_record(checked: FieldRecord) -> dict[str, dict[ColumnSource, tuple[str, ...]]]:
+    """``described_column_lineage`` of a checked record."""
+    operations = {operation.id: operation for operation in checked.operations}
+    Reached = frozenset[tuple[SourceRef, str, Transformation, frozenset[str]]]
+    reached: dict[tuple[str, str], Reached] = {}
+
+    def sources(ref: FieldRef) -> Reached:
+        """(source, field, how it reaches ``ref``, the operations on the way) for the field ``ref``
+        names, as its operation output it."""
         key = (ref.origin, ref.field)
         if key not in reached:
             operation = operations[ref.origin]
             if operation.type == "read":
-                reached[key] = frozenset((source, ref.field, IDENTITY) for source in operation.sources)
+                reached[key] = frozenset((source, ref.field, IDENTITY, frozenset()) for source in operation.sources)
             else:
-                found: set[tuple[SourceRef, str, Transformation]] = set()
+                found: set[tuple[SourceRef, str, Transformation, frozenset[str]]] = set()
                 inputs = operation.inputs if operation.type != "write" else written_inputs(operation, ref.field)
                 for item in inputs:
                     step = item.transformation or IDENTITY
                     step = Transformation(step.type, step.subtype, masking=step.masking)  # kinds, not descriptions
-                    found.update((source, field, compose(step, inner)) for source, field, inner in sources(item))
+                    # a step declared IDENTITY passes the value on untouched: its operation is not named; a
+                    # step is named by its transformation's description, else by its operation
+                    declared = item.transformation.description if item.transformation is not None else ""
+                    label = declared or operation.name
+                    own = (frozenset() if operation.type != "transform"
+                           or (item.transformation is not None and step == IDENTITY) else frozenset({label}))
+                    found.update((source, field, compose(step, inner), names | own)
+                                 for source, field, inner, names in sources(item))
                 reached[key] = frozenset(found)
         return reached[key]
 
-    return {field: {ColumnSource(source.namespace, source.name, source_field, how.type, how.subtype or "", how.masking)
-                    for ref in refs for source, source_field, how in sources(ref)}
-            for field, refs in checked.destination_fields.items()}
+    described: dict[str, dict[ColumnSource, tuple[str, ...]]] = {}
+    for field, refs in checked.destination_fields.items():
+        names_of: dict[ColumnSource, set[str]] = {}
+        for ref in refs:
+            for source, source_field, how, names in sources(ref):
+                column = ColumnSource(source.namespace, source.name, source_field, how.type, how.subtype or "",
+                                      how.masking, source.type)
+                names_of.setdefault(column, set()).update(names)
+        described[field] = {column: tuple(sorted(names)) for column, names in names_of.items()}
+    return described
+
+
+def field_edges(checked: FieldRecord) -> list[dict[str, Any]]:
+    """The record's composed column lineage as rows, one per (source field, destination field,
+    kind): what tag propagation walks (``lineage.field_edges``). Sorted, so a set's rows are the
+    same each derivation."""
+    rows = [{"namespace": source.namespace, "type": source.dataset_type, "name": source.name,
+             "field": source.field, "to": written, "kind": source.type, "subtype": source.subtype,
+             "masking": source.masking, "operations": list(names)}
+            for written, sources in described_record(checked).items() for source, names in sources.items()]
+    return sorted(rows, key=lambda row: (row["namespace"], row["type"], row["name"], row["field"], row["to"],
+                                         row["kind"], row["subtype"], row["masking"]))

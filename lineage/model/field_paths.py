@@ -30,8 +30,8 @@ import orjson
 from lineage.errors import InvalidFieldOperationsError
 
 OPERATION_TYPES = ("read", "transform", "write")
-DERIVATION = 2
-"""The version of what is derived from a record (paths, source field flows, warnings): a stored
+DERIVATION = 3
+"""The version of what is derived from a record (paths, source field flows, field edges, warnings): a stored
 operation set derived by an older version is derived again by the next field lineage job."""
 
 

@@ -25,6 +25,7 @@ from lineage_api.routes import (
     dataset_schemas,
     field_lineage,
     field_summaries,
+    field_tags,
     grants,
     ingest_keys,
     lineage,
@@ -89,7 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(status.public_router)
     app.include_router(status.router, **logged_in)
     app.include_router(openlineage_export.router, prefix="/api/v1", **logged_in)
-    for module in (lineage, lineage_diff, run_lineage, field_lineage, field_summaries, namespaces, grants,
+    for module in (lineage, lineage_diff, run_lineage, field_lineage, field_tags, field_summaries, namespaces, grants,
                    dataset_schemas, search, metadata, links, ingest_keys):
         app.include_router(module.router, **logged_in)  # search before metadata's {target:path}
     app.include_router(pages.public_router, include_in_schema=False)

@@ -4,7 +4,8 @@
    reason it gives no lineage).
 2. ``set_paths``: one record per operation set not stored yet (or stored by an older
    derivation; the job reads them so, ``warehouse.db.field_lineage_store.read_new_sets``) -> its
-   per-field paths, its source fields' flows and its warnings, so they are computed once per
+   per-field paths, its source fields' flows, its composed column lineage (``field_edges``: what
+   tag propagation walks) and its warnings, so they are computed once per
    distinct operation set, however many runs recorded it.
 """
 
@@ -19,6 +20,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from lineage.errors import InvalidFieldOperationsError
+from lineage.model.column_lineage import field_edges
 from lineage.model.field_paths import field_paths, normalize
 from warehouse.service.field_flows import source_field_flows
 
@@ -29,7 +31,7 @@ _FINGERPRINTED = pa.schema([pa.field(name, pa.string()) for name in (
     "descriptions", "reason")])
 FINGERPRINTED_SCHEMA = T.StructType([T.StructField(f.name, T.StringType()) for f in _FINGERPRINTED])
 _PATHS = pa.schema([pa.field(name, pa.string()) for name in ("fingerprint", "operations", "paths", "flows",
-                                                                "warnings")])
+                                                                "warnings", "edges")])
 PATHS_SCHEMA = T.StructType([T.StructField(f.name, T.StringType()) for f in _PATHS])
 
 
@@ -67,6 +69,7 @@ def path_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             rows["paths"].append(orjson.dumps([path.to_dict() for path in field_paths(record)]).decode())
             rows["flows"].append(orjson.dumps([flow.to_dict() for flow in source_field_flows(record)]).decode())
             rows["warnings"].append(orjson.dumps([warning.to_dict() for warning in record.warnings]).decode())
+            rows["edges"].append(orjson.dumps(field_edges(record)).decode())
         yield pa.RecordBatch.from_pydict(rows, schema=_PATHS)
 
 

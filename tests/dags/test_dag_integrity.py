@@ -17,7 +17,8 @@ def test_dags_import_without_errors_and_are_wired_as_documented() -> None:
     assert dag.catchup is False
     assert "lineage" in dag.tags
     assert [task.task_id for task in dag.topological_sort()] == [
-        "compact", "field_lineage", "apply_metadata", "check", "build_marts", "publish", "notify", "announce_changes"]
+        "compact", "field_lineage", "apply_metadata", "propagate_tags", "check", "build_marts", "publish", "notify",
+        "announce_changes"]
     assert all(task.retries == 2 and task.retry_exponential_backoff for task in dag.tasks)
     assert {outlet.name for outlet in dag.get_task("notify").outlets} == {"lineage_metadata_changes"}
     assert [outlet.name for outlet in dag.get_task("announce_changes").outlets] == ["lineage_dataset_changes"]

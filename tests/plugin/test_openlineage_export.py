@@ -12,16 +12,21 @@ import gzip
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+import uvicorn
 from fastapi.testclient import TestClient
 from openlineage.client.serde import Serde
 
+from harness.ports import free_port
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
@@ -31,6 +36,7 @@ from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import event, iso, move_into_hour, write_log
 from tests.openlineage_spec import validate_events
 from tests.plugin.test_runs_api import AT, END, openlineage_events, workflow_events
+from tests.unit.test_openlineage_fixtures import FIXTURES
 from tests.warehouse.test_openlineage_compaction import client_for
 from warehouse.db.connection import connect
 from warehouse.db.grant_store import put_grant
@@ -40,7 +46,16 @@ from warehouse.service.openlineage_export import PRODUCER, column_lineage_fields
 
 EVENTS = "/api/v1/events/lineage"
 LINEAGE = str(Path(sys.executable).parent / "lineage")
-WINDOW = {"after": (AT - timedelta(hours=2)).isoformat(), "before": END.isoformat()}
+WINDOW = {"after": "1970-01-01T00:00:00+00:00", "before": END.isoformat()}  # the fixtures' events are older
+
+
+def fixture_events() -> list[dict[str, Any]]:
+    """The RunEvents of the recorded producers' fixtures (Airflow, dbt, Spark, Flink, Hive, Marquez)."""
+    found = []
+    for path in sorted(FIXTURES.glob("*.json")):
+        loaded = orjson.loads(path.read_bytes())
+        found += [item for item in (loaded if isinstance(loaded, list) else [loaded]) if "run" in item]
+    return found
 
 
 def masked_run() -> list[dict[str, Any]]:
@@ -61,7 +76,8 @@ def masked_run() -> list[dict[str, Any]]:
 
 
 def compacted(url: str, log_root: Path, until: datetime = END + timedelta(hours=1)) -> None:
-    settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
+    settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url,
+                                  "LINEAGE_AUTO_CREATE_NAMESPACES": "true"})  # the producers' own namespaces
     run_compaction(None, interval_end=until, settings=settings)
     run_field_lineage(None, settings)
 
@@ -72,6 +88,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log_root = tmp_path_factory.mktemp("raw-events")
     client = client_for(log_root)
     move_into_hour(log_root, [client.transport.emit(e) for e in openlineage_events()])  # type: ignore[attr-defined]
+    move_into_hour(log_root, [client.transport.emit(e) for e in fixture_events()])  # type: ignore[attr-defined]
     write_log(log_root, [*workflow_events(), *masked_run()])
     compacted(url, log_root)
     yield url
@@ -92,10 +109,10 @@ def test_openlineage_events_come_back_as_they_came_and_every_event_is_valid(api:
     answer = everything(api)
     events = answer["events"]
     assert answer["totalCount"] == len(events) and answer["withheld"] == 0
-    sent = [Serde.to_dict(e) for e in openlineage_events()]
-    came_back = [e for e in events if e["producer"] == sent[0]["producer"]]
+    sent = [Serde.to_dict(e) for e in openlineage_events()] + fixture_events()
+    came_back = [e for e in events if e["producer"] != PRODUCER]
     rendered = [e for e in events if e["producer"] == PRODUCER]
-    assert len(came_back) + len(rendered) == len(events) and len(rendered) == 2 * 7
+    assert len(rendered) == 2 * 7  # a START and an end for each of the seven runs of our client
     validate_events(rendered)  # OpenLineage 2-0-2 and each facet's own schema (a sent one may be invalid: as sent)
     assert sorted(orjson.dumps(e, option=orjson.OPT_SORT_KEYS) for e in came_back) == sorted(
         orjson.dumps(e, option=orjson.OPT_SORT_KEYS) for e in sent)
@@ -130,7 +147,8 @@ def test_column_lineage_keeps_each_kind_and_the_masking(api: TestClient) -> None
     fields = output["facets"]["columnLineage"]["fields"]
     assert fields["email_hash"]["inputFields"] == [{
         "namespace": "lineage://default", "name": "crm", "field": "email",
-        "transformations": [{"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": True}]}]
+        "transformations": [{"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": True,
+                             "description": "sha2"}]}]
     assert fields["id"]["inputFields"][0]["transformations"] == [
         {"type": "DIRECT", "subtype": "IDENTITY", "masking": False}]
 
@@ -161,32 +179,67 @@ def test_a_caller_gets_only_events_of_namespaces_it_may_read(warehouse: str, mon
     assert answer["events"] == [] and answer["totalCount"] == 0 and answer["withheld"] > 0
 
 
-def test_an_export_ingested_elsewhere_lands_as_the_same_runs_accesses_hierarchy_and_column_lineage(
-        api: TestClient, warehouse: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    out = tmp_path / "window.jsonl.gz"
-    since, until = str(int((AT - timedelta(hours=2)).timestamp())), str(int(END.timestamp()))
-    done = subprocess.run([LINEAGE, "export", "--since", since, "--until", until, "--out", str(out)],
-                          env={**os.environ, "LINEAGE_DATABASE_URL": warehouse}, capture_output=True, text=True,
-                          timeout=300, check=False)
+def lineage(*args: str, database: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([LINEAGE, *args], env={**os.environ, "LINEAGE_DATABASE_URL": database},
+                          capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
-    summary = done.stderr
+    return done
+
+
+def test_the_export_file_holds_what_the_api_gives(api: TestClient, warehouse: str, tmp_path: Path) -> None:
+    out = tmp_path / "window.jsonl.gz"
+    since, until = "0", str(int(END.timestamp()))
+    summary = lineage("export", "--since", since, "--until", until, "--out", str(out), database=warehouse).stderr
     lines = gzip.decompress(out.read_bytes()).splitlines()
     assert f"exported {len(lines)} OpenLineage events" in summary
     assert [orjson.loads(line) for line in lines] == everything(api)["events"]
+    only_other = tmp_path / "other.jsonl"
+    lineage("export", "--since", since, "--until", until, "--out", str(only_other), "--namespace", "other",
+            database=warehouse)
+    assert only_other.read_bytes() == b""  # no event touches namespace other alone
 
+
+@contextmanager
+def second_server(database: str, log_root: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, str]]:
+    """Another warehouse's API served over real HTTP (uvicorn, the plugin's app): its URL and an
+    admin's Airflow token; its OpenLineage log is sealed into ``log_root`` when it stops."""
+    monkeypatch.setenv("LINEAGE_LOG_ROOT", str(log_root))
+    client = logged_in_client(database, monkeypatch)  # the app and a real token; uvicorn runs its lifespan
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(client.app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the second server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}", client.headers["Authorization"].removeprefix("Bearer ")
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+def test_an_export_pushed_to_another_warehouse_lands_as_the_same_runs_accesses_hierarchy_and_column_lineage(
+        api: TestClient, warehouse: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    total = everything(api)["totalCount"]
+    since, until = "0", str(int(END.timestamp()))
     other = create_scratch_db("ol_export_again")
     log_root = tmp_path / "other-log"
     try:
-        monkeypatch.setenv("LINEAGE_LOG_ROOT", str(log_root))
-        with logged_in_client(other, monkeypatch) as client:
-            posted = client.post("/api/v1/lineage", content=b"[" + b",".join(lines) + b"]",
-                                 headers={"Content-Type": "application/json"})
-            assert posted.status_code == 201, posted.text
+        with second_server(other, log_root, monkeypatch) as (url, token):
+            # openlineage-python's own HTTP transport, at the URL a Marquez user would give
+            summary = lineage("export", "--since", since, "--until", until, "--to", f"{url}/api/v1/lineage",
+                              "--api-key", token, database=warehouse).stderr
+        assert f"exported {total} OpenLineage events" in summary, summary
         compacted(other, log_root, datetime.now(UTC) + timedelta(hours=1))  # the endpoint wrote the log now
         assert _runs(other) == _runs(warehouse)
         assert _accesses(other) == _accesses(warehouse)
         assert _links(other) == _links(warehouse)
         assert _column_lineage(other) == _column_lineage(warehouse) != {}
+        added = [row for row in _run_facets(other) if PRODUCER in row[-1]]  # what the export rendered
+        assert {row[5:7] for row in added} == {("job", "jobType")}  # our runs' type, kept from then on
+        assert [row for row in _run_facets(other) if row not in added] == _run_facets(warehouse) != []
     finally:
         drop_scratch_db(other)
 
@@ -214,6 +267,11 @@ def _links(url: str) -> list[tuple[Any, ...]]:
     return _rows(url, f"select {_RUN}, l.relation, l.namespace, l.application, l.program_type, l.program, l.run_id "
                       "from lineage.run_parents l join lineage.runs r using (run_key) "
                       "join lineage.programs p using (program_key)")
+
+
+def _run_facets(url: str) -> list[tuple[Any, ...]]:
+    return _rows(url, f"select {_RUN}, f.facet_of, f.name, f.facet::text from lineage.run_facets f "
+                      "join lineage.runs r using (run_key) join lineage.programs p using (program_key)")
 
 
 def _column_lineage(url: str) -> dict[tuple[str, str, str], Any]:

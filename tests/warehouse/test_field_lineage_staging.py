@@ -10,6 +10,7 @@ import orjson
 import psycopg
 import pytest
 
+from lineage.model.column_lineage import field_edges
 from lineage.model.field_paths import field_paths, normalize
 from warehouse.db.connection import connect
 from warehouse.db.field_lineage_staging import (
@@ -68,7 +69,8 @@ def _staged_rows(event_ids: list[str]) -> tuple[list[tuple[Any, ...]], list[tupl
     paths = orjson.dumps([path.to_dict() for path in field_paths(record)]).decode()
     flows = orjson.dumps([flow.to_dict() for flow in source_field_flows(record)]).decode()
     operations = orjson.dumps([op.identity() for op in record.operations]).decode()
-    return records, [(record.fingerprint, operations, paths, flows, "[]")]
+    edges = orjson.dumps(field_edges(record)).decode()
+    return records, [(record.fingerprint, operations, paths, flows, "[]", edges)]
 
 
 def test_store_results_merges_rows_a_retried_task_staged_twice(conn: psycopg.Connection) -> None:
@@ -84,5 +86,7 @@ def test_store_results_merges_rows_a_retried_task_staged_twice(conn: psycopg.Con
 
     assert counts["sets_added"] == 1
     assert conn.execute("select count(*), min(field) from lineage.field_paths").fetchone() == (1, "amount")
+    assert conn.execute("select count(*) from lineage.field_edges").fetchone() == (len(field_edges(normalize(
+        RECORD, "default"))),)  # the set's composed column lineage, once
     assert conn.execute("select count(*) from lineage.pending_events where processed_at is null").fetchone() == (0,)
     assert conn.execute("select count(*) from pg_tables where schemaname = %s", (STAGING_SCHEMA,)).fetchone() == (0,)

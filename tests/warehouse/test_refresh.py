@@ -42,7 +42,8 @@ def test_a_refresh_compacts_checks_and_builds_the_marts_in_one_process_and_then_
 
     assert summary.compacted is not None and summary.compacted.events_compacted == 4
     assert summary.changed and summary.marts is not None and summary.marts.startswith("dbt build: ")
-    assert list(summary.seconds) == ["compact", "field_lineage", "apply_metadata", "check", "build_marts"]
+    assert list(summary.seconds) == ["compact", "field_lineage", "apply_metadata", "propagate_tags", "check",
+                                     "build_marts"]
     assert summary.checks and all(check.endswith(": ok") for check in summary.checks)
     assert mart_runs(warehouse_db) == ["r-1"]
 

@@ -1,6 +1,7 @@
 """What the field lineage job stores (one transaction per chunk of records): operation sets by
 fingerprint (with their warnings), their per-field paths, the source field -> destination
-field index for impact, each source field's flow (where it goes: written, dropped, nowhere),
+field index for impact, each source field's flow (where it goes: written, dropped, nowhere), its
+composed column lineage by kind (``lineage.field_edges``, what tag propagation walks),
 and one row per run and destination; and the pending records it takes, chunk by chunk. The
 API's queries over these tables are ``warehouse.db.field_lineage_store``."""
 
@@ -25,9 +26,9 @@ _KEY = "(event_time, namespace, event_id)"  # the order records are taken in, ch
 _COLUMNS = {
     "records": ("namespace", "event_id", "fingerprint", "destination_namespace", "destination_type", "destination",
                 "descriptions", "reason"),
-    "sets": ("fingerprint", "operations", "paths", "flows", "warnings"),
+    "sets": ("fingerprint", "operations", "paths", "flows", "warnings", "edges"),
 }
-_TYPES = {"operations": "jsonb", "paths": "jsonb", "flows": "jsonb", "warnings": "jsonb"}
+_TYPES = {"operations": "jsonb", "paths": "jsonb", "flows": "jsonb", "warnings": "jsonb", "edges": "jsonb"}
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,15 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
         from {sets} n cross join lateral jsonb_array_elements(n.flows) as x(flow)
         on conflict (source_namespace, source, source_field, source_type, set_fingerprint)
         do update set flow_fingerprint = excluded.flow_fingerprint, flow = excluded.flow""", staging)
+    _run(conn, "delete from lineage.field_edges e using {sets} n where e.set_fingerprint = n.fingerprint", staging)
+    _run(conn, """
+        insert into lineage.field_edges (set_fingerprint, source_namespace, source_type, source, source_field, field,
+                                         kind, subtype, masking, operations)
+        select n.fingerprint, x.edge->>'namespace', x.edge->>'type', x.edge->>'name', x.edge->>'field',
+               x.edge->>'to', x.edge->>'kind', x.edge->>'subtype', (x.edge->>'masking')::boolean,
+               array(select jsonb_array_elements_text(x.edge->'operations'))
+        from {sets} n cross join lateral jsonb_array_elements(n.edges) as x(edge)
+        on conflict do nothing""", staging)
     _run(conn, """
         insert into lineage.field_path_sources (source_namespace, source_type, source, source_field,
                                                 set_fingerprint, field)

@@ -81,6 +81,7 @@ _STEPS: list[tuple[str, str]] = [
                                       where f.set_fingerprint = s.fingerprint)"""),
     ("field_path_sources", "delete from lineage.field_path_sources where set_fingerprint in (select * from old_sets)"),
     ("field_source_flows", "delete from lineage.field_source_flows where set_fingerprint in (select * from old_sets)"),
+    ("field_edges", "delete from lineage.field_edges where set_fingerprint in (select * from old_sets)"),
     ("field_paths", "delete from lineage.field_paths where set_fingerprint in (select * from old_sets)"),
     ("field_operation_sets", "delete from lineage.field_operation_sets where fingerprint in (select * from old_sets)"),
 ]

@@ -4,8 +4,8 @@
 The same stages as the scheduled ``lineage_compaction`` DAG, each its function, run one after
 the other without a task hand-off between them (on Airflow 3 each hand-off costs a scheduler
 loop and a task process): compaction (a small batch parsed in this process, no JVM), field
-lineage (Spark starts only when field operation records are pending), SYSTEM metadata, the
-quality gate, and ``dbt build`` of the marts. Nothing new: it returns after the listing.
+lineage (Spark starts only when field operation records are pending), SYSTEM metadata, tag
+propagation, the quality gate, and ``dbt build`` of the marts. Nothing new: it returns after the listing.
 
 The marts are built with plain ``dbt`` even under ``LINEAGE_DBT_OPENLINEAGE``: dbt-ol's events
 would land in the log root as new files and start the next refresh, for ever. The scheduled
@@ -31,6 +31,7 @@ from warehouse.db.compaction_store import CompactionSummary
 from warehouse.db.program_metadata_store import apply_pending
 from warehouse.pipeline.dbt_build import build_marts
 from warehouse.pipeline.quality import gate
+from warehouse.pipeline.tag_propagation import propagate_tags
 
 log = logging.getLogger(__name__)
 BUSY_WAIT_SECONDS = 600  # how long a refresh waits for a running compaction before failing
@@ -85,6 +86,8 @@ def refresh(database_url: str, settings: Settings | None = None, *, busy_wait: f
     if not summary.changed:
         log.info("refresh: nothing new; the marts are current")
         return summary
+    with _stage(summary, "propagate_tags"):
+        propagate_tags(database_url, settings)
     with _stage(summary, "check"):
         summary.checks = [result.render() for result in gate(database_url)]
     with _stage(summary, "build_marts"):

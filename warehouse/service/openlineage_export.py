@@ -6,7 +6,8 @@ warehouse keeps of it (``RunExport``), as two events: a START at the run's time 
 outputs named) and, once it ended, a COMPLETE, FAIL or ABORT at its end carrying each dataset
 with its facets: ``schema`` (the latest schema version of the dataset),
 ``columnLineage`` of each written dataset (``lineage.model.column_lineage``: each output field's
-source fields, each with its transformation type, subtype and masking), the facets kept for the
+source fields, each with its transformation type, subtype, masking, and as description the
+operations on the way), the facets kept for the
 dataset, and ``lineageWarehouse_metadata`` (its tags and properties). The run carries ``parent``
 (parent and root run) and the facets kept for it; the job ``jobType`` and the job facets kept.
 
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from lineage.model.column_lineage import ColumnSource, column_lineage
+from lineage.model.column_lineage import ColumnSource, described_column_lineage
 from lineage.naming.identity import exported_dataset, exported_job
 from lineage.openlineage.event import is_uuid
 from lineage.openlineage.facets import WAREHOUSE_RUN_FACET
@@ -209,18 +210,21 @@ def _schema_fields(fields: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
 def column_lineage_fields(records: Sequence[Mapping[str, Any]], namespace: str) -> dict[str, Any]:
     """The ``fields`` of a ``columnLineage`` facet for the records written into one dataset: each
     written field's source fields, each source with every (type, subtype, masking) that reaches it."""
-    merged: dict[str, set[ColumnSource]] = {}
+    merged: dict[str, dict[ColumnSource, set[str]]] = {}
     for record in records:
-        for written, sources in column_lineage(record, namespace).items():
-            merged.setdefault(written, set()).update(sources)
+        for written, sources in described_column_lineage(record, namespace).items():
+            for source, names in sources.items():
+                merged.setdefault(written, {}).setdefault(source, set()).update(names)
     fields: dict[str, Any] = {}
     for written in sorted(merged):
         by_field: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for source in sorted(merged[written]):
-            identity = exported_dataset(source.namespace, "dataset", source.name)
+            identity = exported_dataset(source.namespace, source.dataset_type, source.name)
             transformation: dict[str, Any] = {"type": source.type, "masking": source.masking}
             if source.subtype:
                 transformation["subtype"] = source.subtype
+            if merged[written][source]:  # the operations on the way: sha2, concat, ...
+                transformation["description"] = ", ".join(sorted(merged[written][source]))[:1024]
             by_field.setdefault((identity.namespace, identity.name, source.field), []).append(transformation)
         fields[written] = {"inputFields": [
             {"namespace": namespace_, "name": name, "field": source_field, "transformations": transformations}

@@ -1,0 +1,132 @@
+"""Reads and writes of tag propagation (issue 33): field lineage edges in a window, out of or
+into a set of fields, with the programs and runs that recorded them; the tags people assigned to
+fields; and ``lineage.propagated_tags``, which the propagation stage rewrites whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from lineage.model.metadata_entity import entity
+from warehouse.service.tag_propagation import Edge, FieldNode, ProgramName, Propagation, edge_view
+
+_EDGES = """
+    select e.source_namespace, e.source_type, e.source, e.source_field,
+           d.namespace, d.dataset_type, d.dataset, e.field, e.kind, e.subtype, e.masking, e.operations,
+           p.namespace, p.application, p.program_type, p.program,
+           array_agg(distinct r.run_id order by r.run_id), min(f.recorded_at), max(f.recorded_at)
+    from unnest(%(namespaces)s::text[], %(types)s::text[], %(datasets)s::text[], %(fields)s::text[])
+         as k(namespace, dataset_type, dataset, field)
+    {join}
+    join lineage.runs r on r.run_key = f.run_key
+    join lineage.programs p on p.program_key = r.program_key
+    where f.recorded_at >= %(start)s and f.recorded_at < %(end)s
+    group by e.source_namespace, e.source_type, e.source, e.source_field, d.namespace, d.dataset_type, d.dataset,
+             e.field, e.kind, e.subtype, e.masking, e.operations, p.namespace, p.application, p.program_type,
+             p.program"""
+_OUT_OF = """
+    join lineage.field_edges e on (e.source_namespace, e.source_type, e.source, e.source_field)
+                                = (k.namespace, k.dataset_type, k.dataset, k.field)
+    join lineage.field_lineage_runs f on f.set_fingerprint = e.set_fingerprint
+    join lineage.datasets d on d.dataset_key = f.dataset_key"""
+_INTO = """
+    join lineage.datasets d on (d.namespace, d.dataset_type, d.dataset) = (k.namespace, k.dataset_type, k.dataset)
+    join lineage.field_lineage_runs f on f.dataset_key = d.dataset_key
+    join lineage.field_edges e on e.set_fingerprint = f.set_fingerprint and e.field = k.field"""
+
+
+def _columns(fields: Iterable[FieldNode]) -> dict[str, list[str]]:
+    chosen = list(fields)
+    return {"namespaces": [item.namespace for item in chosen], "types": [item.dataset_type for item in chosen],
+            "datasets": [item.dataset for item in chosen], "fields": [item.field for item in chosen]}
+
+
+def _edge(row: Sequence[Any]) -> Edge:
+    return Edge(source=FieldNode(*row[0:4]), target=FieldNode(*row[4:8]), kind=row[8], subtype=row[9],
+                masking=row[10], operations=tuple(row[11]), program=ProgramName(*row[12:16]), runs=tuple(row[16]),
+                first_seen=int(row[17].timestamp()), last_seen=int(row[18].timestamp()))
+
+
+class EdgeQueries:
+    """Field lineage edges recorded in ``[start, end)``."""
+
+    def __init__(self, conn: psycopg.Connection, start: datetime, end: datetime) -> None:
+        self._conn, self._window = conn, {"start": start, "end": end}
+
+    def out_of(self, fields: Sequence[FieldNode]) -> list[Edge]:
+        """The edges whose source is one of ``fields``."""
+        return self._edges(_OUT_OF, fields)
+
+    def into(self, fields: Sequence[FieldNode]) -> list[Edge]:
+        """The edges whose target is one of ``fields``."""
+        return self._edges(_INTO, fields)
+
+    def _edges(self, join: str, fields: Sequence[FieldNode]) -> list[Edge]:
+        if not fields:
+            return []
+        rows = self._conn.execute(_EDGES.format(join=join), {**_columns(fields), **self._window}).fetchall()
+        return [_edge(row) for row in rows]
+
+
+def field_key(node: FieldNode) -> str:
+    """The metadata entity key of a field (``namespace=ns,dataset=ds,field=f``)."""
+    return entity([("namespace", node.namespace), (node.dataset_type, node.dataset), ("field", node.field)]).render()
+
+
+def assigned_tags(conn: psycopg.Connection, fields: Iterable[FieldNode]) -> dict[FieldNode, list[tuple[str, str]]]:
+    """The tags people (or programs) assigned to each of ``fields``: (tag, scope), in order."""
+    by_key = {field_key(node): node for node in fields}
+    if not by_key:
+        return {}
+    rows = conn.execute("""select entity_key, key, scope from lineage.metadata
+                           where entity_key = any(%s) and kind = 'tag' order by entity_key, key, scope""",
+                        (list(by_key),)).fetchall()
+    found: dict[FieldNode, list[tuple[str, str]]] = {}
+    for entity_key, tag, scope in rows:
+        found.setdefault(by_key[entity_key], []).append((tag, scope))
+    return found
+
+
+def tagged_fields(conn: psycopg.Connection, tags: Iterable[str]) -> dict[str, list[FieldNode]]:
+    """Each of ``tags``: the fields it is assigned to (the origins of its propagation)."""
+    rows = conn.execute(
+        """select key, entity from lineage.metadata
+           where entity_type = 'field' and kind = 'tag' and key = any(%s) order by key, entity_key""",
+        (list(tags),)).fetchall()
+    found: dict[str, list[FieldNode]] = {}
+    for tag, parts in rows:
+        pairs = [(part["key"], part["value"]) for part in parts]  # MetadataEntity.to_dict()'s details
+        named = dict(pairs)
+        kind = "stream" if "stream" in named else "dataset"
+        if "namespace" in named and kind in named and "field" in named and len(pairs) == 3:
+            found.setdefault(tag, []).append(FieldNode(named["namespace"], kind, named[kind], named["field"]))
+    return found
+
+
+def replace_propagated(conn: psycopg.Connection, propagations: Sequence[Propagation], start: datetime,
+                       end: datetime) -> int:
+    """Rewrite ``lineage.propagated_tags`` whole with ``propagations`` (in the open transaction)."""
+    conn.execute("delete from lineage.propagated_tags")
+    rows = [(r.field.namespace, r.field.dataset_type, r.field.dataset, r.field.field, r.tag,
+             r.origin.namespace, r.origin.dataset_type, r.origin.dataset, r.origin.field, len(r.path),
+             _path_json(r.path), sorted({run for edge in r.path for run in edge.runs}),
+             datetime.fromtimestamp(min(edge.first_seen for edge in r.path)).astimezone(),
+             datetime.fromtimestamp(max(edge.last_seen for edge in r.path)).astimezone(), start, end)
+            for propagation in propagations for r in propagation.reached]
+    with conn.cursor() as cursor:
+        cursor.executemany(
+            """insert into lineage.propagated_tags (namespace, dataset_type, dataset, field, tag, origin_namespace,
+                   origin_type, origin_dataset, origin_field, levels, path, runs, first_seen, last_seen,
+                   window_start, window_end)
+               values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+               on conflict do nothing""", rows)
+    return len(rows)
+
+
+def _path_json(path: Sequence[Edge]) -> str:
+    import orjson
+
+    return orjson.dumps([edge_view(edge) for edge in path]).decode()

@@ -1,0 +1,330 @@
+"""Tags that follow the data (pure): how far a tag on a field travels along field lineage.
+
+A tag assigned to a field (``users.ssn`` tagged ``PII``) reaches the fields its values flow
+into, as far as its **policy** lets it: each edge of field lineage (a source field to a written
+field, with its transformation kind: ``lineage.field_edges``) carries the tag or stops it.
+
+- DIRECT IDENTITY and TRANSFORMATION carry it by default; AGGREGATION stops it unless the policy
+  lists it; a masking transformation (a hash, a mask) stops it unless ``masked=carry``;
+- INDIRECT never carries it: a field used as a join key, a filter or a condition decides which
+  rows or values another field gets, not what that field holds;
+- ``levels`` bounds how many edges away (default: no bound within the window).
+
+Where the tag does not go is kept too (``Stop``): an explanation names the edge that stopped it
+and why ("masked by sha2 in spark Crm.Contacts").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from lineage.errors import InvalidMetadataError
+from warehouse.service.authorization import HIDDEN
+
+DIRECT_SUBTYPES = ("IDENTITY", "TRANSFORMATION", "AGGREGATION")
+DEFAULT_CARRIES = frozenset({"IDENTITY", "TRANSFORMATION"})
+MAX_LEVELS = 100
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class FieldNode:
+    """A field of a dataset."""
+
+    namespace: str
+    dataset_type: str
+    dataset: str
+    field: str
+
+    def label(self) -> str:
+        return f"{self.namespace}:{self.dataset}.{self.field}"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ProgramName:
+    namespace: str
+    application: str
+    program_type: str
+    program: str
+
+    def label(self) -> str:
+        return f"{self.program_type} {self.application}.{self.program}"
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One way values of ``source`` reach ``target``: in the runs ``runs`` of ``program``, through
+    the transform operations ``operations``, with the composed kind."""
+
+    source: FieldNode
+    target: FieldNode
+    kind: str  # DIRECT or INDIRECT
+    subtype: str
+    masking: bool
+    operations: tuple[str, ...]
+    program: ProgramName
+    runs: tuple[str, ...]
+    first_seen: int  # epoch seconds
+    last_seen: int
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Which DIRECT subtypes carry a tag, whether masked values do, and how many edges away."""
+
+    carries: frozenset[str] = DEFAULT_CARRIES
+    masked_carries: bool = False
+    levels: int | None = None
+
+    def stop_reason(self, edge: Edge) -> str | None:
+        """Why ``edge`` does not carry the tag (None when it does)."""
+        how = f" by {', '.join(edge.operations)}" if edge.operations else ""
+        where = f" in {edge.program.label()}"
+        if edge.kind != "DIRECT":
+            return f"used as {edge.subtype or 'INDIRECT'} (INDIRECT){how}{where}: no value flows"
+        if edge.masking and not self.masked_carries:
+            return f"masked{how}{where}"
+        if edge.subtype not in self.carries:
+            verb = "aggregated" if edge.subtype == "AGGREGATION" else f"{edge.subtype.lower()} (not carried)"
+            return f"{verb}{how}{where}"
+        return None
+
+    def render(self) -> str:
+        levels = "" if self.levels is None else f"; levels={self.levels}"
+        return (f"carries={','.join(sorted(self.carries))}; masked={'carry' if self.masked_carries else 'stop'}"
+                f"{levels}")
+
+
+def parse_policy(text: str) -> Policy:
+    """A policy from its text: ``default``, or ``carries=IDENTITY,TRANSFORMATION[,AGGREGATION];
+    masked=stop|carry; levels=N`` (each part optional, in any order). InvalidMetadataError names
+    what is wrong."""
+    value = text.strip()
+    if value in ("", "default"):
+        return Policy()
+    carries, masked, levels = DEFAULT_CARRIES, False, None
+    for part in (piece.strip() for piece in value.split(";")):
+        if not part:
+            continue
+        key, sep, setting = (item.strip() for item in part.partition("="))
+        if not sep:
+            raise InvalidMetadataError(f"tag policy part {part[:40]!r} is not key=value (carries, masked, levels)")
+        if key == "carries":
+            named = frozenset(item.strip().upper() for item in setting.split(",") if item.strip())
+            wrong = sorted(named - set(DIRECT_SUBTYPES))
+            if wrong:
+                raise InvalidMetadataError(f"tag policy carries {', '.join(wrong)}: only DIRECT subtypes "
+                                           f"({', '.join(DIRECT_SUBTYPES)}) carry a tag; INDIRECT never does")
+            carries = named
+        elif key == "masked":
+            if setting not in ("stop", "carry"):
+                raise InvalidMetadataError(f"tag policy masked={setting[:20]!r}: stop or carry")
+            masked = setting == "carry"
+        elif key == "levels":
+            if not setting.isdigit() or not 1 <= int(setting) <= MAX_LEVELS:
+                raise InvalidMetadataError(f"tag policy levels={setting[:20]!r}: a whole number from 1 to {MAX_LEVELS}")
+            levels = int(setting)
+        else:
+            raise InvalidMetadataError(f"tag policy key {key[:40]!r} is not one of carries, masked, levels")
+    return Policy(carries, masked, levels)
+
+
+@dataclass(frozen=True, slots=True)
+class Reached:
+    """A field the tag reached from ``origin`` (a field it is assigned to), along ``path``."""
+
+    tag: str
+    field: FieldNode
+    origin: FieldNode
+    path: tuple[Edge, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """An edge the tag, having reached its source, did not cross, and why."""
+
+    tag: str
+    edge: Edge
+    origin: FieldNode
+    reason: str
+
+
+@dataclass
+class Propagation:
+    reached: list[Reached] = field(default_factory=list)
+    stops: list[Stop] = field(default_factory=list)
+    truncated: bool = False  # a walk cut by its policy's levels with edges left
+
+
+def propagate(tag: str, origins: Iterable[FieldNode], policy: Policy,
+              edges_from: Callable[[Sequence[FieldNode]], Iterable[Edge]]) -> Propagation:
+    """Walk forward from the fields ``tag`` is assigned to, level by level (``edges_from`` gives
+    the edges out of a level's fields): each field reached once per origin, by its shortest path
+    (first found, in a stable order), each stop once per edge and origin."""
+    found = Propagation()
+    paths: dict[tuple[FieldNode, FieldNode], tuple[Edge, ...]] = {(origin, origin): () for origin in origins}
+    frontier = sorted({origin for origin, _ in paths})
+    by_field: dict[FieldNode, list[FieldNode]] = {origin: [origin] for origin in frontier}  # field -> its origins
+    level = 0
+    stopped: set[tuple[FieldNode, Edge]] = set()
+    while frontier:
+        if policy.levels is not None and level >= policy.levels:
+            found.truncated = any(True for _ in edges_from(frontier))
+            break
+        level += 1
+        next_level: dict[FieldNode, list[FieldNode]] = {}
+        for edge in sorted(edges_from(frontier), key=_edge_order):
+            for origin in by_field.get(edge.source, ()):
+                reason = policy.stop_reason(edge)
+                if reason is not None:
+                    if (origin, edge) not in stopped:
+                        stopped.add((origin, edge))
+                        found.stops.append(Stop(tag, edge, origin, reason))
+                    continue
+                if (origin, edge.target) in paths:
+                    continue
+                path = (*paths[(origin, edge.source)], edge)
+                paths[(origin, edge.target)] = path
+                found.reached.append(Reached(tag, edge.target, origin, path))
+                next_level.setdefault(edge.target, []).append(origin)
+        frontier = sorted(next_level)
+        by_field = next_level
+    return found
+
+
+def _edge_order(edge: Edge) -> tuple[object, ...]:
+    return edge.source, edge.target, edge.kind, edge.subtype, edge.masking, edge.program, edge.operations
+
+
+def policies_from(setting: Mapping[str, str]) -> dict[str, Policy]:
+    """The tag -> policy map of ``LINEAGE_TAG_POLICIES`` (tag -> policy text)."""
+    policies = {}
+    for tag, text in setting.items():
+        try:
+            policies[tag] = parse_policy(text)
+        except InvalidMetadataError as error:
+            raise InvalidMetadataError(f"LINEAGE_TAG_POLICIES, tag {tag!r}: {error}") from None
+    return policies
+
+
+def edge_view(edge: Edge) -> dict[str, Any]:
+    """An edge as answers show it."""
+    return {"from": {"namespace": edge.source.namespace, "dataset": edge.source.dataset, "field": edge.source.field},
+            "to": {"namespace": edge.target.namespace, "dataset": edge.target.dataset, "field": edge.target.field},
+            "transformation": {"type": edge.kind, "subtype": edge.subtype, "masking": edge.masking},
+            "operations": list(edge.operations),
+            "program": {"namespace": edge.program.namespace, "application": edge.program.application,
+                        "type": edge.program.program_type, "program": edge.program.program},
+            "runs": list(edge.runs)}
+
+
+MAX_CLOSURE_FIELDS = 10_000  # the upstream of one field an explanation walks, at most
+
+
+class EdgeSource(Protocol):
+    def out_of(self, fields: Sequence[FieldNode]) -> list[Edge]: ...
+    def into(self, fields: Sequence[FieldNode]) -> list[Edge]: ...
+
+
+def upstream(field_node: FieldNode, edges: EdgeSource, levels: int = MAX_LEVELS) -> tuple[list[Edge], bool]:
+    """Every edge on a way into ``field_node`` (any kind), up to ``levels`` edges back; and whether
+    the walk was cut (by ``levels`` or ``MAX_CLOSURE_FIELDS``)."""
+    seen = {field_node}
+    frontier = [field_node]
+    found: list[Edge] = []
+    for _ in range(levels):
+        if not frontier:
+            return found, False
+        arriving = edges.into(frontier)
+        found.extend(arriving)
+        frontier = sorted({edge.source for edge in arriving} - seen)
+        seen.update(frontier)
+        if len(seen) > MAX_CLOSURE_FIELDS:
+            return found, True
+    return found, bool(frontier)
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """What the caller may read: a field's dataset, a program (None: everything)."""
+
+    dataset: Callable[[FieldNode], bool] | None = None
+    program: Callable[[ProgramName], bool] | None = None
+
+    def node(self, node: FieldNode) -> dict[str, str]:
+        if self.dataset is None or self.dataset(node):
+            return _node_view(node)
+        return {"namespace": "", "dataset": HIDDEN, "field": ""}
+
+    def edge(self, edge: Edge) -> dict[str, Any]:
+        view = edge_view(edge)
+        view["from"], view["to"] = self.node(edge.source), self.node(edge.target)
+        if self.program is not None and not self.program(edge.program):
+            view["program"] = {"namespace": "", "application": "", "type": HIDDEN, "program": ""}
+            view["runs"] = []
+        return view
+
+
+def explain_field(field_node: FieldNode, edges: EdgeSource,
+                  assigned: Callable[[Iterable[FieldNode]], Mapping[FieldNode, Sequence[tuple[str, str]]]],
+                  policies: Mapping[str, Policy], explain: str | None = None,
+                  visibility: Visibility = Visibility()) -> dict[str, Any]:
+    """A field's tags: those assigned to it, and those that reached it from the fields upstream
+    they are assigned to, each with where it came from and its path; with ``explain``, also
+    where that tag stopped on the way to this field and why. What the caller may not read is
+    shown hidden (``visibility``), in its place."""
+    closure, truncated = upstream(field_node, edges)
+    nodes = {field_node, *(edge.source for edge in closure), *(edge.target for edge in closure)}
+    tags_of = assigned(nodes)
+    chosen = dict(policies)
+    if explain is not None:
+        chosen.setdefault(explain, Policy())
+    by_source: dict[FieldNode, list[Edge]] = {}
+    for edge in closure:
+        by_source.setdefault(edge.source, []).append(edge)
+
+    def out_of(frontier: Sequence[FieldNode]) -> list[Edge]:
+        return [edge for node in frontier for edge in by_source.get(node, ())]
+
+    propagated: list[dict[str, Any]] = []
+    stopped: list[dict[str, Any]] = []
+    for tag, policy in sorted(chosen.items()):
+        origins = sorted(node for node, tags in tags_of.items()
+                         if node != field_node and any(assigned_tag == tag for assigned_tag, _ in tags))
+        if not origins:
+            continue
+        walk = propagate(tag, origins, policy, out_of)
+        propagated += [_reached_view(item, visibility) for item in walk.reached if item.field == field_node]
+        if tag == explain:
+            stopped += [{"tag": tag, "from": visibility.node(stop.origin), "at": visibility.edge(stop.edge),
+                         "reason": stop.reason if _shown(stop.edge, visibility) else "hidden"}
+                        for stop in walk.stops]
+    answer: dict[str, Any] = {
+        "field": _node_view(field_node),
+        "assigned": [{"tag": tag, "scope": scope} for tag, scope in tags_of.get(field_node, ())],
+        "propagated": propagated,
+        "policies": {tag: policy.render() for tag, policy in sorted(chosen.items())},
+        "truncated": truncated,
+    }
+    if explain is not None:
+        answer["explained"] = explain
+        answer["stopped"] = stopped
+    return answer
+
+
+def _node_view(node: FieldNode) -> dict[str, str]:
+    return {"namespace": node.namespace, "dataset": node.dataset, "field": node.field}
+
+
+def _shown(edge: Edge, visibility: Visibility) -> bool:
+    """Whether a stop's reason (which names its program and operations) may be shown."""
+    return visibility.program is None or visibility.program(edge.program)
+
+
+def _reached_view(item: Reached, visibility: Visibility) -> dict[str, Any]:
+    path = [visibility.edge(edge) for edge in item.path]
+    return {"tag": item.tag, "from": visibility.node(item.origin), "levels": len(item.path), "path": path,
+            "runs": sorted({run for edge in path for run in edge["runs"]}),
+            "firstSeen": min(edge.first_seen for edge in item.path),
+            "lastSeen": max(edge.last_seen for edge in item.path)}
