@@ -26,6 +26,7 @@ from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import event, iso, write_log
 from warehouse.db.connection import connect
 from warehouse.db.grant_store import put_grant
+from warehouse.pipeline.dbt_build import build_marts
 from warehouse.pipeline.tag_propagation import propagate_tags
 from warehouse.service.authorization import Privilege
 from warehouse.service.tag_propagation import parse_policy
@@ -204,3 +205,28 @@ def test_the_dag_stage_writes_each_reach_and_recomputes_when_a_policy_changes(wo
 def test_a_bad_policy_is_refused_with_its_reason(text: str, message: str) -> None:
     with pytest.raises(InvalidMetadataError, match=message):
         parse_policy(text)
+
+
+def test_search_finds_fields_and_datasets_carrying_a_tag_and_says_how(world: tuple[str, Path],
+                                                                     api: TestClient) -> None:
+    url, log_root = world
+    settings = settings_of(url, log_root)
+    propagate_tags(url, settings)
+    build_marts(url, settings, command="run", select="+metadata_search_terms")  # then the index, from the view
+
+    def found(query: str) -> list[tuple[str, str, list[str]]]:
+        answer = get(api, "/v3/metadata/search", query=query, limit=50)
+        return sorted((item["entity"]["type"], ".".join(part["value"] for part in item["entity"]["details"][1:]),
+                       sorted({match["kind"] for match in item["matches"]})) for item in answer["results"])
+
+    assert found("tags:PII") == [
+        ("dataset", "profiles", ["propagated_tag"]), ("dataset", "stats", ["propagated_tag"]),
+        ("field", "profiles.email", ["propagated_tag"]), ("field", "profiles.full_name", ["propagated_tag"]),
+        ("field", "stats.full_name", ["propagated_tag"]),
+        ("field", "users.country", ["tag"]), ("field", "users.email", ["tag"]), ("field", "users.name", ["tag"]),
+        ("field", "users.ssn", ["tag"])]
+    assert found("tags:PII propagated:false") == [
+        ("field", "users.country", ["tag"]), ("field", "users.email", ["tag"]), ("field", "users.name", ["tag"]),
+        ("field", "users.ssn", ["tag"])]
+    refused = api.get("/v3/metadata/search", params={"query": "tags:PII propagated:maybe"})
+    assert refused.status_code == 400 and "propagated: takes true" in refused.json()["message"]

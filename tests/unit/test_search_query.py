@@ -17,6 +17,8 @@ from warehouse.service.search_query import InvalidSearchError, Term, like_escape
     ("tags:PII field:emp*", [Term("pii", "tags"), Term("emp", "field")]),
     ("+tags:PII gold", [Term("pii", "tags", required=True), Term("gold")]),
     ('"gold tier" note:"a, b: c"', [Term("gold tier"), Term("a, b: c", "note")]),
+    ("tags:PII propagated:false", [Term("pii", "tags", propagated=False)]),
+    ("propagated:true tags:PII", [Term("pii", "tags")]),
     ("100% a_b o'brien c\\d x*y*", [Term("100%"), Term("a_b"), Term("o'brien"), Term("c\\d"), Term("x*y")]),
 ])
 def test_queries_parse_into_terms(query: str, terms: list[Term]) -> None:
@@ -24,7 +26,8 @@ def test_queries_parse_into_terms(query: str, terms: list[Term]) -> None:
 
 
 @pytest.mark.parametrize(("query", "message"), [
-    ("", "empty"), ("   +  ", "empty"), (" ".join("abcdefghijk"), "at most 10 terms"), ("x" * 201, "at most 200"),
+    ("", "empty"), ("   +  ", "empty"), ("propagated:false", "empty"), ("tags:x propagated:no", "takes true"),
+    (" ".join("abcdefghijk"), "at most 10 terms"), ("x" * 201, "at most 200"),
 ])
 def test_bad_queries_are_refused(query: str, message: str) -> None:
     with pytest.raises(InvalidSearchError, match=message):
@@ -36,6 +39,8 @@ def test_terms_match_by_kind_key_and_prefix() -> None:
     assert not Term("sal", "owner").matches("property", "team", "sales")
     assert not Term("sal", "tags").matches("property", "tags", "sales")  # a property named tags is not a tag
     assert Term("pii", "tags").matches("tag", "tags", "pii")
+    assert Term("pii", "tags").matches("propagated_tag", "tags", "pii")
+    assert not Term("pii", "tags", propagated=False).matches("propagated_tag", "tags", "pii")
     assert Term("emp", "field").matches("field", "field", "empname")
     assert Term("pur").matches("name", "", "purchases") and not Term("pur").matches("name", "", "repurchase")
 

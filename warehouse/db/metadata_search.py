@@ -356,10 +356,10 @@ def search(conn: psycopg.Connection, terms: Sequence[Term], *, namespace: str | 
         where = [sql.SQL("term like {} escape '\\'").format(sql.Placeholder(f"pattern{number}"))]
         params[f"pattern{number}"] = term.like_pattern
         params[f"text{number}"] = term.text
-        if term.kind is not None:
-            where.append(sql.SQL("key_term = {} and kind = {}").format(
+        if term.kinds is not None:
+            where.append(sql.SQL("key_term = {} and kind = any({})").format(
                 sql.Placeholder(f"key{number}"), sql.Placeholder(f"kind{number}")))
-            params[f"key{number}"], params[f"kind{number}"] = term.key, term.kind
+            params[f"key{number}"], params[f"kind{number}"] = term.key, list(term.kinds)
         hits.append(sql.SQL("select entity_key, {number} as term_no, bool_or(term = {text}) as exact, "
                             "bool_or(term = {text} and kind = 'name') as named from {index} "
                             "where {where}{filters} group by entity_key").format(

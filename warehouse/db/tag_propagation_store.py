@@ -8,9 +8,10 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+import orjson
 import psycopg
 
-from lineage.model.metadata_entity import entity
+from lineage.model.metadata_entity import MetadataEntity, dataset_entity, entity
 from warehouse.service.tag_propagation import Edge, FieldNode, ProgramName, Propagation, edge_view
 
 _EDGES = """
@@ -71,9 +72,13 @@ class EdgeQueries:
         return [_edge(row) for row in rows]
 
 
+def _field_entity(node: FieldNode) -> MetadataEntity:
+    return entity([("namespace", node.namespace), (node.dataset_type, node.dataset), ("field", node.field)])
+
+
 def field_key(node: FieldNode) -> str:
     """The metadata entity key of a field (``namespace=ns,dataset=ds,field=f``)."""
-    return entity([("namespace", node.namespace), (node.dataset_type, node.dataset), ("field", node.field)]).render()
+    return _field_entity(node).render()
 
 
 def assigned_tags(conn: psycopg.Connection, fields: Iterable[FieldNode]) -> dict[FieldNode, list[tuple[str, str]]]:
@@ -114,19 +119,19 @@ def replace_propagated(conn: psycopg.Connection, propagations: Sequence[Propagat
              r.origin.namespace, r.origin.dataset_type, r.origin.dataset, r.origin.field, len(r.path),
              _path_json(r.path), sorted({run for edge in r.path for run in edge.runs}),
              datetime.fromtimestamp(min(edge.first_seen for edge in r.path)).astimezone(),
-             datetime.fromtimestamp(max(edge.last_seen for edge in r.path)).astimezone(), start, end)
+             datetime.fromtimestamp(max(edge.last_seen for edge in r.path)).astimezone(), start, end,
+             field_key(r.field), orjson.dumps(_field_entity(r.field).to_dict()["details"]).decode(),
+             dataset_entity(r.field.namespace, r.field.dataset_type, r.field.dataset).render())
             for propagation in propagations for r in propagation.reached]
     with conn.cursor() as cursor:
         cursor.executemany(
             """insert into lineage.propagated_tags (namespace, dataset_type, dataset, field, tag, origin_namespace,
                    origin_type, origin_dataset, origin_field, levels, path, runs, first_seen, last_seen,
-                   window_start, window_end)
-               values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+                   window_start, window_end, field_key, field_details, dataset_key)
+               values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
                on conflict do nothing""", rows)
     return len(rows)
 
 
 def _path_json(path: Sequence[Edge]) -> str:
-    import orjson
-
     return orjson.dumps([edge_view(edge) for edge in path]).decode()

@@ -4,7 +4,8 @@ matching, without a database.
 A query is terms separated by spaces, OR'ed; ``+term`` is required. A term is
 - ``pur`` or ``pur*``: a value prefix, over names, tags, property values and schema fields;
 - ``key:value``: a property ``key`` whose value starts with ``value`` (``owner:`` alone: has the key);
-- ``tags:PII``: a tag; ``field:emp*``: a field of the dataset's schema.
+- ``tags:PII``: a tag, assigned or propagated along field lineage (``propagated:false``: assigned
+  only); ``field:emp*``: a field of the dataset's schema.
 Matching ignores case; quotes keep spaces in a term (``"gold tier"``, ``note:"a b"``). Every
 other character (``'``, ``%``, ``_``, ``\\``, ``*`` inside a term) is matched literally.
 Ranking: more matched terms first, then more exact matches (a whole value rather than a prefix).
@@ -13,7 +14,7 @@ Ranking: more matched terms first, then more exact matches (a whole value rather
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lineage.errors import InvalidSearchError
 
@@ -21,6 +22,7 @@ MAX_TERMS = 10
 MAX_TERM_LENGTH = 200  # the search index keeps the first 200 characters of each value
 TAGS_KEY = "tags"
 FIELD_KEY = "field"
+PROPAGATED_KEY = "propagated"  # propagated:false: tags: terms match assigned tags only
 
 _TOKEN = re.compile(r'(\+?)(?:([^\s:"]+):)?(?:"([^"]*)"|(\S*))')
 
@@ -32,13 +34,16 @@ class Term:
     text: str
     key: str | None = None
     required: bool = False
+    propagated: bool = True  # a tags: term also matches tags propagated along field lineage
 
     @property
-    def kind(self) -> str | None:
-        """The index row kind the term is restricted to (None: any value)."""
+    def kinds(self) -> tuple[str, ...] | None:
+        """The index row kinds the term is restricted to (None: any value)."""
         if self.key is None:
             return None
-        return {TAGS_KEY: "tag", FIELD_KEY: "field"}.get(self.key, "property")
+        if self.key == TAGS_KEY:
+            return ("tag", "propagated_tag") if self.propagated else ("tag",)
+        return ("field",) if self.key == FIELD_KEY else ("property",)
 
     @property
     def like_pattern(self) -> str:
@@ -47,7 +52,8 @@ class Term:
 
     def matches(self, kind: str, key_term: str, term: str) -> bool:
         """Whether an index row (kind, lower-cased key, lower-cased value) matches this term."""
-        if self.kind is not None and (kind != self.kind or (self.kind == "property" and key_term != self.key)):
+        kinds = self.kinds
+        if kinds is not None and (kind not in kinds or (kinds == ("property",) and key_term != self.key)):
             return False
         return term.startswith(self.text)
 
@@ -83,6 +89,12 @@ def parse_query(query: str) -> list[Term]:
             raise InvalidSearchError(
                 f"a search term has at most {MAX_TERM_LENGTH} characters; {value[:40]!r}... has {len(value)}")
         terms.append(Term(value.lower(), key.lower() if key else None, bool(required)))
+    flags = [term for term in terms if term.key == PROPAGATED_KEY]
+    terms = [term for term in terms if term.key != PROPAGATED_KEY]
+    if any(flag.text not in ("true", "false") for flag in flags):
+        raise InvalidSearchError("propagated: takes true (the default: tags: terms match propagated tags too) or false")
+    if any(flag.text == "false" for flag in flags):
+        terms = [replace(term, propagated=False) for term in terms]
     if not terms:
         raise InvalidSearchError("the query is empty: give a value prefix (pur*), key:value, tags:NAME or field:NAME")
     if len(terms) > MAX_TERMS:

@@ -9,6 +9,8 @@
 --   property  a property value under its key (the SYSTEM schema property shows as its fields)
 --   field     a field of the dataset's SYSTEM schema (key 'field')
 --   alias     another name of a dataset (OpenLineage's symlinks; key 'alias'), SYSTEM scope
+--   propagated_tag  a tag that reached a field along field lineage (key 'tags', SYSTEM scope;
+--             warehouse.pipeline.tag_propagation), on the field and on its dataset
 -- `term` is the lower-cased value (its first 200 characters, what a btree can index) and
 -- `key_term` the lower-cased key, both in the "C" collation: byte order lets one plain btree
 -- index serve prefix LIKE, ORDER BY and the `>` steps of suggest's skip scan. The search index (`lineage.search_index`, no
@@ -78,6 +80,34 @@ aliases as (
            dataset_aliases.alias as value, dataset_aliases.recorded_at as created_at
     from dataset_aliases
     inner join datasets on datasets.dataset_key = dataset_aliases.dataset_key
+
+),
+
+propagated as not materialized (
+
+    select * from {{ ref('stg_lineage__propagated_tags') }}
+
+),
+
+propagated_tags as (
+
+    -- on the field, and on its dataset (which holds a field carrying the tag); the dataset's
+    -- READ grant shows both
+    select field_key as entity_key, namespace, 'field' as entity_type, field_details as entity_details,
+           dataset_key as grant_key, 'SYSTEM' as scope, 'propagated_tag' as kind, 'tags' as key, tag as value,
+           min(first_seen) as created_at
+    from propagated
+    group by field_key, namespace, field_details, dataset_key, tag
+
+    union all
+
+    select datasets.entity_key, datasets.namespace, datasets.dataset_type, datasets.entity_details, datasets.entity_key,
+           'SYSTEM', 'propagated_tag', 'tags', propagated.tag, min(propagated.first_seen)
+    from propagated
+    inner join datasets
+        on datasets.namespace = propagated.namespace and datasets.dataset_type = propagated.dataset_type
+        and datasets.dataset = propagated.dataset
+    group by datasets.entity_key, datasets.namespace, datasets.dataset_type, datasets.entity_details, propagated.tag
 
 ),
 
@@ -165,6 +195,8 @@ terms as (
     select * from schema_fields
     union all
     select * from aliases
+    union all
+    select * from propagated_tags
 
 ),
 

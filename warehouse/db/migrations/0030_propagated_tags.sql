@@ -20,6 +20,10 @@ create table lineage.propagated_tags (
     last_seen           timestamptz not null,
     window_start        timestamptz not null,   -- the window it was computed over
     window_end          timestamptz not null,
+    -- keys as the core renders them (lineage.model.metadata_entity), for search to read, not rebuild
+    field_key           text not null,          -- the field's metadata entity key
+    field_details       jsonb not null,         -- its key=value parts, in order
+    dataset_key         text not null,          -- its dataset's entity key (what a READ grant on shows it)
     primary key (namespace, dataset_type, dataset, field, tag, origin_namespace, origin_type, origin_dataset,
                  origin_field)
 );
