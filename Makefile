@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh
 
-.PHONY: help demo test test-fast test-services up down setup venv pg migrate compact examples marts dist client bench bench-lineage bench-fields bench-search bench-pages bench-openlineage bench-ingest-bounds bench-capture bench-column-accuracy bench-managed-pg bench-freshness lint clean
+.PHONY: help demo test test-fast test-services up down setup venv pg migrate compact examples marts dist client bench bench-lineage bench-fields bench-search bench-pages bench-openlineage bench-ingest-bounds bench-capture bench-tags bench-column-accuracy bench-managed-pg bench-freshness lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -76,6 +76,9 @@ bench-ingest-bounds: setup  ## benchmark: what a hostile OpenLineage request cos
 
 bench-capture: venv  ## benchmark: automatic capture from PySpark, cost per write (10/50/200 operators) and a 20-write job with/without
 	@$(ENV) && .venv/bin/python -m bench.spark_capture
+
+bench-tags: venv pg  ## benchmark: tag propagation over the field benchmark's warehouse (run bench-fields first)
+	@$(ENV) && .venv/bin/python -m bench.tag_propagation
 
 bench-column-accuracy: venv  ## benchmark: column lineage precision, recall and kinds on labelled Spark cases (BENCH_ARGS="--only join", "--markdown")
 	@$(ENV) && .venv/bin/python -m bench.column_accuracy $${BENCH_ARGS:-}

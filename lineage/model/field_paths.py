@@ -274,6 +274,15 @@ def _transformation(raw: Mapping[str, Any] | None) -> Transformation | None:
     return Transformation(raw["type"], raw.get("subtype"), raw.get("description", ""), raw.get("masking", False))
 
 
+def stored_record(destination: Mapping[str, str], operations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A record as it was checked, from what an operation set stores of it (its destination and
+    its operations' ``identity()``): ``normalize`` reads it back to the same operations."""
+    rebuilt = [{"id": op["id"], "type": op["type"], "name": op["name"], "description": op.get("description", ""),
+                "inputs": [*({"source": source} for source in op.get("sources") or []), *(op.get("inputs") or [])],
+                "outputs": list(op.get("outputs") or [])} for op in operations]
+    return {"destination": dict(destination), "operations": rebuilt}
+
+
 def _source(ref: Mapping[str, Any], namespace: str) -> SourceRef:
     return SourceRef(ref.get("namespace") or namespace, ref.get("type", "dataset"), ref["name"])
 

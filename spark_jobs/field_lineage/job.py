@@ -39,6 +39,7 @@ from warehouse.db.connection import connect
 from warehouse.db.field_lineage_staging import (
     FieldStaging,
     PendingRange,
+    backfill_edges,
     chunk_ranges,
     count_pending,
     create_staging,
@@ -154,6 +155,11 @@ def derive_pending(database_url: str) -> FieldLineageSummary:
     settings = replace(Settings.from_env(), database_url=database_url)
     limit = settings.field_lineage_in_process_records
     with connect(database_url) as conn:
+        lock_chunk(conn)
+        backfilled = backfill_edges(conn)  # sets stored before field edges: once, after the upgrade
+        conn.commit()
+        if backfilled:
+            log.info("field lineage: %d operation sets stored before field edges got theirs", backfilled)
         waiting = count_pending(conn, upto=limit + 1)
     if not waiting:
         log.info("field lineage: no pending field operation records")

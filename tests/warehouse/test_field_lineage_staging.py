@@ -15,6 +15,7 @@ from lineage.model.field_paths import field_paths, normalize
 from warehouse.db.connection import connect
 from warehouse.db.field_lineage_staging import (
     STAGING_SCHEMA,
+    backfill_edges,
     chunk_ranges,
     create_staging,
     read_pending,
@@ -90,3 +91,20 @@ def test_store_results_merges_rows_a_retried_task_staged_twice(conn: psycopg.Con
         RECORD, "default"))),)  # the set's composed column lineage, once
     assert conn.execute("select count(*) from lineage.pending_events where processed_at is null").fetchone() == (0,)
     assert conn.execute("select count(*) from pg_tables where schemaname = %s", (STAGING_SCHEMA,)).fetchone() == (0,)
+
+
+def test_sets_stored_before_field_edges_get_them_from_their_stored_operations(conn: psycopg.Connection) -> None:
+    """An upgraded warehouse: a set derived by derivation 2 (no edges) whose records have expired."""
+    record = normalize(RECORD, "default")
+    conn.execute(
+        """insert into lineage.field_operation_sets (fingerprint, destination_namespace, destination_type,
+               destination, operations, descriptions, described_at, derived_with)
+           values (%s, 'default', 'dataset', 'orders', %s, '{}', now(), 2)""",
+        (record.fingerprint, orjson.dumps([op.identity() for op in record.operations]).decode()))
+    assert backfill_edges(conn) == 1
+    stored = conn.execute("select source, source_field, field, kind, subtype, masking, operations "
+                          "from lineage.field_edges order by 1, 2, 3").fetchall()
+    assert stored == [(edge["name"], edge["field"], edge["to"], edge["kind"], edge["subtype"], edge["masking"],
+                       edge["operations"]) for edge in field_edges(record)] != []
+    assert conn.execute("select derived_with from lineage.field_operation_sets").fetchone() == (3,)
+    assert backfill_edges(conn) == 0  # once

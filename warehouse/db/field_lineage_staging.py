@@ -16,7 +16,9 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from lineage.model.field_paths import DERIVATION
+from lineage.errors import InvalidFieldOperationsError
+from lineage.model.column_lineage import field_edges
+from lineage.model.field_paths import DERIVATION, normalize, stored_record
 from warehouse.db import entity_keys
 
 STAGING_SCHEMA = "lineage_field_staging"  # not the compaction's: it drops its own schema whole
@@ -264,3 +266,31 @@ def _run(conn: psycopg.Connection, statement: str, staging: FieldStaging) -> psy
     """Execute ``statement`` with ``{records}`` and ``{sets}`` naming the staging tables."""
     return conn.execute(sql.SQL(statement).format(records=_table(staging.records),
                                                   sets=_table(staging.sets)))
+
+
+def backfill_edges(conn: psycopg.Connection, batch: int = 500) -> int:
+    """Give the operation sets stored before field edges existed (derivation 2) their edges,
+    from their stored operations (their records may be gone: pending records expire), and mark
+    them derived by this derivation; in the open transaction. The number of sets backfilled."""
+    done = 0
+    while rows := conn.execute(
+            """select fingerprint, destination_namespace, destination_type, destination, operations
+               from lineage.field_operation_sets where derived_with = 2 order by fingerprint limit %s""",
+            (batch,)).fetchall():
+        for fingerprint, namespace, dataset_type, name, operations in rows:
+            record = stored_record({"namespace": namespace, "type": dataset_type, "name": name}, operations)
+            try:
+                edges = field_edges(normalize(record, namespace))
+            except InvalidFieldOperationsError:  # stored by an older rule this one refuses: no edges
+                edges = []
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    """insert into lineage.field_edges (set_fingerprint, source_namespace, source_type, source,
+                           source_field, field, kind, subtype, masking, operations)
+                       values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) on conflict do nothing""",
+                    [(fingerprint, edge["namespace"], edge["type"], edge["name"], edge["field"], edge["to"],
+                      edge["kind"], edge["subtype"], edge["masking"], edge["operations"]) for edge in edges])
+            conn.execute("update lineage.field_operation_sets set derived_with = %s where fingerprint = %s",
+                         (DERIVATION, fingerprint))
+        done += len(rows)
+    return done

@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from lineage.model.field_paths import stored_record
 from lineage.model.metadata_entity import dataset_entity
 from warehouse.service.openlineage_export import DatasetRef, LinkedRunRef, Program, RunExport, run_events
 
@@ -160,15 +161,8 @@ def run_exports(conn: psycopg.Connection, run_keys: Sequence[int]) -> dict[int, 
 
 def _record(row: dict[str, Any]) -> dict[str, Any]:
     """A stored operation set as the field-operations record it was checked from."""
-    operations = []
-    for operation in row["operations"]:
-        inputs = [{"source": source} for source in operation.get("sources") or []]
-        inputs += operation.get("inputs") or []
-        operations.append({"id": operation["id"], "type": operation["type"], "name": operation["name"],
-                           "description": operation.get("description", ""), "inputs": inputs,
-                           "outputs": operation.get("outputs") or []})
-    return {"destination": {"namespace": row["destination_namespace"], "type": row["destination_type"],
-                            "name": row["destination"]}, "operations": operations}
+    return stored_record({"namespace": row["destination_namespace"], "type": row["destination_type"],
+                          "name": row["destination"]}, row["operations"])
 
 
 @dataclass(frozen=True, slots=True)
