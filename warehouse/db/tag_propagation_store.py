@@ -5,6 +5,7 @@ fields; and ``lineage.propagated_tags``, which the propagation stage rewrites wh
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -14,29 +15,36 @@ import psycopg
 from lineage.model.metadata_entity import MetadataEntity, dataset_entity, entity
 from warehouse.service.tag_propagation import Edge, FieldNode, ProgramName, Propagation, edge_view
 
+# The edges out of, or into, a list of fields, with the operation set each was recorded in.
 _EDGES = """
-    select e.source_namespace, e.source_type, e.source, e.source_field,
-           d.namespace, d.dataset_type, d.dataset, e.field, e.kind, e.subtype, e.masking, e.operations,
-           p.namespace, p.application, p.program_type, p.program,
-           array_agg(distinct r.run_id order by r.run_id), min(f.recorded_at), max(f.recorded_at)
+    select e.set_fingerprint, e.source_namespace, e.source_type, e.source, e.source_field,
+           s.destination_namespace, s.destination_type, s.destination, e.field, e.kind, e.subtype, e.masking,
+           e.operations
     from unnest(%(namespaces)s::text[], %(types)s::text[], %(datasets)s::text[], %(fields)s::text[])
          as k(namespace, dataset_type, dataset, field)
-    {join}
-    join lineage.runs r on r.run_key = f.run_key
-    join lineage.programs p on p.program_key = r.program_key
-    where f.recorded_at >= %(start)s and f.recorded_at < %(end)s
-    group by e.source_namespace, e.source_type, e.source, e.source_field, d.namespace, d.dataset_type, d.dataset,
-             e.field, e.kind, e.subtype, e.masking, e.operations, p.namespace, p.application, p.program_type,
-             p.program"""
+    {join}"""
 _OUT_OF = """
     join lineage.field_edges e on (e.source_namespace, e.source_type, e.source, e.source_field)
                                 = (k.namespace, k.dataset_type, k.dataset, k.field)
-    join lineage.field_lineage_runs f on f.set_fingerprint = e.set_fingerprint
-    join lineage.datasets d on d.dataset_key = f.dataset_key"""
+    join lineage.field_operation_sets s on s.fingerprint = e.set_fingerprint"""
 _INTO = """
-    join lineage.datasets d on (d.namespace, d.dataset_type, d.dataset) = (k.namespace, k.dataset_type, k.dataset)
-    join lineage.field_lineage_runs f on f.dataset_key = d.dataset_key
-    join lineage.field_edges e on e.set_fingerprint = f.set_fingerprint and e.field = k.field"""
+    join lineage.field_operation_sets s
+      on (s.destination_namespace, s.destination_type, s.destination) = (k.namespace, k.dataset_type, k.dataset)
+    join lineage.field_edges e on e.set_fingerprint = s.fingerprint and e.field = k.field"""
+# The runs that recorded each of some operation sets in the window, by program: how many, when,
+# and the latest MAX_RUNS of them.
+_SET_RUNS = """
+    select f.set_fingerprint, p.namespace, p.application, p.program_type, p.program, count(*),
+           min(f.recorded_at), max(f.recorded_at), (array_agg(r.run_id order by f.recorded_at desc))[1:%(most)s]
+    from lineage.field_operation_sets s
+    join lineage.datasets d on (d.namespace, d.dataset_type, d.dataset)
+                             = (s.destination_namespace, s.destination_type, s.destination)
+    join lineage.field_lineage_runs f on f.dataset_key = d.dataset_key and f.set_fingerprint = s.fingerprint
+    join lineage.runs r on r.run_key = f.run_key
+    join lineage.programs p on p.program_key = r.program_key
+    where s.fingerprint = any(%(sets)s) and f.recorded_at >= %(start)s and f.recorded_at < %(end)s
+    group by f.set_fingerprint, p.namespace, p.application, p.program_type, p.program"""
+MAX_RUNS = 20  # an edge names its latest runs, and counts them all
 
 
 def _columns(fields: Iterable[FieldNode]) -> dict[str, list[str]]:
@@ -45,17 +53,23 @@ def _columns(fields: Iterable[FieldNode]) -> dict[str, list[str]]:
             "datasets": [item.dataset for item in chosen], "fields": [item.field for item in chosen]}
 
 
-def _edge(row: Sequence[Any]) -> Edge:
-    return Edge(source=FieldNode(*row[0:4]), target=FieldNode(*row[4:8]), kind=row[8], subtype=row[9],
-                masking=row[10], operations=tuple(row[11]), program=ProgramName(*row[12:16]), runs=tuple(row[16]),
-                first_seen=int(row[17].timestamp()), last_seen=int(row[18].timestamp()))
+@dataclass(frozen=True, slots=True)
+class _SetRuns:
+    program: ProgramName
+    count: int
+    first_seen: int
+    last_seen: int
+    runs: tuple[str, ...]
 
 
 class EdgeQueries:
-    """Field lineage edges recorded in ``[start, end)``."""
+    """Field lineage edges recorded in ``[start, end)``: each edge of an operation set once per
+    program whose runs recorded the set in the window (sets no run recorded in it are left out).
+    The runs of each set are read once per walk, however many edges and levels share it."""
 
     def __init__(self, conn: psycopg.Connection, start: datetime, end: datetime) -> None:
         self._conn, self._window = conn, {"start": start, "end": end}
+        self._set_runs: dict[str, list[_SetRuns]] = {}
 
     def out_of(self, fields: Sequence[FieldNode]) -> list[Edge]:
         """The edges whose source is one of ``fields``."""
@@ -68,8 +82,32 @@ class EdgeQueries:
     def _edges(self, join: str, fields: Sequence[FieldNode]) -> list[Edge]:
         if not fields:
             return []
-        rows = self._conn.execute(_EDGES.format(join=join), {**_columns(fields), **self._window}).fetchall()
-        return [_edge(row) for row in rows]
+        rows = self._conn.execute(_EDGES.format(join=join), _columns(fields)).fetchall()
+        self._load_runs({row[0] for row in rows})
+        merged: dict[tuple[Any, ...], list[_SetRuns]] = {}
+        for row in rows:
+            for runs in self._set_runs[row[0]]:
+                merged.setdefault((*row[1:12], tuple(row[12]), runs.program), []).append(runs)
+        return [_edge(key, recorded) for key, recorded in merged.items()]
+
+    def _load_runs(self, sets: set[str]) -> None:
+        missing = sorted(sets - self._set_runs.keys())
+        if not missing:
+            return
+        for fingerprint in missing:
+            self._set_runs[fingerprint] = []
+        for row in self._conn.execute(_SET_RUNS, {"sets": missing, "most": MAX_RUNS, **self._window}).fetchall():
+            self._set_runs[row[0]].append(_SetRuns(ProgramName(*row[1:5]), row[5], int(row[6].timestamp()),
+                                                   int(row[7].timestamp()), tuple(row[8])))
+
+
+def _edge(key: tuple[Any, ...], recorded: list[_SetRuns]) -> Edge:
+    """An edge of one program, over the sets of that program that hold it."""
+    runs = tuple(dict.fromkeys(run for item in recorded for run in item.runs))[:MAX_RUNS]  # each set's latest first
+    return Edge(source=FieldNode(*key[0:4]), target=FieldNode(*key[4:8]), kind=key[8], subtype=key[9],
+                masking=key[10], operations=tuple(key[11]), program=key[12], runs=tuple(sorted(runs)),
+                first_seen=min(item.first_seen for item in recorded),
+                last_seen=max(item.last_seen for item in recorded), run_count=sum(item.count for item in recorded))
 
 
 def _field_entity(node: FieldNode) -> MetadataEntity:

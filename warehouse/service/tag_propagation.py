@@ -64,9 +64,10 @@ class Edge:
     masking: bool
     operations: tuple[str, ...]
     program: ProgramName
-    runs: tuple[str, ...]
+    runs: tuple[str, ...]  # its latest runs (at most 20)
     first_seen: int  # epoch seconds
     last_seen: int
+    run_count: int = 0  # all its runs in the window
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +217,7 @@ def edge_view(edge: Edge) -> dict[str, Any]:
             "operations": list(edge.operations),
             "program": {"namespace": edge.program.namespace, "application": edge.program.application,
                         "type": edge.program.program_type, "program": edge.program.program},
-            "runs": list(edge.runs)}
+            "runs": list(edge.runs), "runCount": edge.run_count}
 
 
 MAX_CLOSURE_FIELDS = 10_000  # the upstream of one field an explanation walks, at most
@@ -262,7 +263,7 @@ class Visibility:
         view["from"], view["to"] = self.node(edge.source), self.node(edge.target)
         if self.program is not None and not self.program(edge.program):
             view["program"] = {"namespace": "", "application": "", "type": HIDDEN, "program": ""}
-            view["runs"] = []
+            view["runs"], view["runCount"] = [], 0
         return view
 
 
