@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from lineage.model.field_paths import FieldRecord, FieldRef, SourceRef, Transformation, normalize, written_inputs
+from lineage.model.metadata_entity import dataset_entity, entity
 
 _DIRECT, _INDIRECT = "DIRECT", "INDIRECT"
 IDENTITY = Transformation(_DIRECT, "IDENTITY")
@@ -128,11 +129,20 @@ def described_record(checked: FieldRecord) -> dict[str, dict[ColumnSource, tuple
 
 def field_edges(checked: FieldRecord) -> list[dict[str, Any]]:
     """The record's composed column lineage as rows, one per (source field, destination field,
-    kind): what tag propagation walks (``lineage.field_edges``). Sorted, so a set's rows are the
+    kind), with the destination field's metadata entity key: what tag propagation walks and
+    search finds operations by (``lineage.field_edges``). Sorted, so a set's rows are the
     same each derivation."""
+    destination = checked.destination
+    dataset = dataset_entity(destination.namespace, destination.type, destination.name)
+
+    def keys(written: str) -> dict[str, Any]:
+        field = entity([*dataset.parts, ("field", written)])
+        return {"field_key": field.render(), "field_details": field.to_dict()["details"],
+                "dataset_key": dataset.render()}
+
     rows = [{"namespace": source.namespace, "type": source.dataset_type, "name": source.name,
              "field": source.field, "to": written, "kind": source.type, "subtype": source.subtype,
-             "masking": source.masking, "operations": list(names)}
+             "masking": source.masking, "operations": list(names), **keys(written)}
             for written, sources in described_record(checked).items() for source, names in sources.items()]
     return sorted(rows, key=lambda row: (row["namespace"], row["type"], row["name"], row["field"], row["to"],
                                          row["kind"], row["subtype"], row["masking"]))

@@ -228,5 +228,11 @@ def test_search_finds_fields_and_datasets_carrying_a_tag_and_says_how(world: tup
     assert found("tags:PII propagated:false") == [
         ("field", "users.country", ["tag"]), ("field", "users.email", ["tag"]), ("field", "users.name", ["tag"]),
         ("field", "users.ssn", ["tag"])]
+    assert found("op:sha2") == [("field", "profiles.ssn_hash", ["operation"])]
+    assert found("transform:MASKED") == [("field", "profiles.ssn_hash", ["transform"])]
+    assert found("op:conc*") == [("field", "profiles.full_name", ["operation"])]
+    assert found("transform:aggregation") == [("field", "stats.email_count", ["transform"])]
+    # fields holding PII that went through a concat: both terms required
+    assert found("+tags:PII +op:concat") == [("field", "profiles.full_name", ["operation", "propagated_tag"])]
     refused = api.get("/v3/metadata/search", params={"query": "tags:PII propagated:maybe"})
     assert refused.status_code == 400 and "propagated: takes true" in refused.json()["message"]

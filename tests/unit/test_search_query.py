@@ -41,6 +41,8 @@ def test_terms_match_by_kind_key_and_prefix() -> None:
     assert Term("pii", "tags").matches("tag", "tags", "pii")
     assert Term("pii", "tags").matches("propagated_tag", "tags", "pii")
     assert not Term("pii", "tags", propagated=False).matches("propagated_tag", "tags", "pii")
+    assert Term("sha", "op").matches("operation", "op", "sha2") and not Term("sha", "op").matches("tag", "tags", "sha")
+    assert Term("masked", "transform").matches("transform", "transform", "masked")
     assert Term("emp", "field").matches("field", "field", "empname")
     assert Term("pur").matches("name", "", "purchases") and not Term("pur").matches("name", "", "repurchase")
 

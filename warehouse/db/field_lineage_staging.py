@@ -15,6 +15,7 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg.types.json import Jsonb
 
 from lineage.errors import InvalidFieldOperationsError
 from lineage.model.column_lineage import field_edges
@@ -215,10 +216,11 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
     _run(conn, "delete from lineage.field_edges e using {sets} n where e.set_fingerprint = n.fingerprint", staging)
     _run(conn, """
         insert into lineage.field_edges (set_fingerprint, source_namespace, source_type, source, source_field, field,
-                                         kind, subtype, masking, operations)
+                                         kind, subtype, masking, operations, field_key, field_details, dataset_key)
         select n.fingerprint, x.edge->>'namespace', x.edge->>'type', x.edge->>'name', x.edge->>'field',
                x.edge->>'to', x.edge->>'kind', x.edge->>'subtype', (x.edge->>'masking')::boolean,
-               array(select jsonb_array_elements_text(x.edge->'operations'))
+               array(select jsonb_array_elements_text(x.edge->'operations')), x.edge->>'field_key',
+               x.edge->'field_details', x.edge->>'dataset_key'
         from {sets} n cross join lateral jsonb_array_elements(n.edges) as x(edge)
         on conflict do nothing""", staging)
     _run(conn, """
@@ -286,10 +288,12 @@ def backfill_edges(conn: psycopg.Connection, batch: int = 500) -> int:
             with conn.cursor() as cursor:
                 cursor.executemany(
                     """insert into lineage.field_edges (set_fingerprint, source_namespace, source_type, source,
-                           source_field, field, kind, subtype, masking, operations)
-                       values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) on conflict do nothing""",
+                           source_field, field, kind, subtype, masking, operations, field_key, field_details,
+                           dataset_key)
+                       values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) on conflict do nothing""",
                     [(fingerprint, edge["namespace"], edge["type"], edge["name"], edge["field"], edge["to"],
-                      edge["kind"], edge["subtype"], edge["masking"], edge["operations"]) for edge in edges])
+                      edge["kind"], edge["subtype"], edge["masking"], edge["operations"], edge["field_key"],
+                      Jsonb(edge["field_details"]), edge["dataset_key"]) for edge in edges])
             conn.execute("update lineage.field_operation_sets set derived_with = %s where fingerprint = %s",
                          (DERIVATION, fingerprint))
         done += len(rows)

@@ -5,7 +5,9 @@ A query is terms separated by spaces, OR'ed; ``+term`` is required. A term is
 - ``pur`` or ``pur*``: a value prefix, over names, tags, property values and schema fields;
 - ``key:value``: a property ``key`` whose value starts with ``value`` (``owner:`` alone: has the key);
 - ``tags:PII``: a tag, assigned or propagated along field lineage (``propagated:false``: assigned
-  only); ``field:emp*``: a field of the dataset's schema.
+  only); ``field:emp*``: a field of the dataset's schema; ``op:sha2``, ``op:concat*``: the
+  fields a transform step of that name made; ``transform:MASKED``, ``transform:AGGREGATION``:
+  the fields made from a source field by a masking step, by an aggregation (any subtype).
 Matching ignores case; quotes keep spaces in a term (``"gold tier"``, ``note:"a b"``). Every
 other character (``'``, ``%``, ``_``, ``\\``, ``*`` inside a term) is matched literally.
 Ranking: more matched terms first, then more exact matches (a whole value rather than a prefix).
@@ -23,6 +25,9 @@ MAX_TERM_LENGTH = 200  # the search index keeps the first 200 characters of each
 TAGS_KEY = "tags"
 FIELD_KEY = "field"
 PROPAGATED_KEY = "propagated"  # propagated:false: tags: terms match assigned tags only
+OPERATION_KEY = "op"  # op:sha2: the fields a step of that name made
+TRANSFORM_KEY = "transform"  # transform:MASKED, transform:AGGREGATION: the fields made so
+_KINDS = {FIELD_KEY: ("field",), OPERATION_KEY: ("operation",), TRANSFORM_KEY: ("transform",)}
 
 _TOKEN = re.compile(r'(\+?)(?:([^\s:"]+):)?(?:"([^"]*)"|(\S*))')
 
@@ -43,7 +48,7 @@ class Term:
             return None
         if self.key == TAGS_KEY:
             return ("tag", "propagated_tag") if self.propagated else ("tag",)
-        return ("field",) if self.key == FIELD_KEY else ("property",)
+        return _KINDS.get(self.key, ("property",))
 
     @property
     def like_pattern(self) -> str:

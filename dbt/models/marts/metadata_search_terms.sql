@@ -11,6 +11,9 @@
 --   alias     another name of a dataset (OpenLineage's symlinks; key 'alias'), SYSTEM scope
 --   propagated_tag  a tag that reached a field along field lineage (key 'tags', SYSTEM scope;
 --             warehouse.pipeline.tag_propagation), on the field and on its dataset
+--   operation a transform step a field was made by (key 'op': `sha2`, `concat`), SYSTEM scope
+--   transform how a field was made from a source field (key 'transform': its subtype,
+--             `AGGREGATION`, `TRANSFORMATION`, ..., and `MASKED` for a masking step), SYSTEM scope
 -- `term` is the lower-cased value (its first 200 characters, what a btree can index) and
 -- `key_term` the lower-cased key, both in the "C" collation: byte order lets one plain btree
 -- index serve prefix LIKE, ORDER BY and the `>` steps of suggest's skip scan. The search index (`lineage.search_index`, no
@@ -111,6 +114,39 @@ propagated_tags as (
 
 ),
 
+field_edges as not materialized (
+
+    select * from {{ ref('stg_lineage__field_edges') }}
+
+),
+
+field_operations as (
+
+    -- what made each written field, from the field lineage (any time): its steps and its kinds
+    select distinct field_edges.field_key as entity_key, datasets.namespace, 'field' as entity_type,
+           field_edges.field_details as entity_details, field_edges.dataset_key as grant_key, 'SYSTEM' as scope,
+           made.kind, made.key, made.value, datasets.created_at
+    from field_edges
+    inner join datasets on datasets.entity_key = field_edges.dataset_key
+    cross join lateral (
+
+        select 'operation' as kind, 'op' as key, step as value
+        from unnest(field_edges.operations) as step
+
+        union all
+
+        select 'transform', 'transform', field_edges.subtype
+        where field_edges.subtype <> ''
+
+        union all
+
+        select 'transform', 'transform', 'MASKED'
+        where field_edges.masking
+
+    ) as made
+
+),
+
 lineage_entities as (
 
     -- keys and parts as the core rendered them when the rows were written (warehouse.db.entity_keys)
@@ -197,6 +233,8 @@ terms as (
     select * from aliases
     union all
     select * from propagated_tags
+    union all
+    select * from field_operations
 
 ),
 
