@@ -39,6 +39,7 @@ from lineage_api.routes import (
     run_lineage,
     search,
     status,
+    tag_map,
 )
 from lineage_api.warehouse_pool import WarehousePool
 from warehouse.ingest.sealed_log import SealedLog
@@ -91,7 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(status.router, **logged_in)
     app.include_router(openlineage_export.router, prefix="/api/v1", **logged_in)
     for module in (lineage, lineage_diff, run_lineage, field_lineage, field_tags, field_summaries, namespaces, grants,
-                   dataset_schemas, search, metadata, links, ingest_keys):
+                   dataset_schemas, search, tag_map, metadata, links, ingest_keys):
         app.include_router(module.router, **logged_in)  # search before metadata's {target:path}
     app.include_router(pages.public_router, include_in_schema=False)
     app.include_router(pages.router, dependencies=[Depends(get_user)], responses=http_errors.answers(401, 403),

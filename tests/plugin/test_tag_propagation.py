@@ -236,3 +236,39 @@ def test_search_finds_fields_and_datasets_carrying_a_tag_and_says_how(world: tup
     assert found("+tags:PII +op:concat") == [("field", "profiles.full_name", ["operation", "propagated_tag"])]
     refused = api.get("/v3/metadata/search", params={"query": "tags:PII propagated:maybe"})
     assert refused.status_code == 400 and "propagated: takes true" in refused.json()["message"]
+
+
+def test_where_pii_goes_grouped_by_dataset_with_its_stops_and_as_csv(world: tuple[str, Path], api: TestClient
+                                                                    ) -> None:
+    answer = get(api, "/v3/tags/PII/map")
+    assert [(d["dataset"], [(f["field"], f["assigned"], [r["from"]["field"] for r in f["reached"]])
+                            for f in d["fields"]]) for d in answer["datasets"]] == [
+        ("profiles", [("email", False, ["email"]), ("full_name", False, ["name"])]),
+        ("stats", [("full_name", False, ["name"])]),
+        ("users", [("country", True, []), ("email", True, []), ("name", True, []), ("ssn", True, [])])]
+    filtered = "used as FILTER (INDIRECT) by {}where country = 'FR' in spark Crm.Profiles: no value flows"
+    assert sorted((stop["from"]["field"], stop["at"]["to"]["dataset"], stop["at"]["to"]["field"], stop["reason"])
+                  for stop in answer["stops"]) == [
+        ("country", "profiles", "email", filtered.format("")),
+        ("country", "profiles", "full_name", filtered.format("concat, ")),
+        ("country", "profiles", "id", filtered.format("")),
+        ("country", "profiles", "ssn_hash", filtered.format("sha2, ")),
+        ("email", "stats", "email_count", "aggregated by count in spark Crm.Stats"),
+        ("ssn", "profiles", "ssn_hash", "masked by sha2 in spark Crm.Profiles")]  # the hash never carried PII on
+    assert {(e["from"]["dataset"], e["to"]["dataset"], e["to"]["field"]) for e in answer["edges"]} == {
+        ("users", "profiles", "email"), ("users", "profiles", "full_name"), ("profiles", "stats", "full_name")}
+    csv_answer = api.get("/v3/tags/PII/map", params={"format": "csv"})
+    assert csv_answer.status_code == 200 and csv_answer.headers["content-type"].startswith("text/csv")
+    lines = csv_answer.text.splitlines()
+    assert lines[0] == "tag,status,namespace,dataset,field,origin_namespace,origin_dataset,origin_field,levels," \
+                       "operations,reason"
+    assert "PII,propagated,default,stats,full_name,default,users,name,2,concat," in lines
+    assert sum(line.startswith("PII,stopped,") for line in lines) == len(answer["stops"])
+    with connect(world[0]) as conn:
+        put_grant(conn, "stats-only", "namespace=default,dataset=stats", "default", Privilege.READ, "test")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        with logged_in_client(world[0], monkeypatch, username="stats-only", role="viewer") as client:
+            narrow = get(client, "/v3/tags/PII/map")
+    assert [d["dataset"] for d in narrow["datasets"]] == ["stats"] and narrow["hidden"] == 6
+    assert narrow["datasets"][0]["fields"][0]["reached"] == [] and narrow["edges"] == []
+    assert api.get("/v3/tags/nobody-uses-this/map").status_code == 404

@@ -329,3 +329,59 @@ def _reached_view(item: Reached, visibility: Visibility) -> dict[str, Any]:
             "runs": sorted({run for edge in path for run in edge["runs"]}),
             "firstSeen": min(edge.first_seen for edge in item.path),
             "lastSeen": max(edge.last_seen for edge in item.path)}
+
+
+def tag_map(tag: str, policy: Policy, origins: Sequence[FieldNode], walk: Propagation,
+            visibility: Visibility = Visibility()) -> dict[str, Any]:
+    """Where ``tag`` goes: the fields it is assigned to and those it reached, grouped by dataset,
+    the edges it crossed (the graph) and those that stopped it, with why. Fields of datasets the
+    caller may not read are left out and counted (``hidden``); so are edges touching them."""
+    readable = visibility.dataset or (lambda node: True)
+    fields: dict[FieldNode, dict[str, Any]] = {}
+    for origin in origins:
+        fields.setdefault(origin, {"field": origin.field, "assigned": True, "reached": []})
+    for item in walk.reached:
+        entry = fields.setdefault(item.field, {"field": item.field.field, "assigned": False, "reached": []})
+        if readable(item.origin):
+            entry["reached"].append({"from": _node_view(item.origin), "levels": len(item.path),
+                                     "operations": sorted({step for edge in item.path for step in edge.operations})})
+    shown = {node: entry for node, entry in fields.items() if readable(node)}
+    datasets: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for node in sorted(shown):
+        datasets.setdefault((node.namespace, node.dataset_type, node.dataset), []).append(shown[node])
+    crossed = {edge for item in walk.reached for edge in item.path}
+    return {
+        "tag": tag, "policy": policy.render(), "truncated": walk.truncated,
+        "datasets": [{"namespace": namespace, "type": dataset_type, "dataset": dataset, "fields": entries}
+                     for (namespace, dataset_type, dataset), entries in datasets.items()],
+        "edges": [visibility.edge(edge) for edge in sorted(crossed, key=_edge_order)
+                  if readable(edge.source) and readable(edge.target)],
+        "stops": [{"from": _node_view(stop.origin), "at": visibility.edge(stop.edge), "reason": stop.reason}
+                  for stop in walk.stops if readable(stop.edge.source) and readable(stop.edge.target)
+                  and readable(stop.origin)],
+        "hidden": len(fields) - len(shown),
+    }
+
+
+CSV_COLUMNS = ("tag", "status", "namespace", "dataset", "field", "origin_namespace", "origin_dataset", "origin_field",
+               "levels", "operations", "reason")
+
+
+def tag_map_rows(answer: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    """The map as rows for an audit (``CSV_COLUMNS``): each field assigned, each reach, each stop."""
+    rows: list[tuple[str, ...]] = []
+    tag = answer["tag"]
+    for dataset in answer["datasets"]:
+        for entry in dataset["fields"]:
+            where = (dataset["namespace"], dataset["dataset"], entry["field"])
+            if entry["assigned"]:
+                rows.append((tag, "assigned", *where, "", "", "", "0", "", ""))
+            for reach in entry["reached"]:
+                origin = reach["from"]
+                rows.append((tag, "propagated", *where, origin["namespace"], origin["dataset"], origin["field"],
+                             str(reach["levels"]), " ".join(reach["operations"]), ""))
+    for stop in answer["stops"]:
+        at, origin = stop["at"]["to"], stop["from"]
+        rows.append((tag, "stopped", at["namespace"], at["dataset"], at["field"], origin["namespace"],
+                     origin["dataset"], origin["field"], "", " ".join(stop["at"]["operations"]), stop["reason"]))
+    return rows
