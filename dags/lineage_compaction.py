@@ -26,7 +26,7 @@ function. Tasks are idempotent and retry with exponential backoff.
    data is fixed or the batch acknowledged (`python -m warehouse.pipeline.quality acknowledge`).
 6. **build_marts**: `dbt build` of the marts (`lineage_marts.*`) and their tests, then the
    search index (`lineage.search_index`) rebuilt from its dbt view; skipped when nothing new
-   was compacted, derived or applied. Under `dbt-ol` with
+   was compacted, derived, applied or propagated. Under `dbt-ol` with
    `LINEAGE_DBT_OPENLINEAGE=true` (each model's run a child of this task's OpenLineage run
    when Airflow's provider is on).
 7. **publish**: logs the SUMMARY (with the late files taken) and emits the Assets of the tables
@@ -104,7 +104,7 @@ def lineage_compaction() -> None:
         from warehouse.pipeline.tag_propagation import propagate_tags as propagate
 
         propagated = propagate(warehouse_url())
-        return {"reached": propagated.reached, "stops": propagated.stops}
+        return {"reached": propagated.reached, "stops": propagated.stops, "changed": propagated.changed}
 
     @task
     def check(compacted: dict[str, Any]) -> list[str]:
@@ -123,15 +123,17 @@ def lineage_compaction() -> None:
         return [result.render() for result in results]
 
     @task
-    def build_marts(compacted: dict[str, Any], derived: dict[str, int], applied: dict[str, Any]) -> dict[str, int]:
+    def build_marts(compacted: dict[str, Any], derived: dict[str, int], applied: dict[str, Any],
+                    propagated: dict[str, Any]) -> dict[str, int]:
         from airflow.exceptions import AirflowSkipException
 
         from warehouse.pipeline.airflow_connection import warehouse_url
         from warehouse.pipeline.dbt_build import airflow_parent_run
         from warehouse.pipeline.dbt_build import build_marts as dbt_build
 
-        if not (compacted["events_compacted"] or derived["records"] or applied["events"]):
-            raise AirflowSkipException("nothing new was compacted, derived or applied; the marts are current")
+        if not (compacted["events_compacted"] or derived["records"] or applied["events"] or propagated["changed"]):
+            raise AirflowSkipException("nothing new was compacted, derived, applied or propagated; the marts are "
+                                       "current")
         result = dbt_build(warehouse_url(), openlineage_parent=airflow_parent_run())
         log.info("%s", result.render())
         return {"passed": result.passed, "warned": result.warned}
@@ -208,7 +210,7 @@ def lineage_compaction() -> None:
     applied = apply_metadata()
     propagated = propagate_tags()
     checks = check(compacted)
-    marts = build_marts(compacted, derived, applied)
+    marts = build_marts(compacted, derived, applied, propagated)
     published = publish(compacted, derived, applied, marts)
     compacted >> derived >> applied >> propagated >> checks >> marts >> published
     published >> notify(compacted, applied) >> announce_changes()

@@ -394,17 +394,18 @@ def export(since: Since = "1d",
 
 def _export_window(conn: psycopg.Connection, start: datetime, end: datetime, namespaces: list[str] | None,
                    sink: Any) -> int:
-    from warehouse.db.openlineage_export_store import export_page
+    from warehouse.db.openlineage_export_store import export_page, snapshot
 
     page_size, offset, total = 500, 0, 0
-    while True:
-        page = export_page(conn, start, end, namespaces, ascending=True, limit=page_size, offset=offset)
-        for event in page.events:
-            sink.write(event)
-        total += len(page.events)
-        offset += page_size
-        if offset >= page.total:
-            return total
+    with snapshot(conn):  # every page of one state of the warehouse, however compactions run meanwhile
+        while True:
+            page = export_page(conn, start, end, namespaces, ascending=True, limit=page_size, offset=offset)
+            for event in page.events:
+                sink.write(event)
+            total += len(page.events)
+            offset += page_size
+            if offset >= page.total:
+                return total
 
 
 class _FileSink:

@@ -27,6 +27,7 @@ from fastapi.testclient import TestClient
 from openlineage.client.serde import Serde
 
 from harness.ports import free_port
+from lineage.naming.identity import NO_MAPPING
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
@@ -174,9 +175,20 @@ def test_a_caller_gets_only_events_of_namespaces_it_may_read(warehouse: str, mon
     with connect(warehouse) as conn:
         conn.execute("insert into lineage.namespaces (namespace) values ('other') on conflict do nothing")
         put_grant(conn, "other-reader", "namespace=other", "other", Privilege.READ, "test")
+        put_grant(conn, "instance-reader", "instance", None, Privilege.READ, "test")
+        put_grant(conn, "default-reader", "namespace=default", "default", Privilege.READ, "test")
     with logged_in_client(warehouse, monkeypatch, username="other-reader", role="viewer") as client:
         answer = get(client, EVENTS, **WINDOW)
     assert answer["events"] == [] and answer["totalCount"] == 0 and answer["withheld"] > 0
+    with logged_in_client(warehouse, monkeypatch, username="instance-reader", role="viewer") as client:
+        assert get(client, EVENTS, **WINDOW)["events"] == []  # a grant on the instance reaches into no namespace
+    with logged_in_client(warehouse, monkeypatch, username="default-reader", role="viewer") as client:
+        mine = get(client, EVENTS, **WINDOW, limit=1000)
+    names = {e["job"]["namespace"] for e in mine["events"]}
+    assert "lineage://default/Purchases" in names and mine["withheld"] > 0  # the producers' own namespaces withheld
+    assert {NO_MAPPING.for_job(e["job"]["namespace"]) for e in mine["events"]} == {"default"}
+    assert {NO_MAPPING.for_dataset(d["namespace"]) for e in mine["events"]
+            for d in [*e.get("inputs", []), *e.get("outputs", [])]} == {"default"}
 
 
 def lineage(*args: str, database: str) -> subprocess.CompletedProcess[str]:

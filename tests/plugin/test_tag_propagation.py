@@ -143,6 +143,9 @@ def test_a_hash_stops_pii_and_the_explanation_says_where_and_why(api: TestClient
                     "no value flows"),  # the operations on its way: the filter, then the hash
         ("ssn", "masked by sha2 in spark Crm.Profiles")]
     assert "stopped" not in tags(api, "profiles", "ssn_hash")  # only when asked
+    unset = tags(api, "profiles", "ssn_hash", explain="secret")  # a tag without a policy
+    assert unset["explainedWith"].startswith("no policy: as the default") and unset["stopped"] == []
+    assert "secret" not in unset["policies"]
 
 
 def test_a_count_stops_pii_by_default_and_carries_a_tag_whose_policy_says_so(api: TestClient) -> None:

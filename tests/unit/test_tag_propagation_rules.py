@@ -6,7 +6,15 @@ from collections.abc import Sequence
 
 import pytest
 
-from warehouse.service.tag_propagation import Edge, FieldNode, Policy, ProgramName, parse_policy, propagate
+from warehouse.service.tag_propagation import (
+    Edge,
+    FieldNode,
+    Policy,
+    ProgramName,
+    parse_policy,
+    policies_from,
+    propagate,
+)
 
 pytestmark = pytest.mark.unit
 PROGRAM = ProgramName("default", "Crm", "spark", "Etl")
@@ -58,6 +66,7 @@ def test_a_policy_may_carry_aggregations_and_masked_values_never_indirect_ones()
 def test_levels_bound_the_walk_and_say_it_was_cut() -> None:
     found = walk([edge(A, B), edge(B, C), edge(C, D)], parse_policy("levels=2"))
     assert [item.field for item in found.reached] == [B, C] and found.truncated
+    assert [(stop.edge.target, stop.reason) for stop in found.stops] == [(D, "beyond levels=2 of its policy")]
 
 
 def test_each_field_is_reached_once_per_origin_by_its_shortest_path_and_cycles_end() -> None:
@@ -70,3 +79,10 @@ def test_each_field_is_reached_once_per_origin_by_its_shortest_path_and_cycles_e
 def test_the_default_policy_reads_back_as_it_is_written() -> None:
     assert parse_policy("default") == parse_policy("") == Policy()
     assert parse_policy("levels=3; carries=identity").render() == "carries=IDENTITY; masked=stop; levels=3"
+
+
+def test_a_policy_that_does_not_parse_leaves_its_tag_out_and_says_why() -> None:
+    errors: list[str] = []
+    assert list(policies_from({"PII": "default", "typo": "carries=FILTER"}, errors)) == ["PII"]
+    assert errors == ["LINEAGE_TAG_POLICIES, tag 'typo': tag policy carries FILTER: only DIRECT subtypes "
+                      "(IDENTITY, TRANSFORMATION, AGGREGATION) carry a tag; INDIRECT never does"]

@@ -5,13 +5,15 @@ came (``lineage.openlineage_events``), and for each run the warehouse has no suc
 client's, automatic capture's, or an OpenLineage run compacted before events were kept) its
 start (at the run's time) and its end (at its end, once it ended), which the service layer
 renders (``warehouse.service.openlineage_export``). An event is given only to a caller who may
-read every namespace it touches (a kept event's recorded namespaces; a rendered run's own and its
-datasets'); the others are counted as withheld.
+read every namespace it touches (a kept event's recorded namespaces; a rendered run's own, its
+datasets', its column lineage sources' and its parent and root runs'); the others are counted as
+withheld. Of a namespace deleted and awaiting its cleanup, nothing from before its re-creation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,9 +29,15 @@ from warehouse.service.openlineage_export import DatasetRef, LinkedRunRef, Progr
 _WINDOW = """
     with runs as (
         select r.run_key, r.run_at, r.stopped_at, r.status,
+               -- every namespace its rendering names: its datasets, its column lineage's sources, its
+               -- parent and root runs' programs
                array(select a.namespace from lineage.dataset_accesses a where a.run_key = r.run_key
                      union select d.namespace from lineage.field_lineage_runs f
-                           join lineage.datasets d using (dataset_key) where f.run_key = r.run_key)
+                           join lineage.datasets d using (dataset_key) where f.run_key = r.run_key
+                     union select p.source_namespace from lineage.field_lineage_runs f
+                           join lineage.field_path_sources p on p.set_fingerprint = f.set_fingerprint
+                           where f.run_key = r.run_key
+                     union select l.namespace from lineage.run_parents l where l.run_key = r.run_key)
                || r.namespace as namespaces
         from lineage.runs r
         where (r.run_at >= %(after)s and r.run_at < %(before)s
@@ -45,7 +53,10 @@ _WINDOW = """
         cross join lateral (values ('start', r.run_at),
                                    ('end', case when r.status <> 'running' then r.stopped_at end)) as t(kind, at)
         where t.at >= %(after)s and t.at < %(before)s)
-    select at, kind, event_id, run_key, (%(all)s or namespaces <@ %(readable)s::text[]) as readable from items"""
+    select at, kind, event_id, run_key, (%(all)s or namespaces <@ %(readable)s::text[]) as readable from items i
+    -- the race guard: of a namespace deleted and awaiting its cleanup, nothing from before it was created again
+    where not exists (select from lineage.namespace_guards g
+                      where g.namespace = any(i.namespaces) and i.at < g.visible_since)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +215,15 @@ def _dataset_descriptions(conn: psycopg.Connection, datasets: set[DatasetRef]) -
             else:
                 entry["properties"].setdefault(row["scope"], {})[row["key"]] = row["value"]
     return found
+
+
+@contextmanager
+def snapshot(conn: psycopg.Connection) -> Iterator[None]:
+    """One read-only REPEATABLE READ transaction on an autocommit ``conn``: the pages read in it
+    (their counts, their events) see one state of the warehouse, however compactions run meanwhile."""
+    with conn.transaction():
+        conn.execute("set transaction isolation level repeatable read, read only")
+        yield
 
 
 @dataclass(frozen=True, slots=True)

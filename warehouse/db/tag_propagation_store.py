@@ -171,5 +171,14 @@ def replace_propagated(conn: psycopg.Connection, propagations: Sequence[Propagat
     return len(rows)
 
 
+def propagated_digest(conn: psycopg.Connection) -> str:
+    """A digest of what the tags reach (fields, tags, origins, levels), to tell a change."""
+    row = conn.execute(
+        """select md5(coalesce(string_agg(t::text, ',' order by t::text), '')) from (
+               select namespace, dataset_type, dataset, field, tag, origin_namespace, origin_type, origin_dataset,
+                      origin_field, levels from lineage.propagated_tags) t""").fetchone()
+    return str(row[0]) if row else ""
+
+
 def _path_json(path: Sequence[Edge]) -> str:
     return orjson.dumps([edge_view(edge) for edge in path]).decode()

@@ -45,6 +45,7 @@ class RefreshSummary:
     change_ids: list[int] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
     marts: str | None = None
+    tags_changed: bool = False
     # seconds per stage, in order: where the time went
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -87,7 +88,7 @@ def refresh(database_url: str, settings: Settings | None = None, *, busy_wait: f
         log.info("refresh: nothing new; the marts are current")
         return summary
     with _stage(summary, "propagate_tags"):
-        propagate_tags(database_url, settings)
+        summary.tags_changed = propagate_tags(database_url, settings).changed
     with _stage(summary, "check"):
         summary.checks = [result.render() for result in gate(database_url)]
     with _stage(summary, "build_marts"):

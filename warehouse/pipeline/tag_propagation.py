@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 from lineage.settings import Settings
 from warehouse.db.connection import connect
-from warehouse.db.tag_propagation_store import EdgeQueries, replace_propagated, tagged_fields
+from warehouse.db.tag_propagation_store import EdgeQueries, propagated_digest, replace_propagated, tagged_fields
 from warehouse.service.tag_propagation import policies_from, propagate
 
 log = logging.getLogger(__name__)
@@ -26,10 +26,14 @@ class PropagationSummary:
     reached: int  # (field, tag, origin) rows written
     stops: int  # edges that stopped a tag
     seconds: float
+    changed: bool = False  # what the tags reach changed (the search index is then rebuilt)
+    errors: tuple[str, ...] = ()  # policies that did not parse (their tags are not propagated)
 
     def render(self) -> str:
+        errors = f"; {len(self.errors)} policies refused: {'; '.join(self.errors)}" if self.errors else ""
         return (f"tag propagation: {self.tags} tags with a policy from {self.origins} tagged fields reached "
-                f"{self.reached} fields ({self.stops} stops) in {self.seconds:.1f}s")
+                f"{self.reached} fields ({self.stops} stops, {'changed' if self.changed else 'unchanged'}) in "
+                f"{self.seconds:.1f}s{errors}")
 
 
 def propagate_tags(database_url: str, settings: Settings | None = None, *, now: datetime | None = None
@@ -37,7 +41,10 @@ def propagate_tags(database_url: str, settings: Settings | None = None, *, now: 
     """Propagate every tag with a policy over the window ending ``now``; rewrite the table."""
     settings = settings or Settings.from_env()
     started = time.perf_counter()
-    policies = policies_from(settings.tag_policies)
+    errors: list[str] = []
+    policies = policies_from(settings.tag_policies, errors)
+    for error in errors:
+        log.error("tag propagation: %s; the tag is not propagated", error)
     end = now or datetime.now(UTC)
     start = end - timedelta(days=settings.tag_propagation_days)
     with connect(database_url, autocommit=True) as conn:
@@ -46,8 +53,11 @@ def propagate_tags(database_url: str, settings: Settings | None = None, *, now: 
         walks = [propagate(tag, origins.get(tag, []), policy, queries.out_of)
                  for tag, policy in sorted(policies.items())]
         with conn.transaction():
+            before = propagated_digest(conn)
             reached = replace_propagated(conn, walks, start, end)
+            changed = propagated_digest(conn) != before
     summary = PropagationSummary(len(policies), sum(len(fields) for fields in origins.values()), reached,
-                                 sum(len(walk.stops) for walk in walks), round(time.perf_counter() - started, 3))
+                                 sum(len(walk.stops) for walk in walks), round(time.perf_counter() - started, 3),
+                                 changed, tuple(errors))
     log.info("%s", summary.render())
     return summary

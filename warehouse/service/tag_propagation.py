@@ -155,7 +155,7 @@ class Stop:
 class Propagation:
     reached: list[Reached] = field(default_factory=list)
     stops: list[Stop] = field(default_factory=list)
-    truncated: bool = False  # a walk cut by its policy's levels with edges left
+    truncated: bool = False  # its policy's levels stopped it where it would have gone on
 
 
 def propagate(tag: str, origins: Iterable[FieldNode], policy: Policy,
@@ -170,14 +170,15 @@ def propagate(tag: str, origins: Iterable[FieldNode], policy: Policy,
     level = 0
     stopped: set[tuple[FieldNode, Edge]] = set()
     while frontier:
-        if policy.levels is not None and level >= policy.levels:
-            found.truncated = any(True for _ in edges_from(frontier))
-            break
+        beyond = policy.levels is not None and level >= policy.levels
         level += 1
         next_level: dict[FieldNode, list[FieldNode]] = {}
         for edge in sorted(edges_from(frontier), key=_edge_order):
             for origin in by_field.get(edge.source, ()):
                 reason = policy.stop_reason(edge)
+                if reason is None and beyond and (origin, edge.target) not in paths:
+                    reason = f"beyond levels={policy.levels} of its policy"  # it would have carried the tag on
+                    found.truncated = True
                 if reason is not None:
                     if (origin, edge) not in stopped:
                         stopped.add((origin, edge))
@@ -189,7 +190,7 @@ def propagate(tag: str, origins: Iterable[FieldNode], policy: Policy,
                 paths[(origin, edge.target)] = path
                 found.reached.append(Reached(tag, edge.target, origin, path))
                 next_level.setdefault(edge.target, []).append(origin)
-        frontier = sorted(next_level)
+        frontier = [] if beyond else sorted(next_level)
         by_field = next_level
     return found
 
@@ -198,14 +199,17 @@ def _edge_order(edge: Edge) -> tuple[object, ...]:
     return edge.source, edge.target, edge.kind, edge.subtype, edge.masking, edge.program, edge.operations
 
 
-def policies_from(setting: Mapping[str, str]) -> dict[str, Policy]:
-    """The tag -> policy map of ``LINEAGE_TAG_POLICIES`` (tag -> policy text)."""
+def policies_from(setting: Mapping[str, str], errors: list[str] | None = None) -> dict[str, Policy]:
+    """The tag -> policy map of ``LINEAGE_TAG_POLICIES`` (tag -> policy text). A policy that does
+    not parse leaves its tag out (it propagates nowhere) and its reason goes to ``errors``: one
+    mistyped policy must not stop every other tag, nor the DAG."""
     policies = {}
     for tag, text in setting.items():
         try:
             policies[tag] = parse_policy(text)
         except InvalidMetadataError as error:
-            raise InvalidMetadataError(f"LINEAGE_TAG_POLICIES, tag {tag!r}: {error}") from None
+            if errors is not None:
+                errors.append(f"LINEAGE_TAG_POLICIES, tag {tag!r}: {error}")
     return policies
 
 
@@ -263,7 +267,7 @@ class Visibility:
         view["from"], view["to"] = self.node(edge.source), self.node(edge.target)
         if self.program is not None and not self.program(edge.program):
             view["program"] = {"namespace": "", "application": "", "type": HIDDEN, "program": ""}
-            view["runs"], view["runCount"] = [], 0
+            view["runs"], view["runCount"], view["operations"] = [], 0, []  # steps can be code
         return view
 
 
@@ -279,6 +283,7 @@ def explain_field(field_node: FieldNode, edges: EdgeSource,
     nodes = {field_node, *(edge.source for edge in closure), *(edge.target for edge in closure)}
     tags_of = assigned(nodes)
     chosen = dict(policies)
+    hypothetical = explain is not None and explain not in policies  # explained as the default would carry it
     if explain is not None:
         chosen.setdefault(explain, Policy())
     by_source: dict[FieldNode, list[Edge]] = {}
@@ -296,7 +301,8 @@ def explain_field(field_node: FieldNode, edges: EdgeSource,
         if not origins:
             continue
         walk = propagate(tag, origins, policy, out_of)
-        propagated += [_reached_view(item, visibility) for item in walk.reached if item.field == field_node]
+        if not (hypothetical and tag == explain):
+            propagated += [_reached_view(item, visibility) for item in walk.reached if item.field == field_node]
         if tag == explain:
             stopped += [{"tag": tag, "from": visibility.node(stop.origin), "at": visibility.edge(stop.edge),
                          "reason": stop.reason if _shown(stop.edge, visibility) else "hidden"}
@@ -305,12 +311,14 @@ def explain_field(field_node: FieldNode, edges: EdgeSource,
         "field": _node_view(field_node),
         "assigned": [{"tag": tag, "scope": scope} for tag, scope in tags_of.get(field_node, ())],
         "propagated": propagated,
-        "policies": {tag: policy.render() for tag, policy in sorted(chosen.items())},
+        "policies": {tag: policy.render() for tag, policy in sorted(policies.items())},
         "truncated": truncated,
     }
     if explain is not None:
         answer["explained"] = explain
         answer["stopped"] = stopped
+        if hypothetical:  # the tag has no policy: it propagates nowhere; where the default would stop it
+            answer["explainedWith"] = f"no policy: as the default ({Policy().render()}) would carry it"
     return answer
 
 

@@ -47,4 +47,5 @@ class FieldTags(Body):
     policies: dict[str, str] = Field(description="tag -> its propagation policy")
     truncated: bool = Field(description="the walk upstream was cut (100 levels or 10,000 fields)")
     explained: str | None = None
+    explainedWith: str | None = Field(None, description="when the explained tag has no policy: how it was explained")
     stopped: list[StoppedTag] | None = None

@@ -14,10 +14,11 @@ from lineage_api.deps import Caller, Connection, LineageWindow, Namespace
 from lineage_api.http_errors import answers
 from lineage_api.models.field_tags import FieldTags
 from lineage_api.path_names import segment
-from warehouse.db import field_lineage_store
+from warehouse.db import field_lineage_store, namespace_store
 from warehouse.db.tag_propagation_store import EdgeQueries, assigned_tags
 from warehouse.service.authorization import Privilege
 from warehouse.service.tag_propagation import FieldNode, Visibility, explain_field, policies_from
+from warehouse.service.timespec import visible_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
 
@@ -44,5 +45,6 @@ def field_tags(request: Request, window: LineageWindow, namespace: Namespace, da
         program=lambda program: caller.allows(program_entity(program.namespace, program.application,
                                                              program.program_type, program.program), Privilege.READ))
     policies = policies_from(request.app.state.settings.tag_policies)
-    return explain_field(FieldNode(namespace, "dataset", dataset, field), EdgeQueries(conn, *window),
+    visible = visible_window(window, namespace_store.visible_since(conn, namespace))  # the race guard
+    return explain_field(FieldNode(namespace, "dataset", dataset, field), EdgeQueries(conn, *visible),
                          lambda nodes: assigned_tags(conn, nodes), policies, explain, visibility)
