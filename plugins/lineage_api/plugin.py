@@ -26,5 +26,6 @@ class LineageWarehousePlugin(AirflowPlugin):
             ("Lineage search", "lineage/ui/search", "lineage-search"),
             ("Dataset lineage", "lineage/ui/lineage", "lineage-graph"),
             ("Field provenance", "lineage/ui/fields", "lineage-fields"),
+            ("Where tags go", "lineage/ui/tags", "lineage-tags"),
         )
     ]

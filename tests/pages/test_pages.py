@@ -401,3 +401,28 @@ def test_search_results_page_through_with_filters(page: Any) -> None:
     page.locator("#search-form button[type=submit]").click()
     page.locator("#total", has_text="1\u20131 of 1").wait_for()
     assert page.locator("#result-list a.entity-link").all_inner_texts() == ["purchaseStream"]
+
+
+def test_where_pii_goes_shows_the_fields_carrying_it_the_stops_and_a_csv(page: Any, site: dict[str, str]) -> None:
+    headers = {"Authorization": f"Bearer {site['token']}"}
+    for dataset, field in (("purchases", "customer"), ("orders", "email"), ("orders", "amount")):
+        tagged = httpx.post(f"{site['base']}/lineage/v3/namespaces/default/datasets/{dataset}/field/{field}"
+                            "/metadata/tags", json=["PII"], headers=headers, timeout=10)
+        assert tagged.status_code == 200, tagged.text
+    page.goto("/lineage/ui/tags?tag=PII&range=7d")
+    page.wait_for_selector("#fields tbody tr")
+    rows = [row.inner_text().split("\t") for row in page.locator("#fields tbody tr").all()]
+    assert [(r[1], r[2], r[3].split(" (")[0]) for r in rows] == [
+        ("history", "customer", "from purchases.customer"), ("orders", "amount", "assigned"),
+        ("orders", "email", "assigned"), ("purchases", "customer", "assigned")]
+    stops = page.locator("#stops tbody tr").all_inner_texts()
+    assert [stop.split("\t")[0] for stop in stops] == ["orders.amount → totals.total",
+                                                       "orders.email → totals.email_hash"]
+    assert "aggregated by sum(amount)" in stops[0] and "masked by transformation" in stops[1]
+    graph = page.locator("#graph")
+    assert [graph.get_attribute(f"data-{what}") for what in ("nodes", "edges", "stops")] == ["6", "1", "2"]
+    href = page.locator("#csv").get_attribute("href")
+    download = httpx.get(f"{site['base']}{href}", headers=headers, timeout=10)
+    assert download.status_code == 200 and download.text.splitlines()[0].startswith("tag,status,namespace")
+    assert sum(line.startswith("PII,stopped,") for line in download.text.splitlines()) == 2
+    shoot(page, "tag-map")

@@ -28,7 +28,8 @@ STATIC = UI / "static"
 VENDOR = {"cytoscape.min.js": "cytoscape/dist/cytoscape.min.js",
           "cytoscape-dagre.min.js": "cytoscape-dagre/dist/cytoscape-dagre.min.js"}
 PAGES = {"search": ("Search", False), "entity": ("Entity", False), "run": ("Run", False),
-         "lineage": ("Dataset lineage", True), "fields": ("Field provenance", True)}
+         "lineage": ("Dataset lineage", True), "fields": ("Field provenance", True),
+         "tags": ("Where does a tag go", True)}
 
 _SHELL = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title} · Lineage warehouse</title>
@@ -37,12 +38,13 @@ _SHELL = """<!doctype html>
 {vendor}<script src="../static/common.js" defer></script>
 <script src="../static/{script}.js" defer></script>
 </head><body data-page="{page}"><main id="main"><p class="muted">Loading…</p></main></body></html>"""
-_SCRIPTS = {"search": "search", "entity": "entity", "run": "entity", "lineage": "lineage", "fields": "fields"}
+_SCRIPTS = {"search": "search", "entity": "entity", "run": "entity", "lineage": "lineage", "fields": "fields",
+            "tags": "tags"}
 
 
 @router.get("/ui/{page}", response_class=HTMLResponse)
 def ui_page(page: str) -> str:
-    """One page's shell: search, entity, run, lineage or fields."""
+    """One page's shell: search, entity, run, lineage, fields or tags."""
     if page not in PAGES:
         raise NotFoundError(f"no page {page!r}; pages: {', '.join(PAGES)}")
     title, uses_graph = PAGES[page]

@@ -102,7 +102,8 @@ function when(seconds) {
 }
 
 function nav() {
-  const links = [["search", "Search"], ["lineage", "Dataset lineage"], ["fields", "Field provenance"]];
+  const links = [["search", "Search"], ["lineage", "Dataset lineage"], ["fields", "Field provenance"],
+                 ["tags", "Where tags go"]];
   return el("nav", {}, ...links.map(([page, label]) =>
     el("a", {href: `${BASE}ui/${page}`, class: document.body.dataset.page === page ? "current" : ""}, label)));
 }
