@@ -22,6 +22,7 @@ from lineage_api.deps import CurrentUser
 from lineage_api.ingest_auth import KeyCache
 from lineage_api.path_names import KeepEncodedSlashes
 from lineage_api.routes import (
+    blast_radius,
     dataset_schemas,
     field_lineage,
     field_summaries,
@@ -91,8 +92,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(status.public_router)
     app.include_router(status.router, **logged_in)
     app.include_router(openlineage_export.router, prefix="/api/v1", **logged_in)
-    for module in (lineage, lineage_diff, run_lineage, field_lineage, field_tags, field_summaries, namespaces, grants,
-                   dataset_schemas, search, tag_map, metadata, links, ingest_keys):
+    for module in (lineage, lineage_diff, run_lineage, blast_radius, field_lineage, field_tags, field_summaries,
+                   namespaces, grants, dataset_schemas, search, tag_map, metadata, links, ingest_keys):
         app.include_router(module.router, **logged_in)  # search before metadata's {target:path}
     app.include_router(pages.public_router, include_in_schema=False)
     app.include_router(pages.router, dependencies=[Depends(get_user)], responses=http_errors.answers(401, 403),

@@ -1,0 +1,94 @@
+"""The blast radius of a bad dataset (issue 33): mark a dataset's writes over a time range as bad
+(an incident), and see what they reached downstream, run by run, and what was rewritten since."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from lineage.errors import InvalidRequestError, NotFoundError
+from lineage.ids import DataRef
+from lineage.limits import check_levels, limits
+from lineage.model.metadata_entity import dataset_entity, program_entity
+from lineage_api.deps import Caller, Connection, Namespace
+from lineage_api.http_errors import answers
+from lineage_api.models.blast_radius import BlastRadius, IncidentBody, IncidentRequest
+from warehouse.db import incident_store
+from warehouse.db.run_lineage_store import RunLineageQueries
+from warehouse.service.authorization import Privilege
+from warehouse.service.blast_radius import LatestWrite, blast_answer, spread
+from warehouse.service.timespec import epoch_seconds, parse_window
+
+router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
+
+
+def _incident_json(incident: incident_store.Incident) -> dict[str, Any]:
+    return {"id": incident.incident_id, "namespace": incident.namespace, "type": incident.dataset_type,
+            "dataset": incident.dataset, "from": epoch_seconds(incident.bad_from),
+            "until": epoch_seconds(incident.bad_until), "reason": incident.reason, "source": incident.source,
+            "createdBy": incident.created_by, "createdAt": epoch_seconds(incident.created_at)}
+
+
+def _dataset_key(conn: Connection, namespace: str, dataset: str) -> int:
+    key = incident_store.dataset_keys(conn, [(namespace, "dataset", dataset)]).get((namespace, "dataset", dataset))
+    if key is None:
+        raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")
+    return key
+
+
+@router.post("/incidents", status_code=201, response_model=IncidentBody, responses=answers(400, 403))
+def record_incident(namespace: Namespace, dataset: str, body: IncidentRequest, caller: Caller,
+                    conn: Connection) -> dict[str, Any]:
+    """Mark the dataset's writes in [from, until) as bad (WRITE on the dataset): its blast radius
+    then walks downstream from them."""
+    caller.require(dataset_entity(namespace, "dataset", dataset), Privilege.WRITE)
+    _dataset_key(conn, namespace, dataset)
+    start, end = parse_window(body.from_, body.until, names=("from", "until"))
+    if start == end:
+        raise InvalidRequestError("from and until are the same moment: no write lies between them")
+    return _incident_json(incident_store.record(conn, namespace, "dataset", dataset, start, end, body.reason,
+                                                caller.principal))
+
+
+@router.get("/incidents", response_model=list[IncidentBody])
+def list_incidents(namespace: Namespace, dataset: str, caller: Caller, conn: Connection) -> list[dict[str, Any]]:
+    """The dataset's incidents, oldest first (READ on the dataset)."""
+    caller.require(dataset_entity(namespace, "dataset", dataset), Privilege.READ)
+    return [_incident_json(item) for item in incident_store.incidents_of(conn, namespace, "dataset", dataset)]
+
+
+@router.get("/blast-radius", response_model=BlastRadius)
+def blast_radius(namespace: Namespace, dataset: str, caller: Caller, conn: Connection,
+                 levels: Annotated[int, Query(description="runs away, 1 to LINEAGE_LIMIT_LEVELS (100)")] = 5,
+                 ) -> dict[str, Any]:
+    """What the dataset's bad writes (its incidents' ranges) reached: level 1, the runs that read
+    a version a bad write produced (before the next write replaced it) and the datasets they
+    wrote; level 2, the runs that read those; and so on. Each affected dataset is ``recovered``
+    when its latest write came from a run outside the blast (it holds good data again), else
+    ``stillAffected``. READ on the dataset; runs and datasets the caller may not read are left
+    out and counted in ``hidden``. 404 when the dataset has no incident."""
+    check_levels(levels)
+    caller.require(dataset_entity(namespace, "dataset", dataset), Privilege.READ)
+    key = _dataset_key(conn, namespace, dataset)
+    incidents = incident_store.incidents_of(conn, namespace, "dataset", dataset)
+    if not incidents:
+        raise NotFoundError(f"dataset {dataset!r} has no incident: mark its bad writes first "
+                            "(POST .../incidents with from, until and reason)")
+    bad = incident_store.bad_writes(conn, key, [(item.bad_from, item.bad_until) for item in incidents])
+    queries = RunLineageQueries(conn)
+    blast = spread(bad, queries.downstream, levels, limits().run_lineage_runs)
+    nodes = queries.runs(sorted(blast.levels))
+    affected = sorted(blast.datasets, key=lambda data: data.id)
+    keys = incident_store.dataset_keys(conn, [(data.namespace, data.type, data.name) for data in affected])
+    latest_by_key = incident_store.latest_writes(conn, list(keys.values()))
+    latest = {data: LatestWrite(latest_by_key[keys[(data.namespace, data.type, data.name)]].run_key,
+                                latest_by_key[keys[(data.namespace, data.type, data.name)]].written)
+              for data in affected if keys.get((data.namespace, data.type, data.name)) in latest_by_key}
+    nodes.update(queries.runs([write.run_key for write in latest.values() if write.run_key not in nodes]))
+    return blast_answer(
+        DataRef(namespace, "dataset", dataset), [_incident_json(item) for item in incidents], blast, nodes, latest,
+        readable_data=lambda data: caller.allows(dataset_entity(data.namespace, data.type, data.name), Privilege.READ),
+        readable_run=lambda node: caller.allows(program_entity(node.run.program.namespace, node.run.program.application,
+                                                               node.run.program.type, node.run.program.name),
+                                                Privilege.READ))
