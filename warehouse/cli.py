@@ -10,6 +10,7 @@
     lineage diff NS DATASET [--since 1d] [--base-since ...] [--field F] [--changed] [--json]
                                              what changed in a dataset's (or a field's) lineage
     lineage export [--since 1d] [--until now] (--out FILE.jsonl[.gz] | --to URL [--api-key K]) [--namespace NS]
+                   [--datasets]
                                              the window's lineage as OpenLineage events
 
 Each command is a thin shell over the module that owns the rule (``warehouse.*``,
@@ -373,7 +374,10 @@ def export(since: Since = "1d",
                                                       "HTTP transport")] = None,
            api_key: Annotated[str | None, typer.Option(help="with --to: sent as 'Authorization: Bearer KEY'")] = None,
            namespace: Annotated[list[str] | None, typer.Option(help="only events touching these namespaces alone "
-                                                                    "(repeat it); default all")] = None) -> None:
+                                                                    "(repeat it); default all")] = None,
+           datasets: Annotated[bool, typer.Option("--datasets", help="also a DatasetEvent for each dataset with a "
+                                                                    "schema or metadata no run of the window names")
+                               ] = False) -> None:
     """The window's lineage as OpenLineage run events (spec 2-0-2), oldest first: events that
     came in as OpenLineage as they came, runs of our own client rendered (docs/openlineage.md,
     "OpenLineage out"). To a file (--out) or to any OpenLineage consumer (--to); a summary line
@@ -387,17 +391,22 @@ def export(since: Since = "1d",
     start, end = parse_window(_timespec(since), _timespec(until), now=datetime.now(UTC), names=("--since", "--until"))
     sink = _FileSink(out_file) if out_file else _HttpSink(str(to), api_key)
     with _connect() as conn, sink:
-        total = _export_window(conn, start, end, namespace or None, sink)
+        total = _export_window(conn, start, end, namespace or None, sink, datasets=datasets)
     err.print(f"exported {total} OpenLineage events of {start.isoformat()} .. {end.isoformat()} "
               f"to {out_file or to}", highlight=False)
 
 
 def _export_window(conn: psycopg.Connection, start: datetime, end: datetime, namespaces: list[str] | None,
-                   sink: Any) -> int:
-    from warehouse.db.openlineage_export_store import export_page, snapshot
+                   sink: Any, *, datasets: bool = False) -> int:
+    from warehouse.db.openlineage_export_store import export_page, quiet_datasets, snapshot
+    from warehouse.service.openlineage_export import dataset_event
 
     page_size, offset, total = 500, 0, 0
     with snapshot(conn):  # every page of one state of the warehouse, however compactions run meanwhile
+        if datasets:
+            for dataset in quiet_datasets(conn, start, end, namespaces):
+                sink.write(dataset_event(dataset))
+                total += 1
         while True:
             page = export_page(conn, start, end, namespaces, ascending=True, limit=page_size, offset=offset)
             for event in page.events:

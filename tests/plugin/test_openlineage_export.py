@@ -42,6 +42,7 @@ from tests.warehouse.test_openlineage_compaction import client_for
 from warehouse.db.connection import connect
 from warehouse.db.grant_store import put_grant
 from warehouse.db.openlineage_export_store import run_exports
+from warehouse.db.program_metadata_store import apply_pending
 from warehouse.service.authorization import Privilege
 from warehouse.service.openlineage_export import PRODUCER, column_lineage_fields
 
@@ -81,6 +82,7 @@ def compacted(url: str, log_root: Path, until: datetime = END + timedelta(hours=
                                   "LINEAGE_AUTO_CREATE_NAMESPACES": "true"})  # the producers' own namespaces
     run_compaction(None, interval_end=until, settings=settings)
     run_field_lineage(None, settings)
+    apply_pending(url, auto_create_namespaces=True)  # schemas observed by the OpenLineage events
 
 
 @pytest.fixture(scope="module")
@@ -252,6 +254,7 @@ def test_an_export_pushed_to_another_warehouse_lands_as_the_same_runs_accesses_h
         added = [row for row in _run_facets(other) if PRODUCER in row[-1]]  # what the export rendered
         assert {row[5:7] for row in added} == {("job", "jobType")}  # our runs' type, kept from then on
         assert [row for row in _run_facets(other) if row not in added] == _run_facets(warehouse) != []
+        assert _schemas(other) == _schemas(warehouse) != []
     finally:
         drop_scratch_db(other)
 
@@ -281,6 +284,12 @@ def _links(url: str) -> list[tuple[Any, ...]]:
                       "join lineage.programs p using (program_key)")
 
 
+def _schemas(url: str) -> list[tuple[Any, ...]]:
+    """Each dataset's latest schema version's fields."""
+    return _rows(url, """select distinct on (entity_key) entity_key, schema::text from lineage.dataset_schema_versions
+                          order by entity_key, version desc""")
+
+
 def _run_facets(url: str) -> list[tuple[Any, ...]]:
     return _rows(url, f"select {_RUN}, f.facet_of, f.name, f.facet::text from lineage.run_facets f "
                       "join lineage.runs r using (run_key) join lineage.programs p using (program_key)")
@@ -293,3 +302,23 @@ def _column_lineage(url: str) -> dict[tuple[str, str, str], Any]:
         exports = run_exports(conn, keys)
     return {(run.program.program, run.run_id, ref.name): column_lineage_fields(records, ref.namespace)
             for run in exports.values() for ref, records in run.field_records.items()}
+
+
+def test_datasets_no_run_of_the_window_names_are_dataset_events_with_their_schema_and_metadata(
+        api: TestClient, warehouse: str, tmp_path: Path) -> None:
+    assert api.post("/v3/namespaces/default/datasets/report/metadata/tags", json=["gold"]).status_code == 200
+    out = tmp_path / "quiet.jsonl"
+    after_every_run = str(int((END + timedelta(hours=1)).timestamp()))
+    lineage("export", "--since", after_every_run, "--until", str(int((END + timedelta(days=1)).timestamp())),
+            "--out", str(out), "--datasets", database=warehouse)
+    events = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert events and all("dataset" in item and "run" not in item for item in events)
+    validate_events(events)  # OpenLineage 2-0-2 DatasetEvents, each facet against its schema
+    report = next(item for item in events if item["dataset"]["name"] == "report")
+    assert report["dataset"]["namespace"] == "lineage://default"
+    assert report["dataset"]["facets"]["lineageWarehouse_metadata"]["tags"] == {"USER": ["gold"]}
+    assert any(item["dataset"].get("facets", {}).get("schema", {}).get("fields") for item in events)
+    plain = tmp_path / "plain.jsonl"
+    lineage("export", "--since", after_every_run, "--until", str(int((END + timedelta(days=1)).timestamp())),
+            "--out", str(plain), database=warehouse)
+    assert plain.read_bytes() == b""  # without --datasets, a window with no run has no event

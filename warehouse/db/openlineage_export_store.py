@@ -23,7 +23,14 @@ from psycopg.rows import dict_row
 
 from lineage.model.field_paths import stored_record
 from lineage.model.metadata_entity import dataset_entity
-from warehouse.service.openlineage_export import DatasetRef, LinkedRunRef, Program, RunExport, run_events
+from warehouse.service.openlineage_export import (
+    DatasetExport,
+    DatasetRef,
+    LinkedRunRef,
+    Program,
+    RunExport,
+    run_events,
+)
 
 # Every event of the window, with the namespaces it touches; %(all)s: the caller reads everything.
 _WINDOW = """
@@ -248,3 +255,29 @@ def export_page(conn: psycopg.Connection, after: datetime, before: datetime, rea
         else:
             events.extend(run_events(runs[item.run_key], (item.kind,)))
     return ExportPage(events, page.total, page.withheld)
+
+
+def quiet_datasets(conn: psycopg.Connection, after: datetime, before: datetime, readable: Sequence[str] | None
+                   ) -> list[DatasetExport]:
+    """The datasets with a schema or metadata that no run of ``[after, before)`` read or wrote
+    (in the namespaces of ``readable``; None: all), each with its schema, facets and metadata."""
+    rows = conn.execute(
+        """select d.namespace, d.dataset_type, d.dataset,
+                  greatest((select max(v.created_at) from lineage.dataset_schema_versions v
+                            where v.entity_key = d.entity_key),
+                           (select max(m.updated_at) from lineage.metadata m where m.entity_key = d.entity_key))
+           from lineage.datasets d
+           where (%(all)s or d.namespace = any(%(readable)s))
+             and (exists (select from lineage.dataset_schema_versions v where v.entity_key = d.entity_key)
+                  or exists (select from lineage.metadata m where m.entity_key = d.entity_key))
+             and not exists (select from lineage.dataset_accesses a join lineage.runs r using (run_key)
+                             where a.dataset_key = d.dataset_key
+                               and (r.run_at >= %(after)s and r.run_at < %(before)s
+                                    or r.stopped_at >= %(after)s and r.stopped_at < %(before)s))
+           order by d.namespace, d.dataset_type, d.dataset""",
+        {"all": readable is None, "readable": list(readable or []), "after": after, "before": before}).fetchall()
+    refs = [DatasetRef(row[0], row[1], row[2]) for row in rows]
+    described = _dataset_descriptions(conn, set(refs))
+    return [DatasetExport(ref=ref, updated_at=row[3], schema=described.schemas.get(ref, ()),
+                          facets=described.facets.get(ref, {}), metadata=described.metadata.get(ref, {}))
+            for ref, row in zip(refs, rows, strict=True) if row[3] is not None]

@@ -34,6 +34,7 @@ from lineage.openlineage.facets import WAREHOUSE_RUN_FACET
 
 PRODUCER = "https://github.com/lineage-warehouse/lineage-warehouse/export"
 SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+DATASET_EVENT_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent"
 _FACETS = "https://openlineage.io/spec/facets"
 _SCHEMA_URLS = {
     "parent": f"{_FACETS}/1-2-0/ParentRunFacet.json#/$defs/ParentRunFacet",
@@ -230,3 +231,28 @@ def column_lineage_fields(records: Sequence[Mapping[str, Any]], namespace: str) 
             {"namespace": namespace_, "name": name, "field": source_field, "transformations": transformations}
             for (namespace_, name, source_field), transformations in by_field.items()]}
     return fields
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DatasetExport:
+    """A dataset with what the warehouse keeps of it beside runs: its schema, facets and metadata."""
+
+    ref: DatasetRef
+    updated_at: datetime  # the latest of its schema versions' and metadata's times
+    schema: Sequence[Mapping[str, str]] = ()
+    facets: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+def dataset_event(dataset: DatasetExport) -> dict[str, Any]:
+    """An OpenLineage DatasetEvent for a dataset no run of the window names: its schema, facets
+    kept and metadata (``--datasets``)."""
+    identity = exported_dataset(dataset.ref.namespace, dataset.ref.dataset_type, dataset.ref.name)
+    facets: dict[str, Any] = {key: value for key, value in dataset.facets.items()
+                              if isinstance(value, dict) and key not in ("schema", "columnLineage")}
+    if dataset.schema:
+        facets["schema"] = _facet("schema", {"fields": _schema_fields(dataset.schema)})
+    if dataset.metadata:
+        facets["lineageWarehouse_metadata"] = _facet("lineageWarehouse_metadata", dict(dataset.metadata))
+    return {"eventTime": dataset.updated_at.isoformat(), "producer": PRODUCER, "schemaURL": DATASET_EVENT_URL,
+            "dataset": {"namespace": identity.namespace, "name": identity.name, "facets": facets}}
