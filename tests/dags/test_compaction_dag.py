@@ -112,7 +112,7 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
     before = query(warehouse_db, tables)
     again = dags_test(log_root, warehouse_db, "2026-11-21T06:00:01+00:00")
     assert "events_read=0 compacted=0" in again
-    assert "nothing new was compacted, derived or applied; the marts are current" in again  # build_marts skipped
+    assert "nothing new was compacted, derived, applied or propagated; the marts are current" in again  # skipped
     assert "no lineage change is due; no asset event emitted" in again  # each change announced once
     assert query(warehouse_db, tables) == before
     assert query(warehouse_db, "select count(*) from lineage.compaction_batches") == [(1,)]
