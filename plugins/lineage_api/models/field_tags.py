@@ -49,3 +49,17 @@ class FieldTags(Body):
     explained: str | None = None
     explainedWith: str | None = Field(None, description="when the explained tag has no policy: how it was explained")
     stopped: list[StoppedTag] | None = None
+
+
+class TagMap(Body):
+    """Where a tag goes: the fields carrying it grouped by dataset, the edges it crossed, its stops."""
+
+    tag: str
+    policy: str
+    truncated: bool = Field(description="its policy's levels stopped it where it would have gone on")
+    datasets: list[dict[str, Any]] = Field(description="namespace, type, dataset and its fields: field, assigned, "
+                                                       "reached (from, levels, operations)")
+    edges: list[dict[str, Any]] = Field(description="the edges it crossed: from, to, transformation, operations, "
+                                                    "program, runs")
+    stops: list[dict[str, Any]] = Field(description="where it stopped: from (its origin), at (the edge), reason")
+    hidden: int = Field(description="fields carrying it in datasets you may not read, left out")

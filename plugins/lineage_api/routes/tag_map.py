@@ -16,6 +16,7 @@ from lineage.limits import check_window
 from lineage.model.metadata_entity import dataset_entity, program_entity
 from lineage_api.deps import Caller, Connection, LineageWindow
 from lineage_api.http_errors import answers
+from lineage_api.models.field_tags import TagMap
 from warehouse.db.tag_propagation_store import EdgeQueries, tagged_fields
 from warehouse.service.authorization import Privilege
 from warehouse.service.tag_propagation import (
@@ -32,7 +33,7 @@ router = APIRouter(responses=answers(404))
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")  # what a download's file name keeps of the tag
 
 
-@router.get("/v3/tags/{tag}/map", responses={200: {"content": {"text/csv": {}}}})
+@router.get("/v3/tags/{tag}/map", response_model=TagMap, responses={200: {"content": {"text/csv": {}}}})
 def where_a_tag_goes(request: Request, tag: str, window: LineageWindow, caller: Caller, conn: Connection,
                      format: Annotated[Literal["json", "csv"], Query(description="json, or csv for an audit")] = "json",
                      ) -> Any:
