@@ -1,4 +1,4 @@
-"""An installed deployment, as a platform team makes one (README, "Install into an existing
+"""An installed deployment, as a platform team makes one (docs/install.md, "Install into an existing
 Airflow"): the wheel built from the checkout, a fresh venv with it and its ``[airflow,spark]``
 extras, an Airflow home of its own, and no checkout anywhere on its paths."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "requirements" / "constraints.txt"
-DBT = ROOT / ".venv-dbt" / "bin" / "dbt"  # a dbt venv of its own, as the README says (LINEAGE_DBT_BIN)
+DBT = ROOT / ".venv-dbt" / "bin" / "dbt"  # a dbt venv of its own, as docs/install.md says (LINEAGE_DBT_BIN)
 # What the checkout's own environment sets and a deployment must not see.
 _CHECKOUT_ENV = ("AIRFLOW", "LINEAGE_", "PYTHON", "VIRTUAL_ENV", "DBT_", "GX_", "SPARK_", "PYSPARK_", "OPENLINEAGE")
 
@@ -54,7 +54,7 @@ def install(wheel: Path, venv: Path) -> Path:
 
 
 def deployment_env(home: Path, bin_dir: Path, warehouse: str, airflow_db: str, port: int) -> dict[str, str]:
-    """The settings the README lists: Airflow home and metadata DB, the warehouse connection, the
+    """The settings docs/install.md lists: Airflow home and metadata DB, the warehouse connection, the
     DAG bundle of the installed DAGs beside the platform's own DAGs folder, the log root, dbt."""
     airflow_home = home / "airflow"
     (airflow_home / "dags").mkdir(parents=True)

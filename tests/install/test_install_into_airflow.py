@@ -1,4 +1,4 @@
-"""Install into an existing Airflow 3, as the README says (issue 19): build the wheel, install it
+"""Install into an existing Airflow 3, as docs/install.md says (issue 19): build the wheel, install it
 with its ``[airflow,spark]`` extras into a fresh venv (no checkout on any path, cwd outside it),
 point it at a warehouse, let a real scheduler run the compaction DAG on its schedule, and read
 the lineage through the plugin's API."""
