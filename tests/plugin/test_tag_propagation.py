@@ -172,7 +172,7 @@ def test_what_the_caller_may_not_read_is_hidden_and_unknown_names_are_404(world:
         monkeypatch.setenv("LINEAGE_TAG_POLICIES", POLICIES)
         with logged_in_client(world[0], monkeypatch, username="stats-reader", role="viewer") as client:
             answer = tags(client, "stats", "full_name")
-            assert tags(client, "stats", "full_name")["propagated"][0]["from"] == {
+            assert answer["propagated"][0]["from"] == {
                 "namespace": "", "dataset": "hidden", "field": ""}
             assert [step["program"]["type"] for step in answer["propagated"][0]["path"]] == ["hidden", "hidden"]
             assert client.get(f"{DS}/profiles/fields/full_name/tags").status_code == 403

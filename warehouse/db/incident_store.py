@@ -10,6 +10,9 @@ from datetime import datetime
 import psycopg
 from psycopg.rows import class_row
 
+from lineage.ids import DataRef
+from warehouse.service.blast_radius import LatestWrite
+
 
 @dataclass(frozen=True, slots=True)
 class Incident:
@@ -23,15 +26,6 @@ class Incident:
     source: str
     created_by: str
     created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class LatestWrite:
-    """A dataset's latest write: by which run, when."""
-
-    dataset_key: int
-    run_key: int
-    written: datetime
 
 
 _COLUMNS = "incident_id, namespace, dataset_type, dataset, bad_from, bad_until, reason, source, created_by, created_at"
@@ -69,17 +63,19 @@ def bad_writes(conn: psycopg.Connection, dataset_key: int, ranges: Sequence[tupl
     return [row[0] for row in rows]
 
 
-def latest_writes(conn: psycopg.Connection, dataset_keys: Sequence[int]) -> dict[int, LatestWrite]:
-    """Each dataset's latest write."""
-    with conn.cursor(row_factory=class_row(LatestWrite)) as cursor:
-        rows = cursor.execute(
-            """select distinct on (a.dataset_key) a.dataset_key, a.run_key, coalesce(r.stopped_at, a.accessed_at)
-                      as written
-               from lineage.dataset_accesses a join lineage.runs r using (run_key)
-               where a.dataset_key = any(%s) and a.access in ('write', 'read_write')
-               order by a.dataset_key, coalesce(r.stopped_at, a.accessed_at) desc, a.run_key desc""",
-            (list(dataset_keys),)).fetchall()
-    return {row.dataset_key: row for row in rows}
+def latest_writes(conn: psycopg.Connection, datasets: Sequence[DataRef]) -> dict[DataRef, LatestWrite]:
+    """Each dataset's latest write: by which run, when."""
+    rows = conn.execute(
+        """select distinct on (d.dataset_key) d.namespace, d.dataset_type, d.dataset, a.run_key,
+                  coalesce(r.stopped_at, a.accessed_at)
+           from unnest(%s::text[], %s::text[], %s::text[]) as k(namespace, dataset_type, dataset)
+           join lineage.datasets d
+             on (d.namespace, d.dataset_type, d.dataset) = (k.namespace, k.dataset_type, k.dataset)
+           join lineage.dataset_accesses a on a.dataset_key = d.dataset_key and a.access in ('write', 'read_write')
+           join lineage.runs r on r.run_key = a.run_key
+           order by d.dataset_key, coalesce(r.stopped_at, a.accessed_at) desc, a.run_key desc""",
+        ([d.namespace for d in datasets], [d.type for d in datasets], [d.name for d in datasets])).fetchall()
+    return {DataRef(row[0], row[1], row[2]): LatestWrite(row[3], row[4]) for row in rows}
 
 
 def dataset_keys(conn: psycopg.Connection, refs: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], int]:

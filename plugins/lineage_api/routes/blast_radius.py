@@ -17,7 +17,7 @@ from lineage_api.models.blast_radius import BlastRadius, IncidentBody, IncidentR
 from warehouse.db import incident_store
 from warehouse.db.run_lineage_store import RunLineageQueries
 from warehouse.service.authorization import Privilege
-from warehouse.service.blast_radius import LatestWrite, blast_answer, spread
+from warehouse.service.blast_radius import blast_answer, spread
 from warehouse.service.timespec import epoch_seconds, parse_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
@@ -79,12 +79,7 @@ def blast_radius(namespace: Namespace, dataset: str, caller: Caller, conn: Conne
     queries = RunLineageQueries(conn)
     blast = spread(bad, queries.downstream, levels, limits().run_lineage_runs)
     nodes = queries.runs(sorted(blast.levels))
-    affected = sorted(blast.datasets, key=lambda data: data.id)
-    keys = incident_store.dataset_keys(conn, [(data.namespace, data.type, data.name) for data in affected])
-    latest_by_key = incident_store.latest_writes(conn, list(keys.values()))
-    latest = {data: LatestWrite(latest_by_key[keys[(data.namespace, data.type, data.name)]].run_key,
-                                latest_by_key[keys[(data.namespace, data.type, data.name)]].written)
-              for data in affected if keys.get((data.namespace, data.type, data.name)) in latest_by_key}
+    latest = incident_store.latest_writes(conn, sorted(blast.datasets, key=lambda data: data.id))
     nodes.update(queries.runs([write.run_key for write in latest.values() if write.run_key not in nodes]))
     return blast_answer(
         DataRef(namespace, "dataset", dataset), [_incident_json(item) for item in incidents], blast, nodes, latest,

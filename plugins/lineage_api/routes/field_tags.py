@@ -16,11 +16,22 @@ from lineage_api.models.field_tags import FieldTags
 from lineage_api.path_names import segment
 from warehouse.db import field_lineage_store, namespace_store
 from warehouse.db.tag_propagation_store import EdgeQueries, assigned_tags
-from warehouse.service.authorization import Privilege
+from warehouse.service.authorization import Access, Privilege
 from warehouse.service.tag_propagation import FieldNode, Visibility, explain_field, policies_from
 from warehouse.service.timespec import visible_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
+
+
+def visibility_of(caller: Access) -> Visibility:
+    """What of a tag's way ``caller`` may see: datasets and programs it may READ (an instance admin: all)."""
+    if caller.instance_admin:
+        return Visibility()
+    return Visibility(
+        dataset=lambda node: caller.allows(dataset_entity(node.namespace, node.dataset_type, node.dataset),
+                                           Privilege.READ),
+        program=lambda program: caller.allows(program_entity(program.namespace, program.application,
+                                                             program.program_type, program.program), Privilege.READ))
 
 
 @router.get("/fields/{field:path}/tags", response_model=FieldTags, response_model_exclude_none=True)
@@ -39,11 +50,7 @@ def field_tags(request: Request, window: LineageWindow, namespace: Namespace, da
     caller.require(dataset_entity(namespace, "dataset", dataset), Privilege.READ)
     if not field_lineage_store.dataset_exists(conn, namespace, dataset):
         raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")
-    visibility = Visibility() if caller.instance_admin else Visibility(
-        dataset=lambda node: caller.allows(dataset_entity(node.namespace, node.dataset_type, node.dataset),
-                                           Privilege.READ),
-        program=lambda program: caller.allows(program_entity(program.namespace, program.application,
-                                                             program.program_type, program.program), Privilege.READ))
+    visibility = visibility_of(caller)
     policies = policies_from(request.app.state.settings.tag_policies)
     visible = visible_window(window, namespace_store.visible_since(conn, namespace))  # the race guard
     return explain_field(FieldNode(namespace, "dataset", dataset, field), EdgeQueries(conn, *visible),

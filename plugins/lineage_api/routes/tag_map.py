@@ -13,16 +13,14 @@ from fastapi.responses import Response
 
 from lineage.errors import NotFoundError
 from lineage.limits import check_window
-from lineage.model.metadata_entity import dataset_entity, program_entity
 from lineage_api.deps import Caller, Connection, LineageWindow
 from lineage_api.http_errors import answers
 from lineage_api.models.field_tags import TagMap
+from lineage_api.routes.field_tags import visibility_of
 from warehouse.db.tag_propagation_store import EdgeQueries, tagged_fields
-from warehouse.service.authorization import Privilege
 from warehouse.service.tag_propagation import (
     CSV_COLUMNS,
     Policy,
-    Visibility,
     policies_from,
     propagate,
     tag_map,
@@ -49,12 +47,7 @@ def where_a_tag_goes(request: Request, tag: str, window: LineageWindow, caller: 
         raise NotFoundError(f"tag {tag!r} is assigned to no field")
     policy = policies_from(request.app.state.settings.tag_policies).get(tag, Policy())
     walk = propagate(tag, origins, policy, EdgeQueries(conn, *window).out_of)
-    visibility = Visibility() if caller.instance_admin else Visibility(
-        dataset=lambda node: caller.allows(dataset_entity(node.namespace, node.dataset_type, node.dataset),
-                                           Privilege.READ),
-        program=lambda program: caller.allows(program_entity(program.namespace, program.application,
-                                                             program.program_type, program.program), Privilege.READ))
-    answer = tag_map(tag, policy, origins, walk, visibility)
+    answer = tag_map(tag, policy, origins, walk, visibility_of(caller))
     if format == "json":
         return answer
     text = io.StringIO()
