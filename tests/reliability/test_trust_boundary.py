@@ -197,9 +197,11 @@ def test_health_answers_within_a_second_during_a_large_request(base: str, sales_
     assert outcome["post"].status_code == 403, outcome["post"].text[:300]
     assert outcome["post"].json()["refusedNotShown"] == 9_980
     # A parse on the event loop stalls health for about the whole request (7.6 s of 8 before the
-    # fix); off the loop, every answer comes within a second, or a small part of the request on a
-    # machine busy enough to make the request itself slow.
-    assert len(waits) >= 3 and max(waits) < max(1.0, post_seconds / 4), (waits, post_seconds)
+    # fix: one or two answers, one as long as the request). Off the loop, health keeps answering
+    # through the request; one answer may still wait for the parser's hold on the GIL, which on a
+    # loaded 2-core machine has reached 1.2 s of a 3.1 s request, so the bound is half the request.
+    assert len(waits) >= 3 and max(waits) < max(1.0, post_seconds / 2), (waits, post_seconds)
+    assert sorted(waits)[len(waits) // 2] < 0.5, waits
 
 
 # 2. WRITE on every namespace an event names
