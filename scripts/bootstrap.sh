@@ -3,6 +3,7 @@
 #   .venv      the product: Airflow, PySpark, GX, psycopg, the project itself (editable)
 #   .venv-dbt  dbt-core + dbt-postgres, run as a subprocess (their pins conflict with Airflow's
 #              often enough that one venv is fragile; see STACK.md)
+#   .venv-marquez  Marquez's own Python client, which the tests drive against the Marquez read API
 # A venv is rebuilt only when its lock files changed (a stamp holds their hash).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,7 @@ ensure_venv() {
 ensure_venv .venv "$(stamp_of pyproject.toml requirements/constraints.txt)" \
   -c requirements/constraints.txt -e ".[dev]"
 ensure_venv .venv-dbt "$(stamp_of requirements/dbt.txt)" -r requirements/dbt.txt
+ensure_venv .venv-marquez "$(stamp_of requirements/marquez.txt)" -r requirements/marquez.txt
 
 # The pages' graph libraries (cytoscape + its dagre layout), from the npm registry, pinned by
 # the lock file; the plugin serves them from node_modules.

@@ -32,6 +32,7 @@ from lineage_api.routes import (
     lineage,
     lineage_diff,
     links,
+    marquez,
     metadata,
     namespaces,
     openlineage,
@@ -92,6 +93,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(status.public_router)
     app.include_router(status.router, **logged_in)
     app.include_router(openlineage_export.router, prefix="/api/v1", **logged_in)
+    app.include_router(marquez.router, prefix="/api/v1", **logged_in)  # Marquez's read API
     for module in (lineage, lineage_diff, run_lineage, blast_radius, field_lineage, field_tags, field_summaries,
                    namespaces, grants, dataset_schemas, search, tag_map, metadata, links, ingest_keys):
         app.include_router(module.router, **logged_in)  # search before metadata's {target:path}
