@@ -398,23 +398,19 @@ def export(since: Since = "1d",
 
 def _export_window(conn: psycopg.Connection, start: datetime, end: datetime, namespaces: list[str] | None,
                    sink: Any, *, datasets: bool = False) -> int:
-    from warehouse.db.openlineage_export_store import export_page, quiet_datasets, snapshot
+    from warehouse.db.openlineage_export_store import quiet_datasets, snapshot, stream_window
     from warehouse.service.openlineage_export import dataset_event
 
-    page_size, offset, total = 500, 0, 0
-    with snapshot(conn):  # every page of one state of the warehouse, however compactions run meanwhile
+    total = 0
+    with snapshot(conn):  # one state of the warehouse, however compactions run meanwhile
         if datasets:
             for dataset in quiet_datasets(conn, start, end, namespaces):
                 sink.write(dataset_event(dataset))
                 total += 1
-        while True:
-            page = export_page(conn, start, end, namespaces, ascending=True, limit=page_size, offset=offset)
-            for event in page.events:
-                sink.write(event)
-            total += len(page.events)
-            offset += page_size
-            if offset >= page.total:
-                return total
+        for event in stream_window(conn, start, end, namespaces):
+            sink.write(event)
+            total += 1
+    return total
 
 
 class _FileSink:

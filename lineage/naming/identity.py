@@ -132,6 +132,7 @@ def native_dataset(identity: DatasetIdentity) -> tuple[str, str, str] | None:
     return namespace, "stream" if kind else "dataset", identity.name
 
 
+@lru_cache(maxsize=65536)  # an export names every dataset of its window, over and over
 def exported_dataset(namespace: str, dataset_type: str, name: str) -> DatasetIdentity:
     """The OpenLineage identity of a warehouse dataset: the identity its name renders, or for a
     name of our own client one of the reserved scheme (``native_dataset`` reads it back)."""

@@ -124,10 +124,7 @@ def dataset_names(conn: psycopg.Connection, ol_namespace: str, namespaces: Seque
 
 
 _DATASET_DETAILS = """
-    select d.dataset_key, d.namespace, d.dataset_type, d.dataset, d.created_at,
-           (select max(a.accessed_at) from lineage.dataset_accesses a where a.dataset_key = d.dataset_key),
-           (select max(a.accessed_at) from lineage.dataset_accesses a
-            where a.dataset_key = d.dataset_key and a.access in ('write', 'read_write')),
+    select d.dataset_key, d.namespace, d.dataset_type, d.dataset, d.created_at, {times}
            v.version, v.created_at, v.schema,
            array(select m.key from lineage.metadata m where m.entity_key = d.entity_key and m.kind = 'tag'
                  group by m.key order by m.key),
@@ -152,8 +149,15 @@ def schema_fields(schema: Any) -> tuple[SchemaField, ...]:
                  for item in schema.get("fields", ()) if isinstance(item, dict) and "name" in item)
 
 
-def dataset_rows(conn: psycopg.Connection, keys: Sequence[int]) -> dict[int, DatasetRow]:
-    """The details of datasets ``keys``: times, latest schema, tags (its own and its fields'), facets."""
+_TIMES = """(select max(a.accessed_at) from lineage.dataset_accesses a where a.dataset_key = d.dataset_key),
+           (select max(a.accessed_at) from lineage.dataset_accesses a
+            where a.dataset_key = d.dataset_key and a.access in ('write', 'read_write')),"""
+
+
+def dataset_rows(conn: psycopg.Connection, keys: Sequence[int], *, times: bool = True) -> dict[int, DatasetRow]:
+    """The details of datasets ``keys``: latest schema, tags (its own and its fields'), facets, and
+    with ``times`` its latest access and write (all time: a scan of its accesses; a lineage graph
+    takes them from its walk instead)."""
     if not keys:
         return {}
     field_tags: dict[int, dict[str, list[str]]] = {}
@@ -162,7 +166,8 @@ def dataset_rows(conn: psycopg.Connection, keys: Sequence[int]) -> dict[int, Dat
         if field_name is not None:
             field_tags.setdefault(key, {}).setdefault(field_name, []).append(tag)
     found = {}
-    for row in conn.execute(_DATASET_DETAILS, {"keys": list(keys)}).fetchall():
+    statement = _DATASET_DETAILS.replace("{times}", _TIMES if times else "null::timestamptz, null::timestamptz,")
+    for row in conn.execute(statement, {"keys": list(keys)}).fetchall():
         key = row[0]
         found[key] = DatasetRow(
             namespace=row[1], dataset_type=row[2], name=row[3], created_at=row[4], last_access=row[5],
@@ -332,6 +337,19 @@ def program_keys(conn: psycopg.Connection, refs: Sequence[ProgramRef]) -> list[P
         order by p.program_key""", ([r.namespace for r in refs], [r.application for r in refs],
                                     [r.type for r in refs], [r.name for r in refs])).fetchall()
     return [ProgramName(*row) for row in rows]
+
+
+def programs_created(conn: psycopg.Connection, refs: Sequence[ProgramRef]) -> dict[ProgramRef, datetime]:
+    """When each of programs ``refs`` was first recorded (those that exist)."""
+    if not refs:
+        return {}
+    rows = conn.execute("""
+        select p.namespace, p.application, p.program_type, p.program, p.created_at
+        from unnest(%s::text[], %s::text[], %s::text[], %s::text[]) as k(namespace, application, program_type, program)
+        join lineage.programs p using (namespace, application, program_type, program)""",
+                        ([r.namespace for r in refs], [r.application for r in refs], [r.type for r in refs],
+                         [r.name for r in refs])).fetchall()
+    return {ProgramRef(*row[:4]): row[4] for row in rows}
 
 
 def program_datasets(conn: psycopg.Connection, program_key: int, window: tuple[datetime, datetime]) -> list[DataRef]:

@@ -14,7 +14,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from lineage.errors import InvalidRequestError
@@ -473,13 +473,28 @@ def field_walk(start: Sequence[FieldNode], depth: int, downstream: bool,
     return list(flows), len(withheld)
 
 
+@dataclass(slots=True)
+class WalkedGraph:
+    """The walk's relations as Marquez's graph needs them: the flows (node ids of OpenLineage
+    identities), the datasets and programs shown, what the walk knows of them (a dataset's latest
+    write, a program's reads, writes and latest run, in the window), and how many nodes the
+    caller may not read were left out."""
+
+    flows: list[Flow] = field(default_factory=list)
+    datasets: set[DataRef] = field(default_factory=set)
+    programs: set[ProgramRef] = field(default_factory=set)
+    withheld: int = 0
+    last_write: dict[DataRef, datetime] = field(default_factory=dict)
+    last_access: dict[DataRef, datetime] = field(default_factory=dict)
+    reads: dict[ProgramRef, list[DataRef]] = field(default_factory=dict)
+    writes: dict[ProgramRef, list[DataRef]] = field(default_factory=dict)
+    last_run: dict[ProgramRef, datetime] = field(default_factory=dict)
+
+
 def relation_flows(relations: Iterable[Relation], reads_dataset: Readable, reads_program: Callable[[ProgramRef], bool]
-                   ) -> tuple[list[Flow], set[DataRef], set[ProgramRef], int]:
-    """The walk's relations as Marquez's flows (node ids of OpenLineage identities), the datasets
-    and programs they name, and how many nodes the caller may not read were left out."""
-    flows = []
-    datasets: set[DataRef] = set()
-    programs: set[ProgramRef] = set()
+                   ) -> WalkedGraph:
+    """The walk's relations (runs counted: ``Relation.span``) as Marquez's graph needs them."""
+    walked = WalkedGraph()
     withheld: set[object] = set()
     for relation in relations:
         data, program = relation.data, relation.program
@@ -489,15 +504,41 @@ def relation_flows(relations: Iterable[Relation], reads_dataset: Readable, reads
         if not reads_program(program):
             withheld.add(program)
             continue
-        datasets.add(data)
-        programs.add(program)
-        dataset_id = dataset_node_of(data)
-        job_id = job_node_of(program)
+        walked.datasets.add(data)
+        walked.programs.add(program)
+        dataset_id, job_id = dataset_node_of(data), job_node_of(program)
+        last = (datetime.fromtimestamp(relation.span.last, UTC)
+                if relation.span is not None and relation.span.last is not None else None)
         if relation.access in ("read", "read_write"):
-            flows.append(Flow(dataset_id, job_id, reads=True))
+            walked.flows.append(Flow(dataset_id, job_id, reads=True))
+            walked.reads.setdefault(program, []).append(data)
         if relation.access in ("write", "read_write"):
-            flows.append(Flow(dataset_id, job_id, reads=False))
-    return flows, datasets, programs, len(withheld)
+            walked.flows.append(Flow(dataset_id, job_id, reads=False))
+            walked.writes.setdefault(program, []).append(data)
+            if last is not None:
+                walked.last_write[data] = max(last, walked.last_write.get(data, last))
+        if last is not None:
+            walked.last_access[data] = max(last, walked.last_access.get(data, last))
+            walked.last_run[program] = max(last, walked.last_run.get(program, last))
+    walked.withheld = len(withheld)
+    return walked
+
+
+def graph_job_data(program: ProgramRef, created_at: datetime, walked: WalkedGraph) -> dict[str, Any]:
+    """Marquez's ``JobData`` of a job node, from what the walk knows of its program: its reads and
+    writes in the window; ``latestRun`` is null (a job's runs: ``/jobs/{name}/runs``)."""
+    namespace, name = exported_job(program.namespace, program.application, program.type, program.name)
+
+    def named(refs: Iterable[DataRef]) -> list[dict[str, str]]:
+        identities = sorted({exported_dataset(d.namespace, d.type, d.name) for d in refs},
+                            key=lambda i: (i.namespace, i.name))
+        return [{"namespace": i.namespace, "name": i.name} for i in identities]
+
+    return {"id": {"namespace": namespace, "name": name}, "type": "BATCH", "name": name, "simpleName": name,
+            "parentJobName": None, "parentJobUuid": None, "createdAt": iso(created_at),
+            "updatedAt": iso(max(created_at, walked.last_run.get(program, created_at))), "namespace": namespace,
+            "inputs": named(walked.reads.get(program, ())), "outputs": named(walked.writes.get(program, ())),
+            "location": None, "description": None, "latestRun": None}
 
 
 def dataset_node_of(data: DataRef) -> str:

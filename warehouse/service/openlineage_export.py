@@ -25,7 +25,8 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 from lineage.model.column_lineage import ColumnSource, described_column_lineage
 from lineage.naming.identity import exported_dataset, exported_job
@@ -51,16 +52,16 @@ _JOB_TYPES = {"spark": ("SPARK", "APPLICATION"), "workflow": ("LINEAGE_WAREHOUSE
               "mapreduce": ("MAPREDUCE", "JOB"), "service": ("LINEAGE_WAREHOUSE", "SERVICE")}
 
 
-@dataclass(frozen=True, slots=True)
-class Program:
+class Program(NamedTuple):
     namespace: str
     application: str
     program_type: str
     program: str
 
 
-@dataclass(frozen=True, slots=True)
-class DatasetRef:
+class DatasetRef(NamedTuple):
+    """A dataset (a tuple: hashed and compared in C, as the export does for every run's datasets)."""
+
     namespace: str
     dataset_type: str
     name: str
@@ -91,9 +92,32 @@ class RunExport:
     job_facets: Mapping[str, Any] = field(default_factory=dict)
     # per written dataset, the field-operations records (the run's operation sets) written into it
     field_records: Mapping[DatasetRef, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
-    schemas: Mapping[DatasetRef, Sequence[Mapping[str, str]]] = field(default_factory=dict)  # fields: name, type
-    dataset_facets: Mapping[DatasetRef, Mapping[str, Any]] = field(default_factory=dict)
-    metadata: Mapping[DatasetRef, Mapping[str, Any]] = field(default_factory=dict)  # tags, properties
+    # its datasets' facets (a mapping holding at least them: an export shares one for all its runs)
+    datasets: Mapping[DatasetRef, DatasetDescription] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetDescription:
+    """A dataset's facets as every event naming it carries them: the facets kept for it, ``schema``
+    (its latest schema version) and ``lineageWarehouse_metadata`` (its tags and properties);
+    rendered once per export however many runs name the dataset."""
+
+    facets: Mapping[str, Any]
+
+
+def describe_dataset(schema: Sequence[Mapping[str, str]], kept: Mapping[str, Any],
+                     metadata: Mapping[str, Any] | None) -> DatasetDescription:
+    """``schema``'s fields (name, type), the facets kept, the tags and properties by scope."""
+    facets: dict[str, Any] = {key: value for key, value in kept.items()
+                              if isinstance(value, dict) and key not in ("schema", "columnLineage")}
+    if schema:
+        facets["schema"] = _facet("schema", {"fields": _schema_fields(schema)})
+    if metadata:
+        facets["lineageWarehouse_metadata"] = _facet("lineageWarehouse_metadata", dict(metadata))
+    return DatasetDescription(facets)
+
+
+_UNDESCRIBED = DatasetDescription({})
 
 
 def run_events(run: RunExport, which: Iterable[str] = ("start", "end")) -> list[dict[str, Any]]:
@@ -118,7 +142,7 @@ def _event(run: RunExport, event_type: str, moment: datetime, *, with_facets: bo
     if not all(is_uuid(run_id) for run_id in kept_ids.values()):
         run_facets[WAREHOUSE_RUN_FACET] = _facet(WAREHOUSE_RUN_FACET, kept_ids)
     job_facets = {key: value for key, value in run.job_facets.items() if isinstance(value, dict)}
-    job_facets.setdefault("jobType", _job_type(run.program))
+    job_facets.setdefault("jobType", _job_type(run.program.program_type))
     written = set(run.writes)
     return {
         "eventType": event_type,
@@ -136,6 +160,7 @@ def _order(ref: DatasetRef) -> tuple[str, str, str]:
     return ref.namespace, ref.dataset_type, ref.name
 
 
+@lru_cache(maxsize=4096)
 def job_of(program: Program) -> tuple[str, str]:
     return exported_job(program.namespace, program.application, program.program_type, program.program)
 
@@ -161,8 +186,9 @@ def _linked(linked: LinkedRunRef) -> dict[str, Any]:
             "job": {"namespace": namespace, "name": name}}
 
 
-def _job_type(program: Program) -> dict[str, Any]:
-    integration, job_type = _JOB_TYPES.get(program.program_type, (program.program_type.upper(), "JOB"))
+@lru_cache(maxsize=4096)  # one facet per program type, shared by every event (never changed after)
+def _job_type(program_type: str) -> dict[str, Any]:
+    integration, job_type = _JOB_TYPES.get(program_type, (program_type.upper(), "JOB"))
     return _facet("jobType", {"processingType": "BATCH", "integration": integration, "jobType": job_type})
 
 
@@ -175,17 +201,11 @@ def _dataset(run: RunExport, ref: DatasetRef, with_facets: bool, *, output: bool
     rendered: dict[str, Any] = {"namespace": identity.namespace, "name": identity.name}
     if not with_facets:
         return rendered
-    facets: dict[str, Any] = {key: value for key, value in run.dataset_facets.get(ref, {}).items()
-                              if isinstance(value, dict) and key not in ("schema", "columnLineage")}
-    fields = run.schemas.get(ref)
-    if fields:
-        facets["schema"] = _facet("schema", {"fields": _schema_fields(fields)})
+    facets = run.datasets.get(ref, _UNDESCRIBED).facets
     records = run.field_records.get(ref, ()) if output else ()
     if records:
-        facets["columnLineage"] = _facet("columnLineage", {"fields": column_lineage_fields(records, ref.namespace)})
-    metadata = run.metadata.get(ref)
-    if metadata:
-        facets["lineageWarehouse_metadata"] = _facet("lineageWarehouse_metadata", dict(metadata))
+        facets = {**facets, "columnLineage": _facet("columnLineage", {
+            "fields": column_lineage_fields(records, ref.namespace)})}
     if facets:
         rendered["facets"] = facets
     return rendered
@@ -239,20 +259,13 @@ class DatasetExport:
 
     ref: DatasetRef
     updated_at: datetime  # the latest of its schema versions' and metadata's times
-    schema: Sequence[Mapping[str, str]] = ()
-    facets: Mapping[str, Any] = field(default_factory=dict)
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    description: DatasetDescription
 
 
 def dataset_event(dataset: DatasetExport) -> dict[str, Any]:
     """An OpenLineage DatasetEvent for a dataset no run of the window names: its schema, facets
     kept and metadata (``--datasets``)."""
     identity = exported_dataset(dataset.ref.namespace, dataset.ref.dataset_type, dataset.ref.name)
-    facets: dict[str, Any] = {key: value for key, value in dataset.facets.items()
-                              if isinstance(value, dict) and key not in ("schema", "columnLineage")}
-    if dataset.schema:
-        facets["schema"] = _facet("schema", {"fields": _schema_fields(dataset.schema)})
-    if dataset.metadata:
-        facets["lineageWarehouse_metadata"] = _facet("lineageWarehouse_metadata", dict(dataset.metadata))
     return {"eventTime": dataset.updated_at.isoformat(), "producer": PRODUCER, "schemaURL": DATASET_EVENT_URL,
-            "dataset": {"namespace": identity.namespace, "name": identity.name, "facets": facets}}
+            "dataset": {"namespace": identity.namespace, "name": identity.name,
+                        "facets": dict(dataset.description.facets)}}

@@ -13,13 +13,14 @@ exist, and graphs leave out the nodes it may not read (counted in ``withheld``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Annotated, Any, TypeVar
 
 import psycopg
 from fastapi import APIRouter, Query
 
 from lineage.errors import InvalidRequestError, NotFoundError
-from lineage.ids import DataRef, ProgramRef
+from lineage.ids import DataRef
 from lineage.limits import check_levels, check_window, limits
 from lineage.model.metadata_entity import dataset_entity, program_entity
 from lineage.naming.identity import DatasetIdentity, exported_dataset, exported_job
@@ -117,11 +118,10 @@ def _datasets(conn: psycopg.Connection, caller: Access, namespace: str, name: st
             and reads(item.namespace, item.dataset_type, item.name)]
 
 
-def _dataset_row(conn: psycopg.Connection, caller: Access, namespace: str, name: str) -> marquez.DatasetRow:
-    found = _datasets(conn, caller, namespace, name)
-    if not found:
-        raise NotFoundError(f"dataset {name!r} not found in namespace {namespace!r}")
-    return store.dataset_rows(conn, [found[0].key])[found[0].key]
+def _dataset_row(conn: psycopg.Connection, caller: Access, namespace: str, name: str, *,
+                 times: bool = True) -> marquez.DatasetRow:
+    found = _dataset_name(conn, caller, namespace, name)
+    return store.dataset_rows(conn, [found.key], times=times)[found.key]
 
 
 @router.get("/namespaces/{namespace:name}/datasets", response_model=MarquezDatasets)
@@ -241,12 +241,20 @@ def list_tags(caller: Caller, conn: Connection, limit: Limit = 100, offset: Offs
 
 
 def _origin(conn: psycopg.Connection, caller: Access, node_id: str) -> marquez.NodeId:
+    """The node a graph starts from, once the caller may read it (404 otherwise)."""
     node = marquez.parse_node_id(node_id)
     if node.kind == "job":
         _program(conn, caller, node.namespace, node.name)
     else:
-        _dataset_row(conn, caller, node.namespace, node.name)
+        _dataset_name(conn, caller, node.namespace, node.name)
     return node
+
+
+def _dataset_name(conn: psycopg.Connection, caller: Access, namespace: str, name: str) -> store.DatasetName:
+    found = _datasets(conn, caller, namespace, name)
+    if not found:
+        raise NotFoundError(f"dataset {name!r} not found in namespace {namespace!r}")
+    return found[0]
 
 
 @router.get("/lineage", response_model=MarquezGraph)
@@ -263,18 +271,18 @@ def lineage(caller: Caller, conn: Connection, window: HistoryWindow,
     if node.kind == "job":
         origins = store.program_datasets(conn, _program(conn, caller, node.namespace, node.name).key, window)
     else:
-        row = _dataset_row(conn, caller, node.namespace, node.name)
-        origins = [DataRef(row.namespace, row.dataset_type, row.name)]
+        named = _dataset_name(conn, caller, node.namespace, node.name)
+        origins = [DataRef(named.namespace, named.dataset_type, named.name)]
     relations = [relation for origin in origins
                  for relation in lineage_store.walk(conn, origin, window, depth, run_ids=False)[0]]
-    flows, datasets, programs, withheld = marquez.relation_flows(
+    walked = marquez.relation_flows(
         relations, _reads_dataset(caller),
         lambda p: caller.allows(program_entity(p.namespace, p.application, p.type, p.name), Privilege.READ))
-    data = _node_data(conn, datasets | set(origins if node.kind != "job" else ()), programs)
-    if node.kind == "job":
+    data = _node_data(conn, walked, set(origins) if node.kind != "job" else set())
+    if node.kind == "job" and not walked.programs:  # a job without runs in the window: its node alone
         for item in store.program_rows(conn, [_program(conn, caller, node.namespace, node.name)]):
             data[marquez.job_node(*item.job)] = marquez.job_data(item)
-    return {**marquez.lineage_graph(flows, data), "withheld": withheld}
+    return {**marquez.lineage_graph(walked.flows, data), "withheld": walked.withheld}
 
 
 @router.get("/column-lineage", response_model=MarquezGraph)
@@ -295,7 +303,7 @@ def column_lineage_graph(caller: Caller, conn: Connection, window: HistoryWindow
     node = _origin(conn, caller, nodeId)
     if node.kind == "job":
         raise InvalidRequestError("give a dataset or datasetField node (a job's column lineage is its outputs')")
-    row = _dataset_row(conn, caller, node.namespace, node.name)
+    row = _dataset_row(conn, caller, node.namespace, node.name, times=False)
     names = [node.field] if node.field else _fields(conn, row)
     flows, withheld = _column_flows(conn, caller, [_field(row, name) for name in names], window, depth, downstream)
     own = [(row.identity.namespace, row.identity.name, name) for name in names]
@@ -303,15 +311,20 @@ def column_lineage_graph(caller: Caller, conn: Connection, window: HistoryWindow
     return {**marquez.column_lineage_graph(own, flows, types), "withheld": withheld}
 
 
-def _node_data(conn: psycopg.Connection, datasets: set[DataRef], programs: set[ProgramRef]
+def _node_data(conn: psycopg.Connection, walked: marquez.WalkedGraph, origins: set[DataRef]
                ) -> dict[str, dict[str, Any]]:
-    """Each node's data, by node id: datasets' and jobs' details, one query for each kind."""
-    keys = store.dataset_keys(conn, sorted(datasets, key=lambda d: (d.namespace, d.type, d.name)))
-    rows = store.dataset_rows(conn, list(keys.values()))
-    data = {marquez.dataset_node_of(ref): marquez.dataset_data(rows[key]) for ref, key in keys.items()}
-    found = store.program_keys(conn, sorted(programs, key=lambda p: (p.namespace, p.application, p.type, p.name)))
-    for item in store.program_rows(conn, found):
-        data[marquez.job_node(*item.job)] = marquez.job_data(item)
+    """Each node's data, by node id: the datasets' fields, tags and facets (one query), their
+    latest write and the jobs' reads and writes from the walk, the jobs' creation (one query)."""
+    datasets = sorted(walked.datasets | origins, key=lambda d: (d.namespace, d.type, d.name))
+    keys = store.dataset_keys(conn, datasets)
+    rows = store.dataset_rows(conn, list(keys.values()), times=False)
+    data = {marquez.dataset_node_of(ref): marquez.dataset_data(replace(
+        rows[key], last_write=walked.last_write.get(ref), last_access=walked.last_access.get(ref)))
+        for ref, key in keys.items()}
+    created = store.programs_created(conn, sorted(walked.programs, key=lambda p: (p.namespace, p.application,
+                                                                                 p.type, p.name)))
+    for program, created_at in created.items():
+        data[marquez.job_node_of(program)] = marquez.graph_job_data(program, created_at, walked)
     return data
 
 
