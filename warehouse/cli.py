@@ -419,7 +419,7 @@ class _FileSink:
     def __init__(self, path: str) -> None:
         import gzip
 
-        self._file = gzip.open(path, "wb") if path.endswith(".gz") else open(path, "wb")
+        self._file = gzip.open(path, "wb") if path.endswith(".gz") else open(path, "wb", buffering=1 << 20)
 
     def write(self, event: dict[str, Any]) -> None:
         import orjson

@@ -41,7 +41,7 @@ from tests.unit.test_openlineage_fixtures import FIXTURES
 from tests.warehouse.test_openlineage_compaction import client_for
 from warehouse.db.connection import connect
 from warehouse.db.grant_store import put_grant
-from warehouse.db.openlineage_export_store import run_exports
+from warehouse.db.openlineage_export_store import run_exports, snapshot, stream_window
 from warehouse.db.program_metadata_store import apply_pending
 from warehouse.service.authorization import Privilege
 from warehouse.service.openlineage_export import PRODUCER, column_lineage_fields
@@ -321,3 +321,18 @@ def test_datasets_no_run_of_the_window_names_are_dataset_events_with_their_schem
     lineage("export", "--since", after_every_run, "--until", str(int((END + timedelta(days=1)).timestamp())),
             "--out", str(plain), database=warehouse)
     assert plain.read_bytes() == b""  # without --datasets, a window with no run has no event
+
+
+def test_a_stream_stopped_early_stops_its_reader_and_leaves_the_connection_usable(warehouse: str,
+                                                                                   api: TestClient) -> None:
+    whole = everything(api)["events"]
+    with connect(warehouse, autocommit=True) as conn:
+        with snapshot(conn):
+            stream = stream_window(conn, datetime(1970, 1, 1, tzinfo=UTC), END, None, chunk=2)
+            first = [next(stream) for _ in range(3)]
+            stream.close()
+        assert first == whole[:3]
+        assert not [t for t in threading.enumerate() if t.name == "openlineage-export-reader"]
+        assert conn.execute("select 1").fetchone() == (1,)
+        with snapshot(conn):  # and a whole stream, a chunk of two items at a time, is the endpoint's window
+            assert list(stream_window(conn, datetime(1970, 1, 1, tzinfo=UTC), END, None, chunk=2)) == whole

@@ -16,7 +16,7 @@ import queue
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -120,24 +120,61 @@ def _keys(values: Sequence[int]) -> str:
     return "{" + ",".join(map(str, values)) + "}"
 
 
-def run_exports(conn: psycopg.Connection, run_keys: Sequence[int],
-                described: dict[DatasetRef, DatasetDescription] | None = None) -> dict[int, RunExport]:
-    """What the warehouse keeps of each of ``run_keys``, for the export to render; ``described``
-    holds the datasets described so far (an export's cache: each dataset is read once)."""
-    keys = _keys(run_keys)
+@dataclass(slots=True)
+class ExportCache:
+    """What an export reads once however many runs name it: datasets' names by key and their
+    facets, programs by key."""
+
+    datasets: dict[int, DatasetRef] = field(default_factory=dict)
+    described: dict[DatasetRef, DatasetDescription] = field(default_factory=dict)
+    programs: dict[int, Program] = field(default_factory=dict)
+
+    def load(self, conn: psycopg.Connection, dataset_keys: set[int], program_keys: set[int]) -> None:
+        missing = dataset_keys - self.datasets.keys()
+        if missing:
+            for key, namespace, dataset_type, name in conn.execute(
+                    "select dataset_key, namespace, dataset_type, dataset from lineage.datasets "
+                    "where dataset_key = any(%s::bigint[])", (_keys(sorted(missing)),)):
+                self.datasets[key] = DatasetRef(namespace, dataset_type, name)
+            self.described.update(_dataset_descriptions(conn, {self.datasets[key] for key in missing
+                                                               if key in self.datasets}))
+        missing = program_keys - self.programs.keys()
+        if missing:
+            for key, *program in conn.execute(
+                    "select program_key, namespace, application, program_type, program from lineage.programs "
+                    "where program_key = any(%s::bigint[])", (_keys(sorted(missing)),)):
+                self.programs[key] = Program(*program)
+
+
+def run_exports(conn: psycopg.Connection, run_keys: Sequence[int], cache: ExportCache | None = None
+                ) -> dict[int, RunExport]:
+    """What the warehouse keeps of each of ``run_keys``, for the export to render; ``cache``
+    holds what an export read so far (each dataset and program is read once)."""
+    cache = ExportCache() if cache is None else cache
+    return _assembled(_run_rows(conn, run_keys, cache), cache)
+
+
+@dataclass(frozen=True, slots=True)
+class _RunRows:
+    """The rows of some runs, as read (``_run_rows``), before they are assembled (``_assembled``)."""
+
+    runs: list[tuple[Any, ...]]
+    accesses: list[tuple[Any, ...]]
+    links: list[tuple[Any, ...]]
+    facets: list[tuple[Any, ...]]
+    sets: list[tuple[Any, ...]]
+
+
+def _run_rows(conn: psycopg.Connection, run_keys: Sequence[int], cache: ExportCache) -> _RunRows:
     if not run_keys:
-        return {}
-    described = {} if described is None else described
+        return _RunRows([], [], [], [], [])
+    keys = _keys(run_keys)
     with conn.cursor() as cursor:
         runs = cursor.execute(
-            """select r.run_key, p.namespace, p.application, p.program_type, p.program, r.run_id, r.status,
-                      r.run_at, r.stopped_at
-               from lineage.runs r join lineage.programs p using (program_key) where r.run_key = any(%s::bigint[])""",
-            (keys,)).fetchall()
+            """select run_key, program_key, run_id, status, run_at, stopped_at from lineage.runs
+               where run_key = any(%s::bigint[])""", (keys,)).fetchall()
         accesses = cursor.execute(
-            """select a.run_key, d.namespace, d.dataset_type, d.dataset, a.access
-               from lineage.dataset_accesses a join lineage.datasets d using (dataset_key)
-               where a.run_key = any(%s::bigint[]) order by d.namespace, d.dataset_type, d.dataset, a.access""",
+            "select run_key, dataset_key, access from lineage.dataset_accesses where run_key = any(%s::bigint[])",
             (keys,)).fetchall()
         links = cursor.execute(
             """select run_key, relation, namespace, application, program_type, program, run_id
@@ -146,53 +183,45 @@ def run_exports(conn: psycopg.Connection, run_keys: Sequence[int],
             """select run_key, facet_of, name, facet from lineage.run_facets where run_key = any(%s::bigint[])
                order by name""", (keys,)).fetchall()
         sets = cursor.execute(
-            """select f.run_key, d.namespace, d.dataset_type, d.dataset, s.destination_namespace,
-                      s.destination_type, s.destination, s.operations
-               from lineage.field_lineage_runs f join lineage.datasets d using (dataset_key)
+            """select f.run_key, f.dataset_key, s.destination_namespace, s.destination_type, s.destination,
+                      s.operations
+               from lineage.field_lineage_runs f
                join lineage.field_operation_sets s on s.fingerprint = f.set_fingerprint
                where f.run_key = any(%s::bigint[]) order by f.set_fingerprint""", (keys,)).fetchall()
-    known: dict[tuple[str, str, str], DatasetRef] = {}  # one ref per dataset, however many runs name it
+    cache.load(conn, {row[1] for row in accesses} | {row[1] for row in sets}, {row[1] for row in runs})
+    return _RunRows(runs, accesses, links, facets, sets)
 
-    def ref_of(namespace: str, dataset_type: str, name: str) -> DatasetRef:
-        found = known.get((namespace, dataset_type, name))
-        if found is None:
-            found = known[(namespace, dataset_type, name)] = DatasetRef(namespace, dataset_type, name)
-        return found
 
-    reads: dict[int, dict[DatasetRef, None]] = {}
-    writes: dict[int, dict[DatasetRef, None]] = {}
-    for run_key, namespace, dataset_type, name, access in accesses:
-        ref = ref_of(namespace, dataset_type, name)
-        if access in ("read", "read_write", "unknown"):
-            reads.setdefault(run_key, {})[ref] = None
-        if access in ("write", "read_write"):
-            writes.setdefault(run_key, {})[ref] = None
+def _assembled(rows: _RunRows, cache: ExportCache) -> dict[int, RunExport]:
+    names = cache.datasets
+    reads: dict[int, list[tuple[DatasetRef, str]]] = {}
+    for run_key, dataset_key, access in rows.accesses:
+        reads.setdefault(run_key, []).append((names[dataset_key], access))
     linked: dict[int, dict[str, LinkedRunRef]] = {}
-    for run_key, relation, *program, run_id in links:
+    for run_key, relation, *program, run_id in rows.links:
         linked.setdefault(run_key, {})[relation] = LinkedRunRef(Program(*program), run_id)
     kept: dict[int, dict[str, dict[str, Any]]] = {}
-    for run_key, facet_of, name, facet in facets:
+    for run_key, facet_of, name, facet in rows.facets:
         kept.setdefault(run_key, {"run": {}, "job": {}})[facet_of][name] = facet
     records: dict[int, dict[DatasetRef, list[dict[str, Any]]]] = {}
-    for run_key, namespace, dataset_type, name, *destination in sets:
-        records.setdefault(run_key, {}).setdefault(ref_of(namespace, dataset_type, name), []).append(
-            _record(*destination))
-    described.update(_dataset_descriptions(conn, set(known.values()) - described.keys()))
+    for run_key, dataset_key, *destination in rows.sets:
+        records.setdefault(run_key, {}).setdefault(names[dataset_key], []).append(_record(*destination))
     exports = {}
     no_facets: dict[str, dict[str, Any]] = {"run": {}, "job": {}}
-    for run_key, namespace, application, program_type, program, run_id, status, run_at, stopped_at in runs:
-        read = reads.get(run_key, {})
-        written = writes.get(run_key, {})
-        recorded = records.get(run_key, {})
-        written.update(dict.fromkeys(ref for ref in recorded if ref not in written))  # recorded fields only
+    for run_key, program_key, run_id, status, run_at, stopped_at in rows.runs:
+        uses = sorted(reads.get(run_key, ()))  # by dataset, then access: the same order every export
+        read = tuple(ref for ref, access in uses if access in ("read", "read_write", "unknown"))
+        written = tuple(ref for ref, access in uses if access in ("write", "read_write"))
+        recorded = records.get(run_key)
+        if recorded:
+            written += tuple(ref for ref in recorded if ref not in written)  # recorded fields only
         facets_of = kept.get(run_key, no_facets)
         links_of = linked.get(run_key, {})
         exports[run_key] = RunExport(
-            program=Program(namespace, application, program_type, program), run_id=run_id, status=status,
-            run_at=run_at, stopped_at=stopped_at, reads=tuple(read), writes=tuple(written),
-            parent=links_of.get("parent"), root=links_of.get("root"), run_facets=facets_of["run"],
-            job_facets=facets_of["job"], field_records=recorded,
-            datasets=described)
+            program=cache.programs[program_key], run_id=run_id, status=status, run_at=run_at, stopped_at=stopped_at,
+            reads=read, writes=written, parent=links_of.get("parent"), root=links_of.get("root"),
+            run_facets=facets_of["run"], job_facets=facets_of["job"], field_records=recorded or {},
+            datasets=cache.described)
     return exports
 
 
@@ -261,7 +290,9 @@ def export_page(conn: psycopg.Connection, after: datetime, before: datetime, rea
                 ascending: bool = True, limit: int = 100, offset: int = 0) -> ExportPage:
     """The window's events, ``limit`` from ``offset``: kept ones as they came, the others rendered."""
     page = window_page(conn, after, before, readable, ascending=ascending, limit=limit, offset=offset)
-    return ExportPage(list(_events(*_read_chunk(conn, page.items))), page.total, page.withheld)
+    cache = ExportCache()
+    items, kept, runs = _read_chunk(conn, page.items, cache)
+    return ExportPage(list(_events(items, kept, _assembled(runs, cache))), page.total, page.withheld)
 
 
 def stream_window(conn: psycopg.Connection, after: datetime, before: datetime, readable: Sequence[str] | None, *,
@@ -273,7 +304,7 @@ def stream_window(conn: psycopg.Connection, after: datetime, before: datetime, r
     rows) while the caller renders and writes this one; ``conn`` is the thread's until the
     generator ends."""
     params = {"after": after, "before": before, "all": readable is None, "readable": list(readable or [])}
-    described: dict[DatasetRef, DatasetDescription] = {}
+    cache = ExportCache()
     ready: queue.Queue[_Chunk | BaseException | None] = queue.Queue(maxsize=2)
     stop = threading.Event()
 
@@ -282,13 +313,12 @@ def stream_window(conn: psycopg.Connection, after: datetime, before: datetime, r
             with conn.cursor(name="openlineage_export") as cursor:
                 cursor.execute(f"select at, kind, event_id, run_key from ({_WINDOW}) w where readable "
                                "order by at, kind = 'end', event_id, run_key", params)
-                ahead: dict[int, RunExport] = {}  # runs whose end is still to come: read once for both events
                 while not stop.is_set():
                     rows = cursor.fetchmany(chunk)
                     if not rows:
                         break
                     items = [WindowItem(*row) for row in rows]
-                    _put(ready, stop, _read_chunk(conn, items, described, ahead))
+                    _put(ready, stop, _read_chunk(conn, items, cache))
             _put(ready, stop, None)
         except BaseException as exc:  # the caller raises it
             _put(ready, stop, exc)
@@ -299,7 +329,8 @@ def stream_window(conn: psycopg.Connection, after: datetime, before: datetime, r
         while (got := ready.get()) is not None:
             if isinstance(got, BaseException):
                 raise got
-            yield from _events(*got)
+            items, kept, runs = got
+            yield from _events(items, kept, _assembled(runs, cache))  # assembled here: the reader is the busier
     finally:
         stop.set()
         while reader.is_alive():  # unblock a reader waiting to hand over a chunk
@@ -308,7 +339,7 @@ def stream_window(conn: psycopg.Connection, after: datetime, before: datetime, r
         reader.join()
 
 
-_Chunk = tuple[Sequence["WindowItem"], dict[str, dict[str, Any]], dict[int, RunExport]]
+_Chunk = tuple[Sequence["WindowItem"], dict[str, dict[str, Any]], _RunRows]
 
 
 def _put(ready: queue.Queue[_Chunk | BaseException | None], stop: threading.Event,
@@ -319,26 +350,10 @@ def _put(ready: queue.Queue[_Chunk | BaseException | None], stop: threading.Even
             return
 
 
-def _read_chunk(conn: psycopg.Connection, items: Sequence[WindowItem],
-                described: dict[DatasetRef, DatasetDescription] | None = None,
-                ahead: dict[int, RunExport] | None = None) -> _Chunk:
-    """What rendering ``items`` needs: their kept events and their runs. ``ahead`` holds the runs
-    read for their start whose end comes in a later chunk (time order puts it there): kept until
-    then, so a run is read once, and as many are held as runs are open at a moment, whatever the
-    window's length."""
-    ahead = {} if ahead is None else ahead
+def _read_chunk(conn: psycopg.Connection, items: Sequence[WindowItem], cache: ExportCache) -> _Chunk:
+    """What rendering ``items`` needs, as read: their kept events and their runs' rows."""
     kept = kept_events(conn, [item.event_id for item in items if item.event_id is not None])
-    rendered = [item for item in items if item.event_id is None]
-    runs = {item.run_key: ahead.pop(item.run_key) for item in rendered
-            if item.kind == "end" and item.run_key in ahead}
-    runs.update(run_exports(conn, sorted({item.run_key for item in rendered} - runs.keys()), described))
-    ended_here = {item.run_key for item in rendered if item.kind == "end"}
-    for item in rendered:
-        run = runs[item.run_key]
-        if item.kind == "start" and item.run_key not in ended_here and run.status != "running" and (
-                run.stopped_at is not None and run.stopped_at > item.at):
-            ahead[item.run_key] = run
-    return items, kept, runs
+    return items, kept, _run_rows(conn, sorted({item.run_key for item in items if item.event_id is None}), cache)
 
 
 def _events(items: Sequence[WindowItem], kept: dict[str, dict[str, Any]], runs: dict[int, RunExport]
