@@ -79,7 +79,7 @@ def described_column_lineage(record: Mapping[str, Any], namespace: str = ""
                              ) -> dict[str, dict[ColumnSource, tuple[str, ...]]]:
     """``column_lineage``, each source with the names of the transform steps on its ways to the
     field (sorted, once each): a step's transformation description, else its operation's name;
-    not a step declared IDENTITY, which passes the value on untouched. What a ``columnLineage``
+    not a step declared IDENTITY without a description, which passes the value on untouched. What a ``columnLineage``
     facet's transformation ``description`` says (and reads back the same)."""
     return described_record(normalize(record, namespace))
 
@@ -104,12 +104,14 @@ def described_record(checked: FieldRecord) -> dict[str, dict[ColumnSource, tuple
                 for item in inputs:
                     step = item.transformation or IDENTITY
                     step = Transformation(step.type, step.subtype, masking=step.masking)  # kinds, not descriptions
-                    # a step declared IDENTITY passes the value on untouched: its operation is not named; a
-                    # step is named by its transformation's description, else by its operation
+                    # a step declared IDENTITY with nothing said of it passes the value on untouched: its
+                    # operation is not named; a step is named by its transformation's description (an
+                    # IDENTITY one too: a producer, or our export, said what the step was), else by its
+                    # operation
                     declared = item.transformation.description if item.transformation is not None else ""
                     label = declared or operation.name
-                    own = (frozenset() if operation.type != "transform"
-                           or (item.transformation is not None and step == IDENTITY) else frozenset({label}))
+                    untouched = item.transformation is not None and step == IDENTITY and not declared
+                    own = frozenset() if operation.type != "transform" or untouched else frozenset({label})
                     found.update((source, field, compose(step, inner), names | own)
                                  for source, field, inner, names in sources(item))
                 reached[key] = frozenset(found)

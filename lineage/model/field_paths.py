@@ -30,7 +30,7 @@ import orjson
 from lineage.errors import InvalidFieldOperationsError
 
 OPERATION_TYPES = ("read", "transform", "write")
-DERIVATION = 3
+DERIVATION = 4  # 4: a step declared IDENTITY with a description is named by it (column lineage round trip)
 """The version of what is derived from a record (paths, source field flows, field edges, warnings): a stored
 operation set derived by an older version is derived again by the next field lineage job."""
 

@@ -34,6 +34,16 @@ MAX_ALIASES = 100
 PARENT_FACET = "parent"
 SYMLINKS_FACET = "symlinks"
 WAREHOUSE_RUN_FACET = "lineageWarehouse_run"  # run ids the export gave as UUIDs: {runId, parentRunId, rootRunId}
+# An input facet of the export: {"access": "unknown"} for a dataset a run used in a way it did not
+# say (OpenLineage has inputs and outputs only); the mapping reads it back.
+WAREHOUSE_ACCESS_FACET = "lineageWarehouse_access"
+
+
+def unknown_access(dataset: Mapping[str, Any]) -> bool:
+    """Whether an input carries the export's word that its access was unknown."""
+    facets = dataset.get("inputFacets")
+    facet = facets.get(WAREHOUSE_ACCESS_FACET) if isinstance(facets, Mapping) else None
+    return isinstance(facet, Mapping) and facet.get("access") == "unknown"
 MAPPED_RUN_FACETS = frozenset({PARENT_FACET, WAREHOUSE_RUN_FACET})
 MAPPED_DATASET_FACETS = frozenset({"schema", "columnLineage", SYMLINKS_FACET})
 

@@ -56,6 +56,7 @@ from lineage.openlineage.facets import (
     aliases,
     kept_facets,
     parent_links,
+    unknown_access,
     warehouse_run_ids,
 )
 
@@ -193,8 +194,9 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
         derived.append(("run_end", namespace, run, {"status": _RUN_ENDS[event_type]}))
     for side, access in (("inputs", "read"), ("outputs", "write")):
         for dataset in event.get(side) or []:
+            said = "unknown" if side == "inputs" and unknown_access(dataset) else access  # our export's word
             derived.append(("dataset_access", namespace, run,
-                            {"dataset": _dataset_ref(dataset, namespaces), "access": access}))
+                            {"dataset": _dataset_ref(dataset, namespaces), "access": said}))
     for dataset in event.get("outputs") or []:
         operations = _column_lineage_operations(dataset, namespaces)
         if operations is not None:
@@ -338,7 +340,8 @@ def schema_change(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> dict[
 
 
 def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:
-    """A schema facet's fields as ``{"name", "type"}``, nested fields as ``parent/child`` paths."""
+    """A schema facet's fields as ``{"name", "type"}`` (and ``nullable`` false when the field says so,
+    as our export does), nested fields as ``parent/child`` paths."""
     if not isinstance(fields, list):
         return
     for field in fields:
@@ -346,8 +349,11 @@ def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:
             continue
         path = prefix + field["name"]
         type_name = field.get("type")
-        yield {"name": path, "type": type_name[:_MAX_TYPE_LENGTH] if isinstance(type_name, str) and type_name
-               else "unknown"}
+        found = {"name": path, "type": type_name[:_MAX_TYPE_LENGTH] if isinstance(type_name, str) and type_name
+                 else "unknown"}
+        if field.get("nullable") is False:  # our export's word for a required field (the spec has none)
+            found["nullable"] = False
+        yield found
         yield from _schema_fields(field.get("fields"), path + "/")
 
 

@@ -299,8 +299,8 @@ def _column_lineage(url: str) -> dict[tuple[str, str, str], Any]:
     with connect(url) as conn:
         keys = [row[0] for row in conn.execute("select run_key from lineage.runs").fetchall()]
         exports = run_exports(conn, keys)
-    return {(run.program.program, run.run_id, ref.name): column_lineage_fields(records, ref.namespace)
-            for run in exports.values() for ref, records in run.field_records.items()}
+    return {(run.program.program, run.run_id, ref.name): column_lineage_fields(edges)
+            for run in exports.values() for ref, edges in run.column_edges.items()}
 
 
 def test_datasets_no_run_of_the_window_names_are_dataset_events_with_their_schema_and_metadata(

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from lineage.model.column_lineage import field_edges
-from lineage.model.field_paths import field_paths, normalize
+from lineage.model.field_paths import DERIVATION, field_paths, normalize
 from warehouse.db.connection import connect
 from warehouse.db.field_lineage_staging import (
     STAGING_SCHEMA,
@@ -106,5 +106,5 @@ def test_sets_stored_before_field_edges_get_them_from_their_stored_operations(co
                           "from lineage.field_edges order by 1, 2, 3").fetchall()
     assert stored == [(edge["name"], edge["field"], edge["to"], edge["kind"], edge["subtype"], edge["masking"],
                        edge["operations"]) for edge in field_edges(record)] != []
-    assert conn.execute("select derived_with from lineage.field_operation_sets").fetchone() == (3,)
+    assert conn.execute("select derived_with from lineage.field_operation_sets").fetchone() == (DERIVATION,)
     assert backfill_edges(conn) == 0  # once

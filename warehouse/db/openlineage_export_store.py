@@ -23,8 +23,9 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from lineage.model.field_paths import stored_record
+from lineage.model.column_lineage import ColumnSource
 from warehouse.service.openlineage_export import (
+    ColumnEdge,
     DatasetDescription,
     DatasetExport,
     DatasetRef,
@@ -182,11 +183,10 @@ def _run_rows(conn: psycopg.Connection, run_keys: Sequence[int], cache: ExportCa
         facets = cursor.execute(
             """select run_key, facet_of, name, facet from lineage.run_facets where run_key = any(%s::bigint[])
                order by name""", (keys,)).fetchall()
-        sets = cursor.execute(
-            """select f.run_key, f.dataset_key, s.destination_namespace, s.destination_type, s.destination,
-                      s.operations
-               from lineage.field_lineage_runs f
-               join lineage.field_operation_sets s on s.fingerprint = f.set_fingerprint
+        sets = cursor.execute(  # each run's column lineage: its operation sets' edges
+            """select f.run_key, f.dataset_key, e.source_namespace, e.source_type, e.source, e.source_field,
+                      e.field, e.kind, e.subtype, e.masking, e.operations
+               from lineage.field_lineage_runs f join lineage.field_edges e on e.set_fingerprint = f.set_fingerprint
                where f.run_key = any(%s::bigint[]) order by f.set_fingerprint""", (keys,)).fetchall()
     cache.load(conn, {row[1] for row in accesses} | {row[1] for row in sets}, {row[1] for row in runs})
     return _RunRows(runs, accesses, links, facets, sets)
@@ -203,9 +203,12 @@ def _assembled(rows: _RunRows, cache: ExportCache) -> dict[int, RunExport]:
     kept: dict[int, dict[str, dict[str, Any]]] = {}
     for run_key, facet_of, name, facet in rows.facets:
         kept.setdefault(run_key, {"run": {}, "job": {}})[facet_of][name] = facet
-    records: dict[int, dict[DatasetRef, list[dict[str, Any]]]] = {}
-    for run_key, dataset_key, *destination in rows.sets:
-        records.setdefault(run_key, {}).setdefault(names[dataset_key], []).append(_record(*destination))
+    records: dict[int, dict[DatasetRef, list[ColumnEdge]]] = {}
+    for run_key, dataset_key, namespace, dataset_type, name, source_field, written, kind, subtype, masking, ops \
+            in rows.sets:
+        source = ColumnSource(namespace, name, source_field, kind, subtype, masking, dataset_type)
+        records.setdefault(run_key, {}).setdefault(names[dataset_key], []).append(
+            ColumnEdge(source, written, tuple(ops)))
     exports = {}
     no_facets: dict[str, dict[str, Any]] = {"run": {}, "job": {}}
     for run_key, program_key, run_id, status, run_at, stopped_at in rows.runs:
@@ -219,15 +222,11 @@ def _assembled(rows: _RunRows, cache: ExportCache) -> dict[int, RunExport]:
         links_of = linked.get(run_key, {})
         exports[run_key] = RunExport(
             program=cache.programs[program_key], run_id=run_id, status=status, run_at=run_at, stopped_at=stopped_at,
-            reads=read, writes=written, parent=links_of.get("parent"), root=links_of.get("root"),
-            run_facets=facets_of["run"], job_facets=facets_of["job"], field_records=recorded or {},
+            reads=read, writes=written, unknown=frozenset(ref for ref, access in uses if access == "unknown"),
+            parent=links_of.get("parent"), root=links_of.get("root"),
+            run_facets=facets_of["run"], job_facets=facets_of["job"], column_edges=recorded or {},
             datasets=cache.described)
     return exports
-
-
-def _record(namespace: str, dataset_type: str, name: str, operations: Any) -> dict[str, Any]:
-    """A stored operation set as the field-operations record it was checked from."""
-    return stored_record({"namespace": namespace, "type": dataset_type, "name": name}, operations)
 
 
 _DESCRIPTIONS = """
@@ -260,7 +259,7 @@ def _dataset_descriptions(conn: psycopg.Connection, datasets: set[DatasetRef]) -
         if by_scope:
             by_scope = {"tags": by_scope.get("tags", {}), "properties": by_scope.get("properties", {})}
         found[DatasetRef(namespace, dataset_type, name)] = describe_dataset(
-            [{"name": item["name"], "type": str(item.get("type") or "")}
+            [{"name": item["name"], "type": str(item.get("type") or ""), "nullable": item.get("nullable", True)}
              for item in fields if isinstance(item, dict) and "name" in item], kept or {}, by_scope)
     return found
 

@@ -28,10 +28,10 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from lineage.model.column_lineage import ColumnSource, described_column_lineage
+from lineage.model.column_lineage import ColumnSource
 from lineage.naming.identity import exported_dataset, exported_job
 from lineage.openlineage.event import is_uuid
-from lineage.openlineage.facets import WAREHOUSE_RUN_FACET
+from lineage.openlineage.facets import WAREHOUSE_ACCESS_FACET, WAREHOUSE_RUN_FACET
 
 PRODUCER = "https://github.com/lineage-warehouse/lineage-warehouse/export"
 SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
@@ -44,6 +44,7 @@ _SCHEMA_URLS = {
     "columnLineage": f"{_FACETS}/1-2-0/ColumnLineageDatasetFacet.json#/$defs/ColumnLineageDatasetFacet",
     WAREHOUSE_RUN_FACET: "https://lineage-warehouse.dev/spec/facets/1-0-0/LineageWarehouseRunFacet.json",
     "lineageWarehouse_metadata": "https://lineage-warehouse.dev/spec/facets/1-0-0/LineageWarehouseMetadataFacet.json",
+    WAREHOUSE_ACCESS_FACET: "https://lineage-warehouse.dev/spec/facets/1-0-0/LineageWarehouseAccessFacet.json",
 }
 _ENDS = {"completed": "COMPLETE", "failed": "FAIL", "killed": "ABORT"}
 _RUN_NAMESPACE = uuid.UUID("6f1c3b0e-5a8e-4f59-9d55-0c2b7a1e4d21")  # of the derived run UUIDs
@@ -86,12 +87,13 @@ class RunExport:
     stopped_at: datetime | None
     reads: tuple[DatasetRef, ...] = ()
     writes: tuple[DatasetRef, ...] = ()
+    unknown: frozenset[DatasetRef] = frozenset()  # reads whose access is unknown (used, not said how)
     parent: LinkedRunRef | None = None
     root: LinkedRunRef | None = None
     run_facets: Mapping[str, Any] = field(default_factory=dict)
     job_facets: Mapping[str, Any] = field(default_factory=dict)
-    # per written dataset, the field-operations records (the run's operation sets) written into it
-    field_records: Mapping[DatasetRef, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    # per written dataset, the column lineage edges of the run's operation sets written into it
+    column_edges: Mapping[DatasetRef, Sequence[ColumnEdge]] = field(default_factory=dict)
     # its datasets' facets (a mapping holding at least them: an export shares one for all its runs)
     datasets: Mapping[DatasetRef, DatasetDescription] = field(default_factory=dict)
 
@@ -105,7 +107,7 @@ class DatasetDescription:
     facets: Mapping[str, Any]
 
 
-def describe_dataset(schema: Sequence[Mapping[str, str]], kept: Mapping[str, Any],
+def describe_dataset(schema: Sequence[Mapping[str, Any]], kept: Mapping[str, Any],
                      metadata: Mapping[str, Any] | None) -> DatasetDescription:
     """``schema``'s fields (name, type), the facets kept, the tags and properties by scope."""
     facets: dict[str, Any] = {key: value for key, value in kept.items()
@@ -118,6 +120,8 @@ def describe_dataset(schema: Sequence[Mapping[str, str]], kept: Mapping[str, Any
 
 
 _UNDESCRIBED = DatasetDescription({})
+_UNKNOWN_ACCESS = {WAREHOUSE_ACCESS_FACET: {"_producer": PRODUCER, "_schemaURL": _SCHEMA_URLS[WAREHOUSE_ACCESS_FACET],
+                                            "access": "unknown"}}
 
 
 def run_events(run: RunExport, which: Iterable[str] = ("start", "end")) -> list[dict[str, Any]]:
@@ -199,26 +203,29 @@ def _facet(name: str, body: dict[str, Any]) -> dict[str, Any]:
 def _dataset(run: RunExport, ref: DatasetRef, with_facets: bool, *, output: bool) -> dict[str, Any]:
     identity = exported_dataset(ref.namespace, ref.dataset_type, ref.name)
     rendered: dict[str, Any] = {"namespace": identity.namespace, "name": identity.name}
+    if not output and ref in run.unknown:  # on every event naming it: each is mapped on its own
+        rendered["inputFacets"] = _UNKNOWN_ACCESS
     if not with_facets:
         return rendered
     facets = run.datasets.get(ref, _UNDESCRIBED).facets
-    records = run.field_records.get(ref, ()) if output else ()
-    if records:
-        facets = {**facets, "columnLineage": _facet("columnLineage", {
-            "fields": column_lineage_fields(records, ref.namespace)})}
+    edges = run.column_edges.get(ref, ()) if output else ()
+    if edges:
+        facets = {**facets, "columnLineage": _facet("columnLineage", {"fields": column_lineage_fields(edges)})}
     if facets:
         rendered["facets"] = facets
     return rendered
 
 
-def _schema_fields(fields: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
+def _schema_fields(fields: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """A schema's fields as the facet nests them (``a/b`` paths become ``b`` inside ``a``)."""
     top: list[dict[str, Any]] = []
     by_path: dict[str, dict[str, Any]] = {}
     for item in fields:
         path = item["name"]
         parent_path, _, leaf = path.rpartition("/")
-        rendered = {"name": leaf, "type": item.get("type") or "unknown"}
+        rendered: dict[str, Any] = {"name": leaf, "type": item.get("type") or "unknown"}
+        if item.get("nullable") is False:  # not in the spec's fields (which allow more): the mapping reads it back
+            rendered["nullable"] = False
         by_path[path] = rendered
         parent = by_path.get(parent_path) if parent_path else None
         if parent is None:
@@ -228,14 +235,22 @@ def _schema_fields(fields: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
     return top
 
 
-def column_lineage_fields(records: Sequence[Mapping[str, Any]], namespace: str) -> dict[str, Any]:
-    """The ``fields`` of a ``columnLineage`` facet for the records written into one dataset: each
+class ColumnEdge(NamedTuple):
+    """One way values of a source field reach a written field, as ``lineage.field_edges`` keeps it
+    (``lineage.model.column_lineage.field_edges``): the source, with the composed kind, and the
+    transform operations on the way."""
+
+    source: ColumnSource
+    written: str
+    operations: tuple[str, ...]
+
+
+def column_lineage_fields(edges: Iterable[ColumnEdge]) -> dict[str, Any]:
+    """The ``fields`` of a ``columnLineage`` facet from the edges written into one dataset: each
     written field's source fields, each source with every (type, subtype, masking) that reaches it."""
     merged: dict[str, dict[ColumnSource, set[str]]] = {}
-    for record in records:
-        for written, sources in described_column_lineage(record, namespace).items():
-            for source, names in sources.items():
-                merged.setdefault(written, {}).setdefault(source, set()).update(names)
+    for edge in edges:
+        merged.setdefault(edge.written, {}).setdefault(edge.source, set()).update(edge.operations)
     fields: dict[str, Any] = {}
     for written in sorted(merged):
         by_field: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
