@@ -39,9 +39,9 @@ WAREHOUSE_RUN_FACET = "lineageWarehouse_run"  # run ids the export gave as UUIDs
 WAREHOUSE_ACCESS_FACET = "lineageWarehouse_access"
 
 
-def unknown_access(dataset: Mapping[str, Any]) -> bool:
+def unknown_access(dataset: object) -> bool:
     """Whether an input carries the export's word that its access was unknown."""
-    facets = dataset.get("inputFacets")
+    facets = dataset.get("inputFacets") if isinstance(dataset, Mapping) else None
     facet = facets.get(WAREHOUSE_ACCESS_FACET) if isinstance(facets, Mapping) else None
     return isinstance(facet, Mapping) and facet.get("access") == "unknown"
 MAPPED_RUN_FACETS = frozenset({PARENT_FACET, WAREHOUSE_RUN_FACET})
