@@ -3,8 +3,10 @@
 On the dataset-lineage benchmark's warehouse (``make bench-lineage`` loads it: 2,000 programs
 running hourly for 30 days, 1.44M runs over 10,000 datasets; ``--load`` loads it here):
 
-1. ``lineage export --out`` of a 1-day and a 4-day window to a file, each in its own process:
-   events per second and the process's peak memory (flat in the window's size is the target).
+1. ``lineage export --out`` of a 1-day and a 4-day window to a file, each in its own process,
+   with one process (``--workers 1``) and with the default workers (the machine's cores), in
+   turn: events per second and the largest process's peak memory (flat in the window's size is
+   the target).
 2. Marquez's lineage graph (``GET /api/v1/lineage?nodeId=dataset:...&depth=10``) against this
    API's own dataset lineage (``GET /v3/.../datasets/{ds}/lineage?levels=10``, run ids and
    links), both the routes' whole work (walk, node details, JSON) on the same sampled datasets,
@@ -42,14 +44,16 @@ _PEAK = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=T
          "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
 
 
-def measure_export(url: str, days: int) -> tuple[int, float, float]:
-    """Events, seconds and peak MiB of ``lineage export --out`` of the ``days`` before END."""
+def measure_export(url: str, days: int, workers: int = 0) -> tuple[int, float, float]:
+    """Events, seconds and peak MiB (its largest process) of ``lineage export --out`` of the
+    ``days`` before END, with ``workers`` rendering processes (0: the default)."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "window.jsonl"
         start = END - timedelta(days=days)
         began = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", _PEAK, LINEAGE, "export", "--since",
-                               str(int(start.timestamp())), "--until", str(int(END.timestamp())), "--out", str(out)],
+                               str(int(start.timestamp())), "--until", str(int(END.timestamp())), "--out", str(out),
+                               "--workers", str(workers)],
                               env={**os.environ, "LINEAGE_DATABASE_URL": url}, capture_output=True, text=True,
                               check=True)
         seconds = time.perf_counter() - began
@@ -99,9 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         apply_migrations(url)  # a warehouse loaded by an older checkout
     for days in (1, 4):
-        events, seconds, peak = measure_export(url, days)
-        print(f"lineage export --out, {days}-day window: {events:,} events in {seconds:.1f}s = "
-              f"{events / seconds:,.0f} events/s (target 20,000), peak memory {peak:,.0f} MiB")
+        for workers, label in ((1, "1 process"), (0, "default workers")):
+            events, seconds, peak = measure_export(url, days, workers)
+            print(f"lineage export --out, {days}-day window, {label:<15}: {events:,} events in {seconds:.1f}s = "
+                  f"{events / seconds:,.0f} events/s (target 20,000), peak memory {peak:,.0f} MiB")
     measure_lineage(url, topology, args.samples)
     return 0
 

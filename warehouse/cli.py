@@ -20,6 +20,7 @@ says which), 2 a usage error.
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
@@ -377,7 +378,10 @@ def export(since: Since = "1d",
                                                                     "(repeat it); default all")] = None,
            datasets: Annotated[bool, typer.Option("--datasets", help="also a DatasetEvent for each dataset with a "
                                                                     "schema or metadata no run of the window names")
-                               ] = False) -> None:
+                               ] = False,
+           workers: Annotated[int, typer.Option(help="with --out: processes rendering the window (default: the "
+                                                     "machine's cores, at most 4; 1: this process alone)")] = 0
+           ) -> None:
     """The window's lineage as OpenLineage run events (spec 2-0-2), oldest first: events that
     came in as OpenLineage as they came, runs of our own client rendered (docs/openlineage.md,
     "OpenLineage out"). To a file (--out) or to any OpenLineage consumer (--to); a summary line
@@ -389,6 +393,21 @@ def export(since: Since = "1d",
     if api_key and not to:
         raise _fail("--api-key goes with --to")
     start, end = parse_window(_timespec(since), _timespec(until), now=datetime.now(UTC), names=("--since", "--until"))
+    if workers < 0:
+        raise _fail(f"--workers {workers} is negative")
+    processes = workers or min(4, os.cpu_count() or 1)
+    if out_file and processes > 1:
+        from warehouse.db.export_workers import export_lines
+
+        with _connect() as conn, _FileSink(out_file) as file_sink:
+            total = 0
+            for lines, count in export_lines(conn, _settings().database_url, start, end, namespace or None,
+                                             workers=processes, datasets=datasets):
+                file_sink.write_lines(lines)
+                total += count
+        err.print(f"exported {total} OpenLineage events of {start.isoformat()} .. {end.isoformat()} "
+                  f"to {out_file} ({processes} workers)", highlight=False)
+        return
     sink = _FileSink(out_file) if out_file else _HttpSink(str(to), api_key)
     with _connect() as conn, sink:
         total = _export_window(conn, start, end, namespace or None, sink, datasets=datasets)
@@ -425,6 +444,10 @@ class _FileSink:
         import orjson
 
         self._file.write(orjson.dumps(event) + b"\n")
+
+    def write_lines(self, lines: bytes) -> None:
+        """Events already written as JSON lines."""
+        self._file.write(lines)
 
     def __enter__(self) -> _FileSink:
         return self

@@ -209,6 +209,9 @@ def test_the_export_file_holds_what_the_api_gives(api: TestClient, warehouse: st
     only_other = tmp_path / "other.jsonl"
     lineage("export", "--since", since, "--until", until, "--out", str(only_other), "--namespace", "other",
             database=warehouse)
+    alone = tmp_path / "alone.jsonl"  # this process alone (the others: worker processes, by default)
+    lineage("export", "--since", since, "--until", until, "--out", str(alone), "--workers", "1", database=warehouse)
+    assert alone.read_bytes() == gzip.decompress(out.read_bytes())
     assert only_other.read_bytes() == b""  # no event touches namespace other alone
 
 
