@@ -288,6 +288,31 @@ def test_a_caller_reads_only_what_it_may(warehouse: str, served: tuple[str, str,
     assert [item["id"] for item in columns["answer"]["graph"]] == [
         f"datasetField:{NATIVE}:contacts:email_hash", f"datasetField:{NATIVE}:contacts:id"]
     assert columns["answer"]["withheld"] == 2  # crm.email and crm.id
+    # what it holds nothing of whole: only the namespaces and tags of what it may read
+    namespaces, tags = marquez(url, reader, ["list_namespaces"], ["list_tags"])
+    assert [n["name"] for n in namespaces["answer"]["namespaces"]] == [NATIVE]
+    assert [t["name"] for t in tags["answer"]["tags"]] == ["gdpr"]  # not crm.email's PII
+
+
+def test_a_run_shows_only_the_datasets_and_parent_job_the_caller_may_read(warehouse: str,
+                                                                          served: tuple[str, str, TestClient]) -> None:
+    with connect(warehouse) as conn:
+        for principal in ("report-reader", "report-and-totals-reader"):
+            put_grant(conn, principal, "namespace=default,application=Purchases,type=spark,program=Report", "default",
+                      Privilege.READ, "test")
+        put_grant(conn, "report-and-totals-reader", "namespace=default,dataset=totals", "default", Privilege.READ,
+                  "test")
+    url = served[0]
+    report = (NATIVE + "/Purchases", "spark/Report")
+    calls = (["list_job_runs", *report], ["get_job", *report])
+    runs, job = marquez(url, viewer_token("report-reader"), *calls)
+    assert {(len(r["inputDatasetVersions"]), len(r["outputDatasetVersions"])) for r in runs["answer"]["runs"]} == {
+        (0, 0)}  # totals and report withheld
+    assert (job["answer"]["inputs"], job["answer"]["parentJobName"]) == ([], None)  # nor the workflow
+    runs, job = marquez(url, viewer_token("report-and-totals-reader"), *calls)
+    assert {tuple(v["datasetVersionId"]["name"] for v in r["inputDatasetVersions"]) for r in runs["answer"]["runs"]} \
+        == {("totals",)}
+    assert job["answer"]["inputs"] == [{"namespace": NATIVE, "name": "totals"}] and job["answer"]["outputs"] == []
 
 
 def viewer_token(user: str) -> str:

@@ -20,6 +20,7 @@ AT = datetime(2026, 11, 20, 1, 0, tzinfo=UTC)
     ("dataset:postgres://db:5432:shop.public.orders", NodeId("dataset", "postgres://db:5432", "shop.public.orders")),
     ("dataset:lineage://sales:orders", NodeId("dataset", "lineage://sales", "orders")),
     ("dataset:s3://bucket:a/b:c", NodeId("dataset", "s3://bucket", "a/b:c")),
+    ("dataset:lineage://sales:2024", NodeId("dataset", "lineage://sales", "2024")),  # digits at the end: a name
     ("job:airflow:etl_dag.load", NodeId("job", "airflow", "etl_dag.load")),
     ("job:lineage://sales/nightly:spark/etl", NodeId("job", "lineage://sales/nightly", "spark/etl")),
     ("datasetField:kafka://host:9092:clicks:user_id", NodeId("datasetField", "kafka://host:9092", "clicks", "user_id")),

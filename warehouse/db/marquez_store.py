@@ -23,7 +23,6 @@ from lineage.naming.identity import (
     NATIVE_SCHEME,
     PROGRAM_TYPE,
     DatasetIdentity,
-    exported_dataset,
     exported_job,
     parse_dataset,
 )
@@ -240,7 +239,7 @@ def _run_rows(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> l
     outputs: dict[int, list[DatasetUse]] = {}
     if keys:
         for run_key, access, namespace, dataset_type, name, version in conn.execute(_USES, {"runs": keys}):
-            use = DatasetUse(exported_dataset(namespace, dataset_type, name), version)
+            use = DatasetUse(DataRef(namespace, dataset_type, name), version)
             if access in ("read", "read_write"):
                 inputs.setdefault(run_key, []).append(use)
             if access in ("write", "read_write"):
@@ -251,7 +250,8 @@ def _run_rows(conn: psycopg.Connection, where: str, params: dict[str, Any]) -> l
 
 def program_runs(conn: psycopg.Connection, program_key: int, limit: int, offset: int) -> tuple[int, list[RunRow]]:
     """A program's runs, newest first, a page of them, and how many there are."""
-    total = conn.execute("select count(*) from lineage.runs where program_key = %s", (program_key,)).fetchone()
+    total = conn.execute("select count(*) from lineage.runs r where r.program_key = %s and " + _VISIBLE.format(
+        alias="r", at="coalesce(r.run_at, now())"), (program_key,)).fetchone()
     runs = _run_rows(conn, """where r.program_key = %(program)s and {visible}
                               order by r.run_at desc nulls last, r.run_id limit %(limit)s offset %(offset)s""".format(
         visible=_VISIBLE.format(alias="r", at="coalesce(r.run_at, now())")),
@@ -282,13 +282,14 @@ def program_rows(conn: psycopg.Connection, programs: Sequence[ProgramName]) -> l
     found = []
     for program in programs:
         row = by_key[program.key]
-        parent = None
+        parent, parent_program = None, None
         if row[9] is not None:
             namespace, application, program_type, name, parent_run = row[9]
             parent = (*exported_job(namespace, application, program_type, name), parent_run)
+            parent_program = ProgramRef(namespace, application, program_type, name)
         found.append(ProgramRow(program.namespace, program.application, program.program_type, program.program,
                                 row[1], runs.get(row[2]) if row[2] is not None else None, row[8], parent,
-                                tuple(row[10])))
+                                tuple(row[10]), parent_program))
     return found
 
 
@@ -298,7 +299,10 @@ def runs_by_id(conn: psycopg.Connection, run_id: str, namespaces: Sequence[str] 
     rows = conn.execute("""
         select r.run_key, p.program_key, p.namespace, p.application, p.program_type, p.program
         from lineage.runs r join lineage.programs p on p.program_key = r.program_key
-        where r.run_id = %(id)s and (%(all)s or r.namespace = any(%(namespaces)s))""",
+        where r.run_id = %(id)s and (%(all)s or r.namespace = any(%(namespaces)s))
+          and {visible}
+        order by p.namespace, p.application, p.program_type, p.program""".format(
+            visible=_VISIBLE.format(alias="r", at="coalesce(r.run_at, now())")),
                         {"id": run_id, "all": namespaces is None, "namespaces": list(namespaces or ())}).fetchall()
     if not rows:
         return []
@@ -306,12 +310,29 @@ def runs_by_id(conn: psycopg.Connection, run_id: str, namespaces: Sequence[str] 
     return [(ProgramName(*row[1:]), runs[row[0]]) for row in rows]
 
 
-def tags(conn: psycopg.Connection, namespaces: Sequence[str] | None) -> list[str]:
-    """Each tag assigned to something in warehouse namespaces ``namespaces`` (None: all)."""
+def tags(conn: psycopg.Connection, namespaces: Sequence[str] | None, entity_keys: Sequence[str] = ()) -> list[str]:
+    """Each tag assigned to something in warehouse namespaces ``namespaces`` (None: all) or to an
+    entity of ``entity_keys`` (grant keys: an entity and what is under it)."""
     return [row[0] for row in conn.execute(
         """select distinct m.key from lineage.metadata m
-           where m.kind = 'tag' and (%(all)s or m.namespace = any(%(namespaces)s)) order by m.key""",
-        {"all": namespaces is None, "namespaces": list(namespaces or ())}).fetchall()]
+           where m.kind = 'tag' and (%(all)s or m.namespace = any(%(namespaces)s) or m.grant_key = any(%(keys)s))
+           order by m.key""",
+        {"all": namespaces is None, "namespaces": list(namespaces or ()), "keys": list(entity_keys)}).fetchall()]
+
+
+def entities_in(conn: psycopg.Connection, namespaces: Sequence[str]
+                ) -> tuple[list[tuple[DataRef, datetime]], list[tuple[ProgramRef, datetime]]]:
+    """Every dataset and program of warehouse namespaces ``namespaces``, with its creation time
+    (for a caller who may read only some of them)."""
+    datasets = conn.execute(f"""
+        select d.namespace, d.dataset_type, d.dataset, d.created_at from lineage.datasets d
+        where d.namespace = any(%s) and {_VISIBLE.format(alias='d', at='d.created_at')}""",
+                            (list(namespaces),)).fetchall()
+    programs = conn.execute(f"""
+        select p.namespace, p.application, p.program_type, p.program, p.created_at from lineage.programs p
+        where p.namespace = any(%s) and {_VISIBLE.format(alias='p', at='p.created_at')}""",
+                            (list(namespaces),)).fetchall()
+    return ([(DataRef(*row[:3]), row[3]) for row in datasets], [(ProgramRef(*row[:4]), row[4]) for row in programs])
 
 
 def dataset_keys(conn: psycopg.Connection, refs: Sequence[DataRef]) -> dict[DataRef, int]:

@@ -213,8 +213,11 @@ def _assembled(rows: _RunRows, cache: ExportCache) -> dict[int, RunExport]:
     no_facets: dict[str, dict[str, Any]] = {"run": {}, "job": {}}
     for run_key, program_key, run_id, status, run_at, stopped_at in rows.runs:
         uses = sorted(reads.get(run_key, ()))  # by dataset, then access: the same order every export
-        read = tuple(ref for ref, access in uses if access in ("read", "read_write", "unknown"))
-        written = tuple(ref for ref, access in uses if access in ("write", "read_write"))
+        # each dataset once a side (accesses are kept per component too); unknown: used, and never
+        # said to be read
+        read = tuple(dict.fromkeys(ref for ref, access in uses if access in ("read", "read_write", "unknown")))
+        written = tuple(dict.fromkeys(ref for ref, access in uses if access in ("write", "read_write")))
+        known = {ref for ref, access in uses if access in ("read", "read_write")}
         recorded = records.get(run_key)
         if recorded:
             written += tuple(ref for ref in recorded if ref not in written)  # recorded fields only
@@ -222,7 +225,8 @@ def _assembled(rows: _RunRows, cache: ExportCache) -> dict[int, RunExport]:
         links_of = linked.get(run_key, {})
         exports[run_key] = RunExport(
             program=cache.programs[program_key], run_id=run_id, status=status, run_at=run_at, stopped_at=stopped_at,
-            reads=read, writes=written, unknown=frozenset(ref for ref, access in uses if access == "unknown"),
+            reads=read, writes=written,
+            unknown=frozenset(ref for ref, access in uses if access == "unknown" and ref not in known),
             parent=links_of.get("parent"), root=links_of.get("root"),
             run_facets=facets_of["run"], job_facets=facets_of["job"], column_edges=recorded or {},
             datasets=cache.described)
@@ -332,6 +336,8 @@ def stream_window(conn: psycopg.Connection, after: datetime, before: datetime, r
             yield from _events(items, kept, _assembled(runs, cache))  # assembled here: the reader is the busier
     finally:
         stop.set()
+        if reader.is_alive():
+            conn.cancel()  # a statement still running (the window's first fetch) ends now
         while reader.is_alive():  # unblock a reader waiting to hand over a chunk
             with suppress(queue.Empty):
                 ready.get(timeout=0.1)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,7 +27,7 @@ from warehouse.service.tag_propagation import Edge, FieldNode
 STATES = {"running": "RUNNING", "completed": "COMPLETED", "failed": "FAILED", "killed": "ABORTED"}
 DATASET_TYPES = {"dataset": "DB_TABLE", "stream": "STREAM"}
 NODE_KINDS = ("dataset", "datasetField", "job")
-_PORT = re.compile(r"[0-9]+(?=[/:]|\Z)")  # ':5432' in 'postgres://db:5432' is no separator
+_PORT = re.compile(r"[0-9]+(?=[/:])")  # ':5432' in 'postgres://db:5432:...' is no separator
 _VERSIONS = uuid.UUID("6f0c1d2e-5b7a-4c43-9a55-2f1c8e3b7d10")  # the namespace of version UUIDs
 
 
@@ -60,7 +60,8 @@ def job_node(namespace: str, name: str) -> str:
 
 def parse_node_id(text: str) -> NodeId:
     """A node id as Marquez reads it: the kind, then the namespace up to the first ``:`` that is
-    neither the ``://`` of a scheme nor the ``:`` of a port (``postgres://db:5432``), then the name
+    neither the ``://`` of a scheme nor the ``:`` of a port (``postgres://db:5432:...``: digits
+    followed by ``/`` or ``:``; ``lineage://sales:2024`` is dataset ``2024``), then the name
     (for a field, up to the last ``:``). A version (``#<uuid>``) is refused: this warehouse keeps
     no dataset versions by UUID in lineage."""
     kind, colon, rest = text.partition(":")
@@ -196,10 +197,15 @@ def dataset_version(row: DatasetRow, version: SchemaVersion) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class DatasetUse:
-    """A dataset a run read or wrote, with its schema version at the run's time."""
+    """A dataset a run read or wrote (``data``: the warehouse's, which authorization checks), with
+    its schema version at the run's time."""
 
-    identity: DatasetIdentity
+    data: DataRef
     schema_version: int | None
+
+    @property
+    def identity(self) -> DatasetIdentity:
+        return exported_dataset(self.data.namespace, self.data.type, self.data.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +224,24 @@ def _versions(uses: Sequence[DatasetUse]) -> list[dict[str, Any]]:
     return [{"datasetVersionId": {"namespace": use.identity.namespace, "name": use.identity.name,
                                   "version": version_id(use.identity, use.schema_version)}, "facets": {}}
             for use in uses]
+
+
+def readable_run(row: RunRow, reads_dataset: Readable) -> RunRow:
+    """``row`` with only the datasets the caller may read (the others are left out, as a run's
+    accesses are everywhere)."""
+    def kept(uses: tuple[DatasetUse, ...]) -> tuple[DatasetUse, ...]:
+        return tuple(use for use in uses if reads_dataset(use.data.namespace, use.data.type, use.data.name))
+
+    return replace(row, inputs=kept(row.inputs), outputs=kept(row.outputs))
+
+
+def readable_program(row: ProgramRow, reads_dataset: Readable, reads_program: Callable[[ProgramRef], bool]
+                     ) -> ProgramRow:
+    """``row`` with its latest run's datasets and its parent job as the caller may see them."""
+    shown = row.parent_program is not None and reads_program(row.parent_program)
+    parent = row.parent if shown else None
+    latest = readable_run(row.latest_run, reads_dataset) if row.latest_run is not None else None
+    return replace(row, latest_run=latest, parent=parent)
 
 
 def run(row: RunRow) -> dict[str, Any]:
@@ -248,6 +272,7 @@ class ProgramRow:
     job_facets: Mapping[str, Any] = field(default_factory=dict)  # the latest run's
     parent: tuple[str, str, str | None] | None = None  # the latest run's parent job (namespace, name, run id)
     tags: tuple[str, ...] = ()
+    parent_program: ProgramRef | None = None  # the parent job's program, which authorization checks
 
     @property
     def job(self) -> tuple[str, str]:
@@ -498,6 +523,8 @@ def relation_flows(relations: Iterable[Relation], reads_dataset: Readable, reads
     withheld: set[object] = set()
     for relation in relations:
         data, program = relation.data, relation.program
+        if relation.access not in ("read", "write", "read_write"):  # an unknown access: no edge Marquez has
+            continue
         if not reads_dataset(data.namespace, data.type, data.name):
             withheld.add(data)
             continue

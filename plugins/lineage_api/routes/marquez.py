@@ -20,7 +20,7 @@ import psycopg
 from fastapi import APIRouter, Query
 
 from lineage.errors import InvalidRequestError, NotFoundError
-from lineage.ids import DataRef
+from lineage.ids import DataRef, ProgramRef
 from lineage.limits import check_levels, check_window, limits
 from lineage.model.metadata_entity import dataset_entity, program_entity
 from lineage.naming.identity import DatasetIdentity, exported_dataset, exported_job
@@ -41,13 +41,14 @@ from lineage_api.models.marquez import (
     MarquezSearch,
     MarquezTags,
 )
-from warehouse.db import lineage_store, metadata_search
+from warehouse.db import lineage_store, metadata_search, namespace_store
 from warehouse.db import marquez_store as store
 from warehouse.db.tag_propagation_store import EdgeQueries
 from warehouse.service import marquez
 from warehouse.service.authorization import Access, Privilege
 from warehouse.service.search_query import parse_query
 from warehouse.service.tag_propagation import FieldNode
+from warehouse.service.timespec import visible_window
 
 router = APIRouter(responses=answers(400, 404))  # at /api/v1 of the app
 MAX_LIMIT = 1000
@@ -93,8 +94,21 @@ def list_namespaces(caller: Caller, conn: Connection, limit: Limit = 100, offset
 
 
 def _namespaces(conn: psycopg.Connection, caller: Access) -> list[marquez.NamespaceRow]:
+    """The OpenLineage namespaces of what the caller may read: of every dataset and job of the
+    namespaces it reads whole, and of the datasets and jobs it may read in the others."""
+    readable = caller.readable()
+    whole = None if readable is None else readable.namespaces
+    found = [(name, first, last) for name, _, first, last in store.ol_namespaces(conn, whole)]
+    partial = sorted(set(_candidates(caller) or ()) - set(whole or ()))
+    if partial:
+        datasets, programs = store.entities_in(conn, partial)
+        reads = _reads_dataset(caller)
+        found += [(exported_dataset(d.namespace, d.type, d.name).namespace, at, at) for d, at in datasets
+                  if reads(d.namespace, d.type, d.name)]
+        found += [(exported_job(p.namespace, p.application, p.type, p.name)[0], at, at) for p, at in programs
+                  if _reads_program_ref(caller)(p)]
     merged: dict[str, marquez.NamespaceRow] = {}
-    for name, _warehouse_namespace, first, last in store.ol_namespaces(conn, _candidates(caller)):
+    for name, first, last in found:
         known = merged.get(name)
         merged[name] = marquez.NamespaceRow(name, min(first, known.created_at) if known else first,
                                             max(last, known.updated_at) if known else last)
@@ -159,6 +173,8 @@ def _field(row: marquez.DatasetRow, name: str) -> FieldNode:
 
 def _column_flows(conn: psycopg.Connection, caller: Access, start: list[FieldNode], window: TimeWindow, depth: int,
                   downstream: bool) -> tuple[list[marquez.FieldFlow], int]:
+    if start:  # of a namespace deleted and awaiting its cleanup, nothing from before its re-creation
+        window = visible_window(window, namespace_store.visible_since(conn, start[0].namespace))
     queries = EdgeQueries(conn, *window)
     return marquez.field_walk(start, depth, downstream, queries.into, queries.out_of, _reads_dataset(caller))
 
@@ -192,6 +208,15 @@ def _programs(conn: psycopg.Connection, caller: Access, namespace: str, name: st
             and _reads_program(caller, item)]
 
 
+def _reads_program_ref(caller: Access) -> Callable[[ProgramRef], bool]:
+    return lambda p: caller.allows(program_entity(p.namespace, p.application, p.type, p.name), Privilege.READ)
+
+
+def _shown_program(caller: Access, row: marquez.ProgramRow) -> marquez.ProgramRow:
+    """A job as the caller may see it: its latest run's datasets and its parent job, readable ones only."""
+    return marquez.readable_program(row, _reads_dataset(caller), _reads_program_ref(caller))
+
+
 def _program(conn: psycopg.Connection, caller: Access, namespace: str, job: str) -> store.ProgramName:
     found = _programs(conn, caller, namespace, job)
     if not found:
@@ -204,14 +229,14 @@ def list_jobs(namespace: str, caller: Caller, conn: Connection, limit: Limit = 1
               offset: Offset = 0) -> dict[str, Any]:
     """The jobs of an OpenLineage job namespace, by name: each with its latest run."""
     found = _programs(conn, caller, namespace)
-    return {"jobs": [marquez.job(row) for row in store.program_rows(conn, _page(found, limit, offset))],
-            "totalCount": len(found)}
+    return {"jobs": [marquez.job(_shown_program(caller, row)) for row in store.program_rows(
+        conn, _page(found, limit, offset))], "totalCount": len(found)}
 
 
 @router.get("/namespaces/{namespace:name}/jobs/{job:name}", response_model=MarquezJob)
 def get_job(namespace: str, job: str, caller: Caller, conn: Connection) -> dict[str, Any]:
     """A job: its latest run, that run's inputs and outputs, job facets and parent job."""
-    return marquez.job(store.program_rows(conn, [_program(conn, caller, namespace, job)])[0])
+    return marquez.job(_shown_program(caller, store.program_rows(conn, [_program(conn, caller, namespace, job)])[0]))
 
 
 @router.get("/namespaces/{namespace:name}/jobs/{job:name}/runs", response_model=MarquezRuns)
@@ -221,7 +246,8 @@ def list_job_runs(namespace: str, job: str, caller: Caller, conn: Connection, li
     program = _program(conn, caller, namespace, job)
     _page((), limit, offset)  # the parameters' checks
     total, runs = store.program_runs(conn, program.key, limit, offset)
-    return {"runs": [marquez.run(row) for row in runs], "totalCount": total}
+    return {"runs": [marquez.run(marquez.readable_run(row, _reads_dataset(caller))) for row in runs],
+            "totalCount": total}
 
 
 @router.get("/jobs/runs/{run_id}", response_model=MarquezRun)
@@ -229,15 +255,18 @@ def get_run(run_id: str, caller: Caller, conn: Connection) -> dict[str, Any]:
     """A run by its id (a run id shared by runs of several jobs: the first the caller may read)."""
     for program, row in store.runs_by_id(conn, run_id, _candidates(caller)):
         if _reads_program(caller, program):
-            return marquez.run(row)
+            return marquez.run(marquez.readable_run(row, _reads_dataset(caller)))
     raise NotFoundError(f"run {run_id[:80]!r} not found")
 
 
 @router.get("/tags", response_model=MarquezTags)
 def list_tags(caller: Caller, conn: Connection, limit: Limit = 100, offset: Offset = 0) -> dict[str, Any]:
-    """The tags assigned to anything in the namespaces the caller reads."""
-    return {"tags": [{"name": name, "description": None}
-                     for name in _page(store.tags(conn, _candidates(caller)), limit, offset)]}
+    """The tags assigned to anything the caller may read (in a namespace it reads whole, or on an
+    entity it may read and what is under it)."""
+    readable = caller.readable()
+    names = (store.tags(conn, None) if readable is None
+             else store.tags(conn, readable.namespaces, readable.entity_keys))
+    return {"tags": [{"name": name, "description": None} for name in _page(names, limit, offset)]}
 
 
 def _origin(conn: psycopg.Connection, caller: Access, node_id: str) -> marquez.NodeId:
@@ -275,13 +304,11 @@ def lineage(caller: Caller, conn: Connection, window: HistoryWindow,
         origins = [DataRef(named.namespace, named.dataset_type, named.name)]
     relations = [relation for origin in origins
                  for relation in lineage_store.walk(conn, origin, window, depth, run_ids=False)[0]]
-    walked = marquez.relation_flows(
-        relations, _reads_dataset(caller),
-        lambda p: caller.allows(program_entity(p.namespace, p.application, p.type, p.name), Privilege.READ))
+    walked = marquez.relation_flows(relations, _reads_dataset(caller), _reads_program_ref(caller))
     data = _node_data(conn, walked, set(origins) if node.kind != "job" else set())
     if node.kind == "job" and not walked.programs:  # a job without runs in the window: its node alone
         for item in store.program_rows(conn, [_program(conn, caller, node.namespace, node.name)]):
-            data[marquez.job_node(*item.job)] = marquez.job_data(item)
+            data[marquez.job_node(*item.job)] = marquez.job_data(_shown_program(caller, item))
     return {**marquez.lineage_graph(walked.flows, data), "withheld": walked.withheld}
 
 
@@ -338,7 +365,8 @@ def _flag(text: str, name: str) -> bool:
 def search(caller: Caller, conn: Connection, q: Annotated[str, Query(description="the query (this API's search "
                                                                                 "language: words, tags:PII, ...)")],
            filter: Annotated[str | None, Query(description="DATASET or JOB")] = None,
-           sort: Annotated[str, Query(description="name or updated_at (by relevance otherwise)")] = "name",
+           sort: Annotated[str, Query(description="name, or updated_at: by relevance (hits carry no update time)")]
+           = "name",
            limit: Annotated[int, Query(description="results, 1 to the page size (LINEAGE_LIMIT_PAGE_SIZE)")] = 10,
            namespace: Annotated[str | None, Query(description="an OpenLineage namespace")] = None
            ) -> dict[str, Any]:
@@ -352,10 +380,11 @@ def search(caller: Caller, conn: Connection, q: Annotated[str, Query(description
         raise InvalidRequestError(f"sort {sort[:20]!r} is not name or updated_at")
     if not 1 <= limit <= limits().page_size:
         raise InvalidRequestError(f"limit must be 1-{limits().page_size}")
-    found = metadata_search.search(conn, parse_query(q), targets=targets, limit=limit, offset=0,
-                                   readable=caller.readable())
+    # a namespace is an OpenLineage one, known once a hit is named: the most a page holds is read
+    found = metadata_search.search(conn, parse_query(q), targets=targets, offset=0, readable=caller.readable(),
+                                   limit=limit if namespace is None else limits().page_size)
     results = [hit for hit in (_hit(item["entity"]) for item in found["results"]) if hit is not None
-               and (namespace is None or hit["namespace"] == namespace)]
+               and (namespace is None or hit["namespace"] == namespace)][:limit]
     if sort == "name":
         results.sort(key=lambda hit: (hit["name"], hit["namespace"]))
     return {"totalCount": len(results), "results": results}
