@@ -22,6 +22,7 @@ from warehouse.db.field_lineage_staging import (
     staging_columns,
     store_results,
 )
+from warehouse.db.migrate import MIGRATIONS_DIR
 from warehouse.service.field_flows import source_field_flows
 
 RECORD = {"destination": {"name": "orders"}, "operations": [
@@ -108,3 +109,34 @@ def test_sets_stored_before_field_edges_get_them_from_their_stored_operations(co
                        edge["operations"]) for edge in field_edges(record)] != []
     assert conn.execute("select derived_with from lineage.field_operation_sets").fetchone() == (DERIVATION,)
     assert backfill_edges(conn) == 0  # once
+
+
+DESCRIBED_IDENTITY = {"destination": {"name": "out"}, "operations": [  # as the mapping makes of an exported facet
+    {"name": "read", "inputs": [{"source": {"name": "src"}}], "outputs": ["a"]},
+    {"id": "field:b", "type": "transform", "name": "identity", "outputs": ["b"],
+     "inputs": [{"field": "a", "transformation": {"type": "DIRECT", "subtype": "IDENTITY", "description": "parse"}}]},
+    {"type": "write", "name": "write", "inputs": [{"field": "b"}]}]}
+
+
+def test_migration_0033_derives_again_the_sets_naming_a_described_identity_step(conn: psycopg.Connection) -> None:
+    """An upgraded warehouse: a set holding an IDENTITY step with a description, derived (by
+    derivation 3) with edges that do not name it, and a set without one."""
+    for record in (DESCRIBED_IDENTITY, RECORD):
+        checked = normalize(record, "default")
+        conn.execute(
+            """insert into lineage.field_operation_sets (fingerprint, destination_namespace, destination_type,
+                   destination, operations, descriptions, described_at, derived_with)
+               values (%s, 'default', 'dataset', %s, %s, '{}', now(), 3)""",
+            (checked.fingerprint, record["destination"]["name"],
+             orjson.dumps([op.identity() for op in checked.operations]).decode()))
+    described = normalize(DESCRIBED_IDENTITY, "default").fingerprint
+    conn.execute("""insert into lineage.field_edges (set_fingerprint, source_namespace, source_type, source,
+                        source_field, field, kind, subtype, masking, operations, field_key, field_details, dataset_key)
+                    values (%s, 'default', 'dataset', 'src', 'a', 'b', 'DIRECT', 'IDENTITY', false, '{}', 'k', '[]',
+                            'd')""", (described,))
+    conn.execute((MIGRATIONS_DIR / "0033_identity_steps_named.sql").read_text())
+    assert dict(conn.execute("select destination, derived_with from lineage.field_operation_sets").fetchall()) == {
+        "out": 2, "orders": DERIVATION}
+    assert backfill_edges(conn) == 1
+    assert conn.execute("select source_field, field, subtype, operations from lineage.field_edges "
+                        "where set_fingerprint = %s", (described,)).fetchall() == [("a", "b", "IDENTITY", ["parse"])]
