@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh
 
-.PHONY: help demo test test-fast test-services up down setup venv pg migrate compact examples marts dist client bench bench-lineage bench-fields bench-search bench-pages bench-openlineage bench-ingest-bounds bench-capture bench-tags bench-export bench-column-accuracy bench-managed-pg bench-freshness lint clean
+.PHONY: help demo test test-fast test-services up down setup venv pg migrate compact examples marts dist client bench bench-lineage bench-fields bench-search bench-pages bench-openlineage bench-ingest-bounds bench-capture bench-tags bench-blast bench-export bench-column-accuracy bench-managed-pg bench-freshness lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -79,6 +79,9 @@ bench-capture: venv  ## benchmark: automatic capture from PySpark, cost per writ
 
 bench-tags: venv pg  ## benchmark: tag propagation over the field benchmark's warehouse (run bench-fields first)
 	@$(ENV) && .venv/bin/python -m bench.tag_propagation
+
+bench-blast: venv pg  ## benchmark: the blast radius of a bad dataset at levels 5 (run bench-lineage first)
+	@$(ENV) && .venv/bin/python -m bench.blast_radius
 
 bench-export: venv pg  ## benchmark: OpenLineage export (events/s, memory) and Marquez's lineage graph vs ours (run bench-lineage first)
 	@$(ENV) && .venv/bin/python -m bench.openlineage_out
