@@ -26,11 +26,9 @@ from lineage.naming.identity import exported_dataset, exported_job
 from lineage.settings import Settings
 from tests.airflow_support import get_ok as get
 from tests.airflow_support import logged_in_client
-from tests.conftest import create_scratch_db, drop_scratch_db
-from tests.factories import move_into_hour, write_log
-from tests.plugin.test_openlineage_export import compacted, fixture_events, masked_run
-from tests.plugin.test_runs_api import DAG_RUN, END, LOAD_RUN, openlineage_events, workflow_events
-from tests.warehouse.test_openlineage_compaction import client_for
+from tests.conftest import drop_scratch_db
+from tests.plugin.test_openlineage_export import seeded
+from tests.plugin.test_runs_api import DAG_RUN, END, LOAD_RUN
 from warehouse.db.connection import connect
 from warehouse.db.grant_store import put_grant
 from warehouse.pipeline.dbt_build import build_marts
@@ -49,13 +47,7 @@ CRM_V2 = {"fields": [*CRM_V1["fields"], {"name": "country", "type": "string"}]}
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    url = create_scratch_db("marquez_api")
-    log_root = tmp_path_factory.mktemp("raw-events")
-    client = client_for(log_root)
-    move_into_hour(log_root, [client.transport.emit(e) for e in openlineage_events()])  # type: ignore[attr-defined]
-    move_into_hour(log_root, [client.transport.emit(e) for e in fixture_events()])  # type: ignore[attr-defined]
-    write_log(log_root, [*workflow_events(), *masked_run()])
-    compacted(url, log_root)
+    url = seeded("marquez_api", tmp_path_factory.mktemp("raw-events"))  # the export's world
     build_marts(url, Settings.from_env({**os.environ, "LINEAGE_DATABASE_URL": url}), command="run",
                 select="+lineage_walk +metadata_search_terms")  # the walk's mart; the search index
     yield url

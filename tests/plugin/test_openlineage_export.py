@@ -85,15 +85,21 @@ def compacted(url: str, log_root: Path, until: datetime = END + timedelta(hours=
     apply_pending(url, auto_create_namespaces=True)  # schemas observed by the OpenLineage events
 
 
-@pytest.fixture(scope="module")
-def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    url = create_scratch_db("ol_export")
-    log_root = tmp_path_factory.mktemp("raw-events")
+def seeded(name: str, log_root: Path) -> str:
+    """A scratch warehouse holding the OpenLineage runs (a DAG's, the recorded producers'
+    fixtures) and runs of our own client (a workflow's, one hashing a field), compacted."""
+    url = create_scratch_db(name)
     client = client_for(log_root)
     move_into_hour(log_root, [client.transport.emit(e) for e in openlineage_events()])  # type: ignore[attr-defined]
     move_into_hour(log_root, [client.transport.emit(e) for e in fixture_events()])  # type: ignore[attr-defined]
     write_log(log_root, [*workflow_events(), *masked_run()])
     compacted(url, log_root)
+    return url
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    url = seeded("ol_export", tmp_path_factory.mktemp("raw-events"))
     yield url
     drop_scratch_db(url)
 
