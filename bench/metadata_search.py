@@ -34,7 +34,7 @@ import psycopg
 from psycopg import sql
 
 from bench.compaction import scratch_database
-from bench.lineage_walk import percentiles
+from bench.lineage_walk import p95, percentiles
 from lineage.model.metadata_entity import entity
 from lineage.settings import Settings, libpq_url
 from warehouse.db import entity_keys, metadata_search, metadata_store
@@ -187,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true", help="query the database a previous run loaded")
     parser.add_argument("--rebuild-only", action="store_true",
                         help="measure only a rebuild and the API writes made during it (with --reuse)")
+    parser.add_argument("--propagated", type=int, default=200_000,
+                        help="propagated tags added for the last measure: tags:<tag> before and after (0: skip)")
+    parser.add_argument("--propagated-only", action="store_true", help="measure only that (with --reuse)")
     args = parser.parse_args(argv)
     base = Settings.from_env()
     vocabulary, tags, field_words = words(3000, 1), words(2000, 2), words(1500, 3)
@@ -208,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{built.search_rows:,} rows")
 
     rng = random.Random(11)
+    if args.propagated_only:
+        tag_search_with_propagation(url, base, rng, tags, args.samples, args.propagated)
+        return 0
     if args.rebuild_only:
         writes_during_a_rebuild(url, rng, vocabulary, tags)
         return 0
@@ -283,7 +289,59 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'API write + index refresh':28s} {percentiles(writes)}")
         print(f"ILIKE scan / prefix search, p50: {sorted(theirs)[len(theirs) // 2] / mine[len(mine) // 2]:.0f}x")
     writes_during_a_rebuild(url, rng, vocabulary, tags)
+    if args.propagated:
+        tag_search_with_propagation(url, base, rng, tags, args.samples, args.propagated)
     return 0
+
+
+# Propagated tags (issue 33) on fields f_1..f_20 of the workload's datasets, tags of its vocabulary,
+# with the keys the core renders (the workload's names hold no ',', '=' or '\\').
+PROPAGATED = """
+    insert into lineage.propagated_tags
+        (namespace, dataset_type, dataset, field, tag, origin_namespace, origin_type, origin_dataset, origin_field,
+         levels, path, runs, first_seen, last_seen, window_start, window_end, field_key, field_details, dataset_key)
+    select 'bench', 'dataset', d.name, 'f_' || g,
+           (%(tags)s::text[])[1 + (hashtext(d.name || g) & 2147483647) %% cardinality(%(tags)s::text[])],
+           'bench', 'dataset', 'origin', 'ssn', 1, '[]', '{}', now(), now(), now() - interval '30 days', now(),
+           'namespace=bench,dataset=' || d.name || ',field=f_' || g,
+           jsonb_build_array(jsonb_build_object('key', 'namespace', 'value', 'bench'),
+                             jsonb_build_object('key', 'dataset', 'value', d.name),
+                             jsonb_build_object('key', 'field', 'value', 'f_' || g)),
+           'namespace=bench,dataset=' || d.name
+    from (select distinct entity->1->>'value' as name from lineage.metadata
+          where namespace = 'bench' and entity_type = 'dataset' order by 1 limit %(datasets)s) d
+    cross join generate_series(1, 20) g
+    on conflict do nothing"""
+
+
+def tag_search_with_propagation(url: str, base: Settings, rng: random.Random, tags: list[str], samples: int,
+                                rows: int) -> None:
+    """``tags:<tag>`` (which finds assigned and propagated tags) before and after ``rows`` propagated
+    tags join the search index, the same queries in one run: the p95 ratio (target at most 1.5x)."""
+    queries = [f"tags:{tag}" for tag in rng.sample(tags, samples)]
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        def search(query: str) -> object:
+            return metadata_search.search(conn, parse_query(query), namespace="bench", limit=20)
+
+        conn.execute("delete from lineage.propagated_tags")
+        build_marts(url, base, command="run", select="+metadata_search_terms")
+        for query in queries[:3]:
+            search(query)
+        before = timed(queries, search)
+        conn.execute(PROPAGATED, {"tags": tags, "datasets": max(1, rows // 20)})
+        added = conn.execute("select count(*) from lineage.propagated_tags").fetchone()
+    build_marts(url, base, command="run", select="+metadata_search_terms")  # the index, with them
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        def search_again(query: str) -> object:
+            return metadata_search.search(conn, parse_query(query), namespace="bench", limit=20)
+
+        for query in queries[:3]:
+            search_again(query)
+        after = timed(queries, search_again)
+    print(f"{'tags:<tag>, assigned only':28s} {percentiles(before)}")
+    print(f"{'tags:<tag>, with propagated':28s} {percentiles(after)}   "
+          f"({added[0] if added else 0:,} propagated tags)")
+    print(f"  p95 ratio with / without: {p95(after) / p95(before):.2f}x (target at most 1.5x)")
 
 
 if __name__ == "__main__":
