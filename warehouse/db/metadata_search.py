@@ -26,8 +26,7 @@ suggest went from 0.2 ms to 2 s per call after five calls).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -37,6 +36,7 @@ from psycopg.pq import TransactionStatus
 from lineage.errors import MartNotBuiltError
 from lineage.failpoints import failpoint
 from lineage.model.metadata_entity import parse
+from warehouse.db.connection import without_jit
 from warehouse.service.authorization import Readable
 from warehouse.service.search_query import Term, like_escape
 
@@ -378,7 +378,7 @@ def search(conn: psycopg.Connection, terms: Sequence[Term], *, namespace: str | 
                (select coalesce(json_agg(json_build_array(entity_key, matched, name_matches, exact_matches)), '[]')
                 from (select * from scored order by matched desc, name_matches desc, exact_matches desc, entity_key
                       limit %(limit)s offset %(offset)s) as page)""").format(hits=sql.SQL(" union all ").join(hits))
-    with _without_jit(conn):
+    with without_jit(conn):
         row = conn.execute(statement, params, prepare=False).fetchone()
         assert row is not None
         total, page = row
@@ -415,7 +415,7 @@ def suggest(conn: psycopg.Connection, prefix: str, *, namespace: str | None = No
     that key. Values show as stored (first spelling in case-insensitive order)."""
     filters, params = _filters(namespace, (), None, readable)
     key, colon, rest = prefix.partition(":")
-    with _without_jit(conn):
+    with without_jit(conn):
         if colon:
             found = _skip_scan(conn, "term", "value", sql.SQL(" and key_term = %(key)s"), filters,
                                {**params, "key": key.lower()}, rest, limit)
@@ -429,15 +429,6 @@ def suggest(conn: psycopg.Connection, prefix: str, *, namespace: str | None = No
         return [{"type": "value", "key": key.lower(), "text": f"{key.lower()}:{value}"} for value in values]
     return ([{"type": "key", "key": k.lower(), "text": f"{k.lower()}:"} for k in keys]
             + [{"type": "value", "key": None, "text": v} for v in values])
-
-
-@contextmanager
-def _without_jit(conn: psycopg.Connection) -> Iterator[None]:
-    """A transaction without JIT: these statements take milliseconds, and the row estimates of a
-    LIKE make PostgreSQL spend ~400 ms compiling them (measured on the benchmark)."""
-    with conn.transaction():
-        conn.execute("set local jit = off")
-        yield
 
 
 def _skip_scan(conn: psycopg.Connection, column: str, shown: str, fixed: sql.Composable, filters: sql.Composable,

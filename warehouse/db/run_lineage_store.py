@@ -28,6 +28,8 @@ import psycopg
 from psycopg.rows import class_row
 
 from lineage.ids import DataRef, ProgramRef
+from warehouse.db.connection import without_jit
+from warehouse.service.blast_radius import FieldStep, LatestWrite
 from warehouse.service.run_hierarchy import RunRef
 from warehouse.service.run_lineage import RunNode, RunStep
 
@@ -147,6 +149,52 @@ _DOWNSTREAM = f"""
     group by nexts.run_key, nexts.dataset_key, readers.reader"""
 
 
+# The writes of a dataset that happened in ranges: a run that is not long wrote at most a day
+# after it accessed, so its access lies within the day before the range; long finished runs apart,
+# by their end.
+_WRITES_IN = f"""
+    with bad as (select * from unnest(%(starts)s::timestamptz[], %(ends)s::timestamptz[]) as bad(bad_from, bad_until)),
+    candidates as (
+        select a.run_key, {_WRITTEN.format(run="r", access="a")} as written
+        from bad
+        join lineage.dataset_accesses a on a.dataset_key = %(dataset)s and a.access in {_WRITES}
+             and a.accessed_at >= bad.bad_from - {_DAY} and a.accessed_at < bad.bad_until
+        join lineage.runs r on r.run_key = a.run_key
+        where {_WRITTEN.format(run="r", access="a")} >= bad.bad_from
+          and {_WRITTEN.format(run="r", access="a")} < bad.bad_until
+        union all
+        select w.run_key, w.stopped_at
+        from bad cross join lateral (  -- few: by their end first (offset 0)
+            select w.run_key, w.stopped_at from lineage.runs w
+            where {_LONG_FINISHED.format(run="w", day=_DAY)} and w.stopped_at >= bad.bad_from
+              and w.stopped_at < bad.bad_until offset 0) w
+        where exists (select 1 from lineage.dataset_accesses wa where wa.dataset_key = %(dataset)s
+                      and wa.run_key = w.run_key and wa.access in {_WRITES})
+    )
+    select run_key from candidates group by run_key order by min(written), run_key"""
+
+# A dataset's latest write: no write accessed more than a day before its latest write access can
+# have happened later, unless a long run made it (by their end).
+_LATEST_WRITES = f"""
+    select distinct on (d.dataset_key) d.namespace, d.dataset_type, d.dataset, c.run_key, c.written
+    from unnest(%(namespaces)s::text[], %(types)s::text[], %(names)s::text[]) as k(namespace, dataset_type, dataset)
+    join lineage.datasets d on (d.namespace, d.dataset_type, d.dataset) = (k.namespace, k.dataset_type, k.dataset)
+    cross join lateral (select max(la.accessed_at) as accessed_at from lineage.dataset_accesses la
+                        where la.dataset_key = d.dataset_key and la.access in {_WRITES}) last
+    cross join lateral (
+        select a.run_key, {_WRITTEN.format(run="r", access="a")} as written
+        from lineage.dataset_accesses a join lineage.runs r on r.run_key = a.run_key
+        where a.dataset_key = d.dataset_key and a.access in {_WRITES} and a.accessed_at >= last.accessed_at - {_DAY}
+        union all
+        select w.run_key, w.stopped_at
+        from (select w.run_key, w.stopped_at from lineage.runs w  -- few: by their end first (offset 0)
+              where {_LONG_FINISHED.format(run="w", day=_DAY)} and w.stopped_at >= last.accessed_at offset 0) w
+        where exists (select 1 from lineage.dataset_accesses wa where wa.dataset_key = d.dataset_key
+                      and wa.run_key = w.run_key and wa.access in {_WRITES})
+    ) c
+    order by d.dataset_key, c.written desc, c.run_key desc"""
+
+
 @dataclass(frozen=True, slots=True)
 class _Step:
     from_run: int
@@ -175,7 +223,7 @@ class RunLineageQueries:
         return self._steps(_DOWNSTREAM, runs)
 
     def _steps(self, sql: str, runs: Sequence[int]) -> list[RunStep]:
-        with self.conn.cursor(row_factory=class_row(_Step)) as cursor:
+        with without_jit(self.conn), self.conn.cursor(row_factory=class_row(_Step)) as cursor:
             rows = cursor.execute(sql, {"runs": list(runs)}).fetchall()
         datasets = self._datasets(sorted({row.dataset_key for row in rows}))
         return sorted((RunStep(row.from_run, datasets[row.dataset_key], row.to_run) for row in rows),
@@ -186,6 +234,33 @@ class RunLineageQueries:
             "select dataset_key, namespace, dataset_type, dataset from lineage.datasets where dataset_key = any(%s)",
             (keys,)).fetchall()
         return {key: DataRef(namespace, kind, name) for key, namespace, kind, name in rows}
+
+    def writes_in(self, dataset_key: int, ranges: Sequence[tuple[datetime, datetime]]) -> list[int]:
+        """The runs whose write of the dataset happened in one of ``ranges`` ([start, end)), in
+        time order."""
+        with without_jit(self.conn):
+            rows = self.conn.execute(_WRITES_IN, {"dataset": dataset_key, "starts": [start for start, _ in ranges],
+                                                  "ends": [end for _, end in ranges]}).fetchall()
+        return [row[0] for row in rows]
+
+    def latest_writes(self, datasets: Sequence[DataRef]) -> dict[DataRef, LatestWrite]:
+        """Each dataset's latest write: by which run, when."""
+        with without_jit(self.conn):
+            rows = self.conn.execute(_LATEST_WRITES, {"namespaces": [d.namespace for d in datasets],
+                                                      "types": [d.type for d in datasets],
+                                                      "names": [d.name for d in datasets]}).fetchall()
+        return {DataRef(row[0], row[1], row[2]): LatestWrite(row[3], row[4]) for row in rows}
+
+    def field_steps(self, runs: Sequence[int]) -> list[FieldStep]:
+        """The field lineage edges the runs recorded (each kind of each edge once per run)."""
+        rows = self.conn.execute(
+            """select distinct f.run_key, e.source_namespace, e.source_type, e.source, e.source_field,
+                      s.destination_namespace, s.destination_type, s.destination, e.field, e.kind
+               from lineage.field_lineage_runs f
+               join lineage.field_operation_sets s on s.fingerprint = f.set_fingerprint
+               join lineage.field_edges e on e.set_fingerprint = f.set_fingerprint
+               where f.run_key = any(%s)""", (list(runs),)).fetchall()
+        return [FieldStep(row[0], DataRef(*row[1:4]), row[4], DataRef(*row[5:8]), row[8], row[9]) for row in rows]
 
     def runs(self, keys: Sequence[int]) -> dict[int, RunNode]:
         with self.conn.cursor(row_factory=class_row(_RunRow)) as cursor:

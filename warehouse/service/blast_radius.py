@@ -25,6 +25,7 @@ class Blast:
     levels: dict[int, int] = field(default_factory=dict)
     datasets: dict[DataRef, int] = field(default_factory=dict)
     truncated: bool = False
+    read: dict[int, set[DataRef]] = field(default_factory=dict)  # each reached run: the bad versions it read
 
 
 def spread(origins: Sequence[int], downstream: Callable[[Sequence[int]], list[RunStep]], levels: int,
@@ -46,8 +47,45 @@ def spread(origins: Sequence[int], downstream: Callable[[Sequence[int]], list[Ru
         if len(reached) > room:
             reached, blast.truncated = reached[:max(room, 0)], True
         blast.levels.update(dict.fromkeys(reached, level))
+        for step in steps:
+            if step.to_run is not None and blast.levels.get(step.to_run) == level:
+                blast.read.setdefault(step.to_run, set()).add(step.dataset)
         frontier = reached
     return blast
+
+
+@dataclass(frozen=True, slots=True)
+class FieldStep:
+    """A field lineage edge one run recorded: values of ``source``'s ``source_field`` reached
+    ``target``'s ``field``, as a value (DIRECT) or by deciding which rows or values (INDIRECT)."""
+
+    run_key: int
+    source: DataRef
+    source_field: str
+    target: DataRef
+    field: str
+    kind: str
+
+
+def affected_fields(origin: DataRef, blast: Blast, steps: Sequence[FieldStep]) -> dict[DataRef, dict[str, set[str]]]:
+    """The fields of the affected datasets that hold what came from the bad writes, each with the
+    kinds it came by: a blast run's edge carries it when its source is a bad version the run read
+    (``Blast.read``) and is the bad dataset itself (every field of it is bad) or a field an
+    earlier level made bad. INDIRECT counts: rows chosen by bad values are bad rows. A dataset
+    whose writers recorded no field lineage is absent (its fields are not known)."""
+    bad: dict[DataRef, dict[str, set[str]]] = {}
+    by_level: dict[int, list[FieldStep]] = {}
+    for step in steps:
+        if blast.levels.get(step.run_key, 0) > 0:
+            by_level.setdefault(blast.levels[step.run_key], []).append(step)
+    for level in sorted(by_level):
+        before = {data: set(fields) for data, fields in bad.items()}
+        for step in by_level[level]:
+            if step.source not in blast.read.get(step.run_key, ()):
+                continue
+            if step.source == origin or step.source_field in before.get(step.source, ()):
+                bad.setdefault(step.target, {}).setdefault(step.field, set()).add(step.kind)
+    return bad
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +95,13 @@ class LatestWrite:
 
 
 def blast_answer(dataset: DataRef, incidents: Sequence[dict[str, Any]], blast: Blast, nodes: Mapping[int, RunNode],
-                 latest: Mapping[DataRef, LatestWrite], readable_data: Callable[[DataRef], bool],
-                 readable_run: Callable[[RunNode], bool]) -> dict[str, Any]:
-    """The answer: the bad writes, each level's runs and the datasets they wrote, and each affected
-    dataset as rewritten since (by a run outside the blast: ``recovered``) or still affected.
-    What the caller may not read is left out and counted (``hidden``)."""
+                 latest: Mapping[DataRef, LatestWrite], fields: Mapping[DataRef, Mapping[str, set[str]]],
+                 readable_data: Callable[[DataRef], bool], readable_run: Callable[[RunNode], bool]) -> dict[str, Any]:
+    """The answer: the bad writes, each level's runs and the datasets they wrote (with the fields
+    holding what came from the bad writes, ``affected_fields``; null where field lineage was not
+    recorded), and each affected dataset as rewritten since (by a run outside the blast:
+    ``recovered``) or still affected. What the caller may not read is left out and counted
+    (``hidden``)."""
     hidden = 0
 
     def run_json(key: int) -> dict[str, Any] | None:
@@ -89,7 +129,10 @@ def blast_answer(dataset: DataRef, incidents: Sequence[dict[str, Any]], blast: B
             hidden += 1
             continue
         if level > 0:
-            by_level.setdefault(level, {"runs": [], "datasets": []})["datasets"].append(data_json(data))
+            held = fields.get(data)
+            by_level.setdefault(level, {"runs": [], "datasets": []})["datasets"].append({
+                **data_json(data), "fields": None if held is None else [
+                    {"name": name, "kinds": sorted(kinds)} for name, kinds in sorted(held.items())]})
         last = latest.get(data)
         if last is not None and last.run_key not in blast.levels:
             rewriter = run_json(last.run_key)

@@ -10,7 +10,7 @@ from lineage_api.models.base import Body
 
 
 class IncidentRequest(Body):
-    """The dataset's writes in [from, until) were bad (times: epoch seconds, ISO 8601 or now-<n><s|m|h|d>)."""
+    """The dataset's writes in [from, until) were bad (times: epoch seconds, now or now-<n><s|m|h|d>)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -40,7 +40,8 @@ class BlastRadius(Body):
     incidents: list[IncidentBody]
     badWrites: list[dict[str, Any]]
     levels: list[dict[str, Any]] = Field(description="each level: the runs that read what the level before wrote, "
-                                                     "and the datasets they wrote")
+                                                     "and the datasets they wrote, each with its fields that hold "
+                                                     "what came from the bad writes (null: no field lineage recorded)")
     recovered: list[dict[str, Any]] = Field(description="affected datasets rewritten since by a run outside the blast")
     stillAffected: list[dict[str, str]]
     truncated: bool

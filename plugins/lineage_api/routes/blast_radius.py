@@ -17,8 +17,8 @@ from lineage_api.models.blast_radius import BlastRadius, IncidentBody, IncidentR
 from warehouse.db import incident_store
 from warehouse.db.run_lineage_store import RunLineageQueries
 from warehouse.service.authorization import Privilege
-from warehouse.service.blast_radius import blast_answer, spread
-from warehouse.service.timespec import epoch_seconds, parse_window
+from warehouse.service.blast_radius import affected_fields, blast_answer, spread
+from warehouse.service.timespec import epoch_seconds, parse_timespec, parse_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
 
@@ -61,28 +61,35 @@ def list_incidents(namespace: Namespace, dataset: str, caller: Caller, conn: Con
 @router.get("/blast-radius", response_model=BlastRadius)
 def blast_radius(namespace: Namespace, dataset: str, caller: Caller, conn: Connection,
                  levels: Annotated[int, Query(description="runs away, 1 to LINEAGE_LIMIT_LEVELS (100)")] = 5,
+                 since: Annotated[str | None, Query(description="only the bad writes at or after this time (epoch "
+                                                                "seconds or now-<n><s|m|h|d>)")] = None,
                  ) -> dict[str, Any]:
     """What the dataset's bad writes (its incidents' ranges) reached: level 1, the runs that read
     a version a bad write produced (before the next write replaced it) and the datasets they
     wrote; level 2, the runs that read those; and so on. Each affected dataset is ``recovered``
     when its latest write came from a run outside the blast (it holds good data again), else
     ``stillAffected``. READ on the dataset; runs and datasets the caller may not read are left
-    out and counted in ``hidden``. 404 when the dataset has no incident."""
+    out and counted in ``hidden``. ``since`` leaves out the bad writes before it. 404 when the
+    dataset has no incident."""
     check_levels(levels)
+    floor = None if since is None else parse_timespec(since, name="since")
     caller.require(dataset_entity(namespace, "dataset", dataset), Privilege.READ)
     key = _dataset_key(conn, namespace, dataset)
     incidents = incident_store.incidents_of(conn, namespace, "dataset", dataset)
     if not incidents:
         raise NotFoundError(f"dataset {dataset!r} has no incident: mark its bad writes first "
                             "(POST .../incidents with from, until and reason)")
-    bad = incident_store.bad_writes(conn, key, [(item.bad_from, item.bad_until) for item in incidents])
     queries = RunLineageQueries(conn)
+    ranges = [(item.bad_from if floor is None else max(item.bad_from, floor), item.bad_until) for item in incidents]
+    bad = queries.writes_in(key, [(start, end) for start, end in ranges if start < end])
     blast = spread(bad, queries.downstream, levels, limits().run_lineage_runs)
     nodes = queries.runs(sorted(blast.levels))
-    latest = incident_store.latest_writes(conn, sorted(blast.datasets, key=lambda data: data.id))
+    latest = queries.latest_writes(sorted(blast.datasets, key=lambda data: data.id))
     nodes.update(queries.runs([write.run_key for write in latest.values() if write.run_key not in nodes]))
+    origin = DataRef(namespace, "dataset", dataset)
+    fields = affected_fields(origin, blast, queries.field_steps([run for run, level in blast.levels.items() if level]))
     return blast_answer(
-        DataRef(namespace, "dataset", dataset), [_incident_json(item) for item in incidents], blast, nodes, latest,
+        origin, [_incident_json(item) for item in incidents], blast, nodes, latest, fields,
         readable_data=lambda data: caller.allows(dataset_entity(data.namespace, data.type, data.name), Privilege.READ),
         readable_run=lambda node: caller.allows(program_entity(node.run.program.namespace, node.run.program.application,
                                                                node.run.program.type, node.run.program.name),
