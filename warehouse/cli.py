@@ -6,6 +6,8 @@
     lineage grants list [--namespace NS] [--principal P] | put P ENTITY PRIVILEGE | revoke P ENTITY
     lineage quarantine list [--batch B] [--file F] [--reason R] | show ID | replay [...] [--dry-run]
     lineage quality status | check | acknowledge BATCH --reason TEXT
+    lineage incidents list NS DATASET | from-gx RESULT.json NS DATASET [--at T]
+                                             a dataset's incidents; one from a failed GX validation
     lineage status                           last batches, lag, files waiting, what blocks the marts
     lineage diff NS DATASET [--since 1d] [--base-since ...] [--field F] [--changed] [--json]
                                              what changed in a dataset's (or a field's) lineage
@@ -47,7 +49,9 @@ quality_app = typer.Typer(help="The quality gate: status, check, acknowledge.", 
 app.add_typer(namespaces_app, name="namespaces")
 app.add_typer(grants_app, name="grants")
 app.add_typer(quarantine_app, name="quarantine")
+incidents_app = typer.Typer(help="Incidents (a dataset's bad writes): list, from-gx.", no_args_is_help=True)
 app.add_typer(quality_app, name="quality")
+app.add_typer(incidents_app, name="incidents")
 # What the warehouse holds is printed literally: no rich markup (``[link=...]``, ``[/]``) and no
 # emoji codes are read in names, reasons or event contents.
 out = Console(markup=False, emoji=False, highlight=False)
@@ -279,6 +283,63 @@ def quality_acknowledge(batch_id: str, reason: Annotated[str, typer.Option(help=
 
     out.print(f"batch {batch_id}: {acknowledge(_settings().database_url, batch_id, reason).detail}",
               highlight=False)
+
+
+def _incident_row(incident: Any) -> list[Any]:
+    return [incident.incident_id, incident.bad_from.isoformat(), incident.bad_until.isoformat(), incident.source,
+            incident.created_by, incident.reason]
+
+
+_INCIDENT_COLUMNS = ["id", "from", "until", "source", "by", "reason"]
+
+
+@incidents_app.command("list")
+def incidents_list(namespace: str, dataset: str) -> None:
+    """A dataset's incidents, oldest first."""
+    from warehouse.db import incident_store
+
+    with _connect() as conn:
+        found = incident_store.incidents_of(conn, namespace, "dataset", dataset)
+    out.print(_table(_INCIDENT_COLUMNS, [_incident_row(item) for item in found]))
+
+
+@incidents_app.command("from-gx")
+def incidents_from_gx(
+        result: Annotated[str, typer.Argument(help="a GX 1.x result saved as JSON: ValidationResult.to_json_dict() "
+                                                    "or CheckpointResult.describe_dict()")],
+        namespace: str, dataset: str,
+        at: Annotated[str | None, typer.Option(help="when the validation ran (epoch seconds or now-<n><s|m|h|d>); "
+                                                    "default: the result's validation time, else now")] = None,
+) -> None:
+    """Record a failed Great Expectations validation of a dataset as its incident: the version it
+    checked (the latest write at or before the validation) is bad, and its blast radius follows
+    what that version reached. A result with no failed expectation records nothing."""
+    import orjson
+
+    from warehouse.db import incident_store
+    from warehouse.service.failed_checks import gx_failures
+    from warehouse.service.timespec import parse_timespec
+
+    try:
+        with open(result, "rb") as file:
+            parsed = orjson.loads(file.read())
+    except OSError as error:
+        raise _fail(f"cannot read {result}: {error.strerror}") from error
+    except orjson.JSONDecodeError as error:
+        raise _fail(f"{result} is not JSON: {error}") from error
+    failures = gx_failures(parsed)
+    if not failures.checks:
+        out.print(f"{result}: no failed expectation; no incident recorded")
+        return
+    checked_at = parse_timespec(_timespec(at), name="--at") if at else failures.checked_at or datetime.now(UTC)
+    with _connect() as conn:
+        key = incident_store.dataset_keys(conn, [(namespace, "dataset", dataset)]).get((namespace, "dataset", dataset))
+        if key is None:
+            raise _fail(f"dataset {dataset!r} not found in namespace {namespace!r}")
+        incident = incident_store.record_check(conn, key, namespace, "dataset", dataset, checked_at, failures.reason(),
+                                               "great_expectations", CLI_USER)
+    out.print(_table(_INCIDENT_COLUMNS, [_incident_row(incident)]))
+    out.print(f"blast radius: GET /lineage/api/v3/namespaces/{namespace}/datasets/{dataset}/blast-radius")
 
 
 @app.command()

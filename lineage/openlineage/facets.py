@@ -10,6 +10,9 @@ turns into runs, accesses, field operations and schemas (pure; kept for export l
   those the warehouse stores in a form of their own (``parent``; ``schema``, ``columnLineage``,
   ``symlinks``). A facet that is not a JSON object (``null``, a list, a string) is skipped; one
   over ``MAX_FACET_BYTES`` is dropped with a warning naming it. Neither rejects the event.
+- **Failed checks**: the ``dataQualityAssertions`` facet (an input facet in the specification;
+  also read from a dataset's own facets) lists checks run on the version the run saw; those
+  with ``success: false`` become the dataset's incident (``failed_assertions``).
 - **Aliases**: the ``symlinks`` dataset facet names other identities of the same dataset (a Hive
   table and its storage location); they become the dataset's aliases, not datasets.
 """
@@ -44,8 +47,38 @@ def unknown_access(dataset: object) -> bool:
     facets = dataset.get("inputFacets") if isinstance(dataset, Mapping) else None
     facet = facets.get(WAREHOUSE_ACCESS_FACET) if isinstance(facets, Mapping) else None
     return isinstance(facet, Mapping) and facet.get("access") == "unknown"
+ASSERTIONS_FACET = "dataQualityAssertions"
+MAX_ASSERTIONS = 100
+MAX_ASSERTION_TEXT = 1024
+
+
+def failed_assertions(dataset: object) -> list[dict[str, str]]:
+    """The checks of a dataset's ``dataQualityAssertions`` facets (input facet or dataset facet)
+    that failed: ``{"assertion", "column"?}``, each once, at most ``MAX_ASSERTIONS``. A damaged
+    facet or entry (not an object, no assertion name, ``success`` not false) says nothing."""
+    if not isinstance(dataset, Mapping):
+        return []
+    failed: list[dict[str, str]] = []
+    for side in ("inputFacets", "facets"):
+        facets = dataset.get(side)
+        facet = facets.get(ASSERTIONS_FACET) if isinstance(facets, Mapping) else None
+        assertions = facet.get("assertions") if isinstance(facet, Mapping) else None
+        for item in assertions if isinstance(assertions, list) else []:
+            if not isinstance(item, Mapping) or item.get("success") is not False:
+                continue
+            name, column = item.get("assertion"), item.get("column")
+            if not isinstance(name, str) or not _CONTROL.sub("", name).strip():
+                continue
+            entry = {"assertion": _CONTROL.sub(" ", name).strip()[:MAX_ASSERTION_TEXT]}
+            if isinstance(column, str) and _CONTROL.sub("", column).strip():
+                entry["column"] = _CONTROL.sub(" ", column).strip()[:MAX_ASSERTION_TEXT]
+            if entry not in failed:
+                failed.append(entry)
+    return failed[:MAX_ASSERTIONS]
+
+
 MAPPED_RUN_FACETS = frozenset({PARENT_FACET, WAREHOUSE_RUN_FACET})
-MAPPED_DATASET_FACETS = frozenset({"schema", "columnLineage", SYMLINKS_FACET})
+MAPPED_DATASET_FACETS = frozenset({"schema", "columnLineage", SYMLINKS_FACET})  # dataQualityAssertions is also kept
 
 
 @dataclass

@@ -51,9 +51,11 @@ from lineage.openlineage.event import check_openlineage, content_id, envelope_wa
 from lineage.openlineage.facets import (
     MAPPED_DATASET_FACETS,
     MAPPED_RUN_FACETS,
+    MAX_ASSERTIONS,
     PARENT_FACET,
     SYMLINKS_FACET,
     aliases,
+    failed_assertions,
     kept_facets,
     parent_links,
     unknown_access,
@@ -250,11 +252,15 @@ def _kept_events(event: dict[str, Any], envelope: Mapping[str, Any], run: dict[s
         ref = _dataset_ref(dataset, namespaces)
         kept = kept_facets(dataset, MAPPED_DATASET_FACETS, f"dataset {ref['name'][:80]}")
         warnings.extend(kept.warnings)
-        entry = datasets.setdefault(ref["name"], {"dataset": ref, "facets": {}, "aliases": []})
+        entry = datasets.setdefault(ref["name"], {"dataset": ref, "facets": {}, "aliases": [],
+                                                  "failed_assertions": []})
         entry["facets"].update(kept.facets)
         entry["aliases"] += [alias for alias in aliases(dataset, namespaces) if alias not in entry["aliases"]]
+        checks = entry["failed_assertions"]
+        entry["failed_assertions"] = [*checks, *(item for item in failed_assertions(dataset) if item not in checks)][
+            :MAX_ASSERTIONS]
     payloads += [("dataset_facets", {key: value for key, value in entry.items() if value})
-                 for entry in datasets.values() if entry["facets"] or entry["aliases"]]
+                 for entry in datasets.values() if entry["facets"] or entry["aliases"] or entry["failed_assertions"]]
     facets: dict[str, Any] = {}
     for side, owner, skip in (("run", event.get("run"), MAPPED_RUN_FACETS), ("job", event.get("job"), frozenset())):
         kept = kept_facets(owner, skip, side)

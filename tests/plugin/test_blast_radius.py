@@ -9,13 +9,19 @@ from contacts (good data: not affected)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from fastapi.testclient import TestClient
 
+from lineage.naming.identity import NamespaceMap
+from lineage.openlineage.mapping import wrap
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
@@ -27,6 +33,7 @@ from warehouse.db.connection import connect
 from warehouse.db.grant_store import put_grant
 from warehouse.service.authorization import Privilege
 
+LINEAGE = str(Path(sys.executable).parent / "lineage")
 NOW = datetime.now(UTC).replace(microsecond=0)
 T0 = NOW - timedelta(hours=6)
 DS = "/v3/namespaces/default/datasets"
@@ -60,6 +67,19 @@ MAIL = [{"id": "read_report", "name": "read", "inputs": [{"source": {"name": "re
         {"type": "write", "name": "write", "inputs": [{"field": "body"}, {"field": "email"}]}]
 
 
+CHECKED = T0 + timedelta(hours=1, minutes=30)
+CHECK = {"eventType": "COMPLETE", "eventTime": iso(CHECKED), "producer": "https://example.com/gx",
+         "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+         "run": {"runId": (CHECK_RUN := "0196a1b2-0000-7000-8000-000000000001")},
+         "job": {"namespace": "lineage://default/Quality", "name": "spark/validate_report"},
+         "inputs": [{"namespace": "lineage://default", "name": "report", "inputFacets": {"dataQualityAssertions": {
+             "_producer": "https://example.com/gx", "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/"
+             "DataQualityAssertionsDatasetFacet.json", "assertions": [
+                 {"assertion": "not_null", "success": False, "column": "customer_id"},
+                 {"assertion": "row_count_between", "success": True},
+                 {"assertion": "unique\n", "success": False}]}}}]}
+
+
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     url = create_scratch_db("blast_radius")
@@ -70,6 +90,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
         *run("Mail", "m-1", T0 + timedelta(hours=2), ["report", "contacts"], ["mailing"], MAIL),
         *run("Clean", "c-2", T0 + timedelta(hours=3), ["raw"], ["clean"]),  # good again
         *run("Report", "r-2", T0 + timedelta(hours=4), ["clean"], ["report"]),
+        wrap(CHECK, NamespaceMap()), wrap({**CHECK, "eventType": "RUNNING"}, NamespaceMap()),  # one incident
     ], hour=T0.strftime("dt=%Y-%m-%d/hour=%H"))
     settings = Settings.from_env({**os.environ, "LINEAGE_LOG_ROOT": str(log_root), "LINEAGE_DATABASE_URL": url})
     run_compaction(None, interval_end=NOW + timedelta(hours=1), settings=settings)
@@ -95,7 +116,7 @@ def test_the_blast_radius_follows_what_the_bad_write_produced_and_says_what_was_
     answer = get(api, f"{DS}/clean/blast-radius")
     assert [write["run_id"] for write in answer["badWrites"]] == ["c-1"]
     assert [(level["level"], [r["run_id"] for r in level["runs"]], [d["name"] for d in level["datasets"]])
-            for level in answer["levels"]] == [(1, ["r-1"], ["report"]), (2, ["m-1"], ["mailing"])]
+            for level in answer["levels"]] == [(1, ["r-1"], ["report"]), (2, [CHECK_RUN, "m-1"], ["mailing"])]
     assert [(d["name"], d["by"]["run_id"]) for d in answer["recovered"]] == [("clean", "c-2"), ("report", "r-2")]
     assert [d["name"] for d in answer["stillAffected"]] == ["mailing"]
     assert (answer["truncated"], answer["hidden"]) == (False, 0)
@@ -117,10 +138,69 @@ def test_what_the_caller_may_not_read_is_left_out_and_bad_requests_are_refused(a
     assert (later["badWrites"], later["levels"], len(later["incidents"])) == ([], [], 1)  # c-1 wrote before
     assert "since" in api.get(f"{DS}/clean/blast-radius", params={"since": "yesterday"}).text
     assert api.get(f"{DS}/clean/blast-radius", params={"since": "yesterday"}).status_code == 400
-    assert api.get(f"{DS}/report/blast-radius").status_code == 404  # no incident
+    assert api.get(f"{DS}/contacts/blast-radius").status_code == 404  # no incident
     assert api.get(f"{DS}/nothing/blast-radius").status_code == 404
     for body, message in (({"from": "yesterday", "reason": "x"}, "from"), ({"from": "now", "reason": "x"}, "same"),
                           ({"from": "now-1h"}, "reason"), ({"from": "now-1h", "reason": "x", "to": "now"}, "to")):
         refused = api.post(f"{DS}/clean/incidents", json=body)
         assert refused.status_code == 400, (body, refused.text)
         assert message in refused.text
+
+
+def test_a_failed_check_in_an_openlineage_event_marks_the_version_it_read_bad(api: TestClient) -> None:
+    incidents = get(api, f"{DS}/report/incidents")
+    assert [(item["source"], item["reason"], item["createdBy"]) for item in incidents] == [
+        ("openlineage", "failed checks: not_null (customer_id), unique", "validate_report")]
+    assert incidents[0]["from"] == int((T0 + timedelta(hours=1)).timestamp())  # r-1's write, the version read
+    answer = get(api, f"{DS}/report/blast-radius")
+    assert [write["run_id"] for write in answer["badWrites"]] == ["r-1"]
+    assert [(level["level"], [r["run_id"] for r in level["runs"]]) for level in answer["levels"]] == [
+        (1, [CHECK_RUN, "m-1"])]  # the check read it too
+    assert [d["name"] for d in answer["recovered"]] == ["report"]  # r-2 rewrote it
+
+
+def test_a_failed_great_expectations_validation_becomes_an_incident_through_the_cli(
+        api: TestClient, tmp_path: Path) -> None:
+    import great_expectations as gx
+    import pandas as pd
+
+    context = gx.get_context(mode="ephemeral")
+    batch = context.data_sources.add_pandas("mail").add_dataframe_asset("mailing").add_batch_definition_whole_dataframe(
+        "all")
+    suite = context.suites.add(gx.ExpectationSuite(name="mailing"))
+    suite.add_expectation(gx.expectations.ExpectColumnValuesToNotBeNull(column="body"))
+    suite.add_expectation(gx.expectations.ExpectTableRowCountToBeBetween(min_value=1))
+    validation = context.validation_definitions.add(gx.ValidationDefinition(name="mailing", data=batch, suite=suite))
+    failed = validation.run(batch_parameters={"dataframe": pd.DataFrame({"body": ["hi", None]})})
+    passed = validation.run(batch_parameters={"dataframe": pd.DataFrame({"body": ["hi"]})})
+    (tmp_path / "failed.json").write_bytes(orjson.dumps(failed.to_json_dict()))
+    (tmp_path / "passed.json").write_bytes(orjson.dumps(passed.to_json_dict()))
+    (tmp_path / "broken.json").write_text("{not json")
+    (tmp_path / "other.json").write_text('{"success": false}')
+    url = api.extra["url"]  # type: ignore[attr-defined]
+
+    def cli(*args: str, code: int = 0) -> str:
+        done = subprocess.run([LINEAGE, *args], env={**os.environ, "LINEAGE_DATABASE_URL": url, "COLUMNS": "250"},
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == code, (args, done.stdout, done.stderr)
+        return done.stdout + done.stderr
+
+    checked = int((T0 + timedelta(hours=2, minutes=30)).timestamp())  # after m-1 wrote mailing
+    recorded = cli("incidents", "from-gx", str(tmp_path / "failed.json"), "default", "mailing", "--at", str(checked))
+    assert "great_expectations" in recorded and "expect_column_values_to_not_be_null (body)" in recorded
+    assert "row_count" not in recorded  # it passed
+    incidents = get(api, f"{DS}/mailing/incidents")
+    assert [(item["source"], item["from"]) for item in incidents] == [
+        ("great_expectations", int((T0 + timedelta(hours=2)).timestamp()))]  # m-1's write: the version checked
+    answer = get(api, f"{DS}/mailing/blast-radius")
+    assert ([w["run_id"] for w in answer["badWrites"]], answer["levels"], answer["stillAffected"]) == (
+        ["m-1"], [], [{"namespace": "default", "type": "dataset", "name": "mailing"}])
+    assert "no failed expectation" in cli("incidents", "from-gx", str(tmp_path / "passed.json"), "default", "mailing")
+    assert "is not JSON" in cli("incidents", "from-gx", str(tmp_path / "broken.json"), "default", "mailing", code=1)
+    assert "not a Great Expectations result" in cli("incidents", "from-gx", str(tmp_path / "other.json"), "default",
+                                                    "mailing", code=1)
+    assert "not found" in cli("incidents", "from-gx", str(tmp_path / "failed.json"), "default", "nothing'; --",
+                              code=1)
+    assert "cannot read" in cli("incidents", "from-gx", str(tmp_path / "missing.json"), "default", "mailing", code=1)
+    assert len(get(api, f"{DS}/mailing/incidents")) == 1  # the refusals recorded nothing
+    assert "expect_column_values_to_not_be_null" in cli("incidents", "list", "default", "mailing")

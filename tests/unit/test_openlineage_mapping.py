@@ -262,3 +262,21 @@ def test_the_column_lineage_memo_is_bounded_by_bytes(monkeypatch: pytest.MonkeyP
     before = openlineage_mapping.memo_bytes()
     openlineage_mapping._column_lineage_operations(huge, NO_MAPPING)
     assert openlineage_mapping.memo_bytes() == before
+
+
+def test_failed_data_quality_checks_ride_with_the_dataset_facets_and_damaged_ones_say_nothing() -> None:
+    event = run_event()
+    checks = [{"assertion": "not_null", "success": False, "column": "id"}, {"assertion": "positive", "success": True},
+              {"assertion": "not_null", "success": False, "column": "id"},  # repeated: once
+              {"assertion": "fresh\t", "success": False}, {"assertion": "", "success": False},
+              {"assertion": "no_success"}, {"success": False}, "not an object", {"assertion": 7, "success": False},
+              *({"assertion": f"check_{i}", "success": False} for i in range(150))]
+    event["inputs"][1]["inputFacets"] = {"dataQualityAssertions": {"assertions": checks}}
+    event["inputs"][0]["facets"]["dataQualityAssertions"] = {"assertions": "damaged"}
+    facets = {e["payload"]["dataset"]["name"]: e for e in expanded(event) if e["kind"] == "dataset_facets"}
+    failed = facets["s3://lake/customers/2026"]["payload"]["failed_assertions"]
+    assert failed[:3] == [{"assertion": "not_null", "column": "id"}, {"assertion": "fresh"},
+                          {"assertion": "check_0"}]
+    assert len(failed) == 100  # at most MAX_ASSERTIONS
+    assert "failed_assertions" not in facets["postgres://db:5432/shop.public.orders"]["payload"]
+    validate_event(facets["s3://lake/customers/2026"])  # the raw format takes it

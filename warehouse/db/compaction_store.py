@@ -359,6 +359,21 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
               and (select dataset from lineage.datasets where dataset_key = excluded.dataset_key)
                 > (select dataset from lineage.datasets where dataset_key = a.dataset_key)""",
               kinds=("dataset_facets",)),
+    MergeStep("incidents from failed checks", f"""
+        insert into lineage.dataset_incidents (namespace, dataset_type, dataset, bad_from, bad_until, reason, source,
+                                               created_by, run_key)
+        select distinct on (r.run_key, d.dataset_key) d.namespace, d.dataset_type, d.dataset, version.bad_from,
+               version.bad_until, left('failed checks: ' || checks.text, 4096), 'openlineage', left(p.program, 1024),
+               r.run_key
+        from {{events}} e {_EVENT_DATASET} {_EVENT_RUN}
+        cross join lateral (
+            select string_agg((c ->> 'assertion') || coalesce(' (' || (c ->> 'column') || ')', ''), ', ') as text
+            from jsonb_array_elements(e.payload::jsonb -> 'failed_assertions') as c) checks
+        cross join lateral lineage.checked_version(d.dataset_key, {_EVENT_TIME}) version
+        where e.kind = 'dataset_facets' and e.payload::jsonb ? 'failed_assertions'
+        order by r.run_key, d.dataset_key, {_EVENT_TIME}
+        on conflict (run_key, namespace, dataset_type, dataset) where run_key is not null do nothing""",
+              kinds=("dataset_facets",)),
     MergeStep("field operation and metadata events", f"""
         insert into lineage.pending_events (namespace, event_id, kind, event_time, application,
             program_type, program, run_id, payload, batch_id)

@@ -39,6 +39,22 @@ def record(conn: psycopg.Connection, namespace: str, dataset_type: str, dataset:
     return row
 
 
+def record_check(conn: psycopg.Connection, dataset_key: int, namespace: str, dataset_type: str, dataset: str,
+                 checked_at: datetime, reason: str, source: str, created_by: str) -> Incident:
+    """An incident from a failed check at ``checked_at``: the version it checked (the latest write
+    at or before it; ``lineage.checked_version``, as the compaction does for OpenLineage checks)."""
+    with conn.cursor(row_factory=class_row(Incident)) as cursor:
+        row = cursor.execute(
+            f"""insert into lineage.dataset_incidents (namespace, dataset_type, dataset, bad_from, bad_until, reason,
+                    source, created_by)
+                select %s, %s, %s, version.bad_from, version.bad_until, %s, %s, %s
+                from lineage.checked_version(%s, %s) version
+                returning {_COLUMNS}""",
+            (namespace, dataset_type, dataset, reason, source, created_by, dataset_key, checked_at)).fetchone()
+    assert row is not None
+    return row
+
+
 def incidents_of(conn: psycopg.Connection, namespace: str, dataset_type: str, dataset: str) -> list[Incident]:
     with conn.cursor(row_factory=class_row(Incident)) as cursor:
         return cursor.execute(f"""select {_COLUMNS} from lineage.dataset_incidents

@@ -58,6 +58,8 @@ _STEPS: list[tuple[str, str]] = [
     ("dataset_facets", """delete from lineage.dataset_facets f
                           where f.dataset_key in (select dataset_key from lineage.datasets where namespace = %(ns)s)
                             and f.event_time < %(before)s"""),
+    ("dataset_incidents", """delete from lineage.dataset_incidents
+                             where namespace = %(ns)s and created_at < %(before)s"""),
     ("dataset_aliases", """delete from lineage.dataset_aliases a
                            where (a.namespace = %(ns)s
                                   or a.dataset_key in (select dataset_key from lineage.datasets

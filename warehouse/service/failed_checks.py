@@ -1,0 +1,101 @@
+"""Failed data quality checks as an incident's reason (issue 33, pure): what a Great Expectations
+1.x result says failed, and when it ran. OpenLineage's ``dataQualityAssertions`` facet is read by
+``lineage.openlineage.facets.failed_assertions`` into the same shape: ``{"assertion", "column"?}``.
+
+Two GX shapes are read: a validation result (``ExpectationSuiteValidationResult.to_json_dict()``
+or ``describe_dict()``: ``results`` or ``expectations``, with ``meta.validation_time``) and a
+checkpoint result's ``describe_dict()`` (``validation_results``, each with ``expectations``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from lineage.errors import InvalidRequestError
+
+MAX_CHECKS = 100
+MAX_TEXT = 1024
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True, slots=True)
+class FailedChecks:
+    checks: list[dict[str, str]]
+    checked_at: datetime | None  # when the validation ran, when the result says
+
+    def reason(self) -> str:
+        return reason(self.checks)
+
+
+def reason(checks: Sequence[Mapping[str, str]]) -> str:
+    """``failed checks: not_null (customer_id), row_count`` (as the compaction words them)."""
+    named = (check["assertion"] + (f" ({check['column']})" if check.get("column") else "") for check in checks)
+    return ("failed checks: " + ", ".join(named))[:4096]
+
+
+def gx_failures(result: Any) -> FailedChecks:
+    """The failed expectations of a GX result (each expectation type and column once) and when it
+    ran; InvalidRequestError when ``result`` is neither GX shape."""
+    if not isinstance(result, Mapping):
+        raise InvalidRequestError("a Great Expectations result is a JSON object")
+    validations = _validations(result)
+    if validations is None:
+        raise InvalidRequestError("not a Great Expectations result: no 'results', 'expectations' or "
+                                  "'validation_results' list (save ValidationResult.to_json_dict() or "
+                                  "CheckpointResult.describe_dict())")
+    failed: list[dict[str, str]] = []
+    for expectation in (item for validation in validations for item in _expectations(validation)):
+        if not isinstance(expectation, Mapping) or expectation.get("success") is not False:
+            continue
+        config = expectation.get("expectation_config")
+        config = config if isinstance(config, Mapping) else expectation
+        name = _text(config.get("type") or config.get("expectation_type"))
+        if name is None:
+            continue
+        kwargs = config.get("kwargs")
+        column = _text(kwargs.get("column")) if isinstance(kwargs, Mapping) else None
+        entry = {"assertion": name, **({"column": column} if column else {})}
+        if entry not in failed:
+            failed.append(entry)
+    return FailedChecks(failed[:MAX_CHECKS], _checked_at(validations))
+
+
+def _validations(result: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    if isinstance(result.get("validation_results"), list):
+        return [item for item in result["validation_results"] if isinstance(item, Mapping)]
+    if isinstance(result.get("results"), list) or isinstance(result.get("expectations"), list):
+        return [result]
+    return None
+
+
+def _expectations(validation: Mapping[str, Any]) -> Iterator[Any]:
+    for key in ("results", "expectations"):
+        if isinstance(validation.get(key), list):
+            yield from validation[key]
+
+
+def _text(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    cleaned = _CONTROL.sub(" ", value).strip()[:MAX_TEXT]
+    return cleaned or None
+
+
+def _checked_at(validations: Sequence[Mapping[str, Any]]) -> datetime | None:
+    for validation in validations:
+        meta = validation.get("meta")
+        if not isinstance(meta, Mapping):
+            continue
+        run_id = meta.get("run_id")
+        for value in (meta.get("validation_time"), run_id.get("run_time") if isinstance(run_id, Mapping) else None):
+            if isinstance(value, str):
+                try:
+                    moment = datetime.fromisoformat(value)
+                except ValueError:
+                    continue
+                return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return None
