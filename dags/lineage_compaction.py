@@ -37,6 +37,9 @@ function. Tasks are idempotent and retry with exponential backoff.
    (`lineage_marts.lineage_changes`: edges and field sources that appeared, or disappeared on
    a day that is over), through the asset alias `lineage_dataset_changes`, each change once;
    skipped when none is due.
+10. **announce_blast_radius**: one asset event per dataset a recent incident's bad writes reached
+   (the bad dataset itself, then downstream up to 5 levels), through the asset alias
+   `lineage_blast_radius`, each (incident, dataset) once; skipped when none is due.
 
 Re-running a run for the same interval is a no-op.
 """
@@ -60,6 +63,7 @@ RUNS, DATASET_ACCESSES, PENDING_EVENTS, MARTS, METADATA_CHANGES = (
     for asset in (assets.RUNS, assets.DATASET_ACCESSES, assets.PENDING_EVENTS, assets.MARTS, assets.METADATA_CHANGES)
 )
 DATASET_CHANGES = AssetAlias(assets.DATASET_CHANGES)
+BLAST_RADIUS = AssetAlias(assets.BLAST_RADIUS)
 
 
 @dag(
@@ -205,6 +209,30 @@ def lineage_compaction() -> None:
         log.info("announced %s lineage changes of %s datasets", announced, len(entries))
         return announced
 
+    @task(outlets=[BLAST_RADIUS], trigger_rule=TriggerRule.NONE_FAILED)
+    def announce_blast_radius() -> int:
+        """One asset event per dataset a recent incident's bad writes reached, each once."""
+        from airflow.exceptions import AirflowSkipException
+
+        from warehouse.db.connection import connect
+        from warehouse.pipeline.airflow_connection import warehouse_url
+        from warehouse.pipeline.blast_announcements import due, mark_announced
+
+        context = get_current_context()
+        now = context.get("data_interval_end") or context.get("logical_date") or pendulum.now("UTC")
+        with connect(warehouse_url()) as conn:
+            affected = due(conn, now)
+            if not affected:
+                raise AirflowSkipException("no incident reached a dataset not announced yet; no asset event emitted")
+            for item in affected:
+                named = assets.affected_asset(item.dataset.namespace, item.dataset.type, item.dataset.name)
+                context["outlet_events"][BLAST_RADIUS].add(Asset(name=named.name, uri=named.uri), extra=item.extra())
+            announced = mark_announced(conn, affected)
+            conn.commit()
+        log.info("announced %s datasets reached by %s incidents", announced,
+                 len({item.incident.incident_id for item in affected}))
+        return announced
+
     compacted = compact()
     derived = field_lineage()
     applied = apply_metadata()
@@ -213,7 +241,7 @@ def lineage_compaction() -> None:
     marts = build_marts(compacted, derived, applied, propagated)
     published = publish(compacted, derived, applied, marts)
     compacted >> derived >> applied >> propagated >> checks >> marts >> published
-    published >> notify(compacted, applied) >> announce_changes()
+    published >> notify(compacted, applied) >> announce_changes() >> announce_blast_radius()
 
 
 lineage_compaction()

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
 
 from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq
 from tests.factories import access, event, write_log
-from warehouse.db import metadata_search
+from warehouse.db import incident_store, metadata_search
 from warehouse.service.search_query import parse_query
 
 
@@ -97,6 +98,7 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
     assert sorted((c["kind"], c["change"], c.get("access", c.get("field"))) for c in purchases["changes"]) == [
         ("edge", "appeared", "write"), ("field_source", "appeared", "customer"), ("field_source", "appeared", "item")]
     assert "announced 4 lineage changes of 2 datasets" in output  # legacy's disappearance waits for the day's end
+    assert "no incident reached a dataset not announced yet" in output
     change_ids = [row[0] for row in query(warehouse_db, "select change_id from lineage.metadata_changes")]
     assert json.loads(dict(events)["lineage_metadata_changes"])["change_ids"] == change_ids
     assert query(warehouse_db, "select entity_key, scope from lineage.search_index "
@@ -107,13 +109,25 @@ def test_dag_compacts_checks_builds_marts_and_emits_assets(warehouse_db: str, lo
     assert {"purchaseStream", "purchases", "PurchaseHistory", "PurchaseFlow"} <= {
         r["entity"]["details"][-1]["value"] for r in found["results"]}  # the compacted entities, by name
 
-    # The same interval again: nothing new, nothing changed, no asset events.
+    # The same interval again: nothing new, nothing changed, no asset events but the blast radius
+    # of an incident recorded since (purchases' write was bad): one event for the dataset it reached.
     tables = "select * from lineage.runs, lineage.dataset_accesses, lineage.quarantine"
     before = query(warehouse_db, tables)
+    with psycopg.connect(libpq(warehouse_db)) as conn:
+        incident_store.record(conn, "default", "dataset", "purchases", datetime(2026, 11, 21, 5, tzinfo=UTC),
+                              datetime(2026, 11, 21, 6, tzinfo=UTC), "customer is null", "test")
     again = dags_test(log_root, warehouse_db, "2026-11-21T06:00:01+00:00")
     assert "events_read=0 compacted=0" in again
     assert "nothing new was compacted, derived, applied or propagated; the marts are current" in again  # skipped
     assert "no lineage change is due; no asset event emitted" in again  # each change announced once
+    affected = query(airflow_db, "select a.name, a.uri, e.extra::text from asset_event e join asset a on a.id = "
+                                 "e.asset_id where a.name like 'lineage_affected.%' order by a.name")
+    assert [(name, uri) for name, uri, _ in affected] == [
+        ("lineage_affected.default.dataset.purchases", "lineage://warehouse/affected/default/dataset/purchases")]
+    bad = json.loads(affected[0][2])
+    assert (bad["dataset"], bad["level"], bad["stillAffected"], bad["incident"]["reason"]) == (
+        "purchases", 0, True, "customer is null")
+    assert "announced 1 datasets reached by 1 incidents" in again
     assert query(warehouse_db, tables) == before
     assert query(warehouse_db, "select count(*) from lineage.compaction_batches") == [(1,)]
 

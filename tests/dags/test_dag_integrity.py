@@ -18,10 +18,11 @@ def test_dags_import_without_errors_and_are_wired_as_documented() -> None:
     assert "lineage" in dag.tags
     assert [task.task_id for task in dag.topological_sort()] == [
         "compact", "field_lineage", "apply_metadata", "propagate_tags", "check", "build_marts", "publish", "notify",
-        "announce_changes"]
+        "announce_changes", "announce_blast_radius"]
     assert all(task.retries == 2 and task.retry_exponential_backoff for task in dag.tasks)
     assert {outlet.name for outlet in dag.get_task("notify").outlets} == {"lineage_metadata_changes"}
     assert [outlet.name for outlet in dag.get_task("announce_changes").outlets] == ["lineage_dataset_changes"]
+    assert [outlet.name for outlet in dag.get_task("announce_blast_radius").outlets] == ["lineage_blast_radius"]
     publish = dag.get_task("publish")
     assert {outlet.name for outlet in publish.outlets} == {
         "lineage_runs", "lineage_dataset_accesses", "lineage_pending_events", "lineage_marts"}

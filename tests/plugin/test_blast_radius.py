@@ -204,3 +204,19 @@ def test_a_failed_great_expectations_validation_becomes_an_incident_through_the_
     assert "cannot read" in cli("incidents", "from-gx", str(tmp_path / "missing.json"), "default", "mailing", code=1)
     assert len(get(api, f"{DS}/mailing/incidents")) == 1  # the refusals recorded nothing
     assert "expect_column_values_to_not_be_null" in cli("incidents", "list", "default", "mailing")
+
+
+def test_the_dag_announces_each_dataset_an_incident_reached_once(api: TestClient) -> None:
+    from warehouse.pipeline.blast_announcements import due, mark_announced
+
+    with connect(api.extra["url"]) as conn:  # type: ignore[attr-defined]
+        found = [item for item in due(conn, NOW) if item.incident.source == "openlineage"]  # the check on report
+        assert [(item.dataset.name, item.level, item.still) for item in found] == [
+            ("report", 0, False), ("mailing", 1, True)]  # r-2 rewrote report; mailing still holds it
+        extra = found[1].extra()
+        assert (extra["dataset"], extra["level"], extra["stillAffected"], extra["incident"]["dataset"]) == (
+            "mailing", 1, True, "report")
+        assert mark_announced(conn, found) == 2
+        assert [item for item in due(conn, NOW) if item.incident.source == "openlineage"] == []  # once
+        assert [item for item in due(conn, NOW + timedelta(days=30)) if item.incident.source == "openlineage"] == []
+        conn.rollback()

@@ -10,6 +10,8 @@ from datetime import datetime
 import psycopg
 from psycopg.rows import class_row
 
+from lineage.ids import DataRef
+
 
 @dataclass(frozen=True, slots=True)
 class Incident:
@@ -60,6 +62,21 @@ def incidents_of(conn: psycopg.Connection, namespace: str, dataset_type: str, da
         return cursor.execute(f"""select {_COLUMNS} from lineage.dataset_incidents
                                   where (namespace, dataset_type, dataset) = (%s, %s, %s)
                                   order by bad_from, incident_id""", (namespace, dataset_type, dataset)).fetchall()
+
+
+def recent(conn: psycopg.Connection, since: datetime) -> list[Incident]:
+    """The incidents recorded, or with bad writes, at or after ``since``, oldest first."""
+    with conn.cursor(row_factory=class_row(Incident)) as cursor:
+        return cursor.execute(f"""select {_COLUMNS} from lineage.dataset_incidents
+                                  where created_at >= %(since)s or bad_until >= %(since)s
+                                  order by incident_id""", {"since": since}).fetchall()
+
+
+def announced(conn: psycopg.Connection, incident_id: int) -> set[DataRef]:
+    """The datasets the incident's blast radius was announced for."""
+    rows = conn.execute("""select namespace, dataset_type, dataset from lineage.blast_announcements
+                           where incident_id = %s""", (incident_id,)).fetchall()
+    return {DataRef(*row) for row in rows}
 
 
 def dataset_keys(conn: psycopg.Connection, refs: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], int]:

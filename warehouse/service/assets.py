@@ -36,3 +36,16 @@ def dataset_asset(namespace: str, dataset_type: str, name: str) -> AssetName:
     each event's extra the day and the changes (``warehouse.pipeline.change_announcements``)."""
     path = "/".join(quote(part, safe="") for part in (namespace, dataset_type, name))
     return AssetName(f"lineage_dataset.{namespace}.{dataset_type}.{name}", f"lineage://warehouse/datasets/{path}")
+
+
+BLAST_RADIUS = "lineage_blast_radius"
+"""The asset alias the compaction DAG emits each dataset an incident's bad writes reached through
+(``affected_asset``); schedule a DAG on one dataset's to hear when bad data reached it."""
+
+
+def affected_asset(namespace: str, dataset_type: str, name: str) -> AssetName:
+    """The asset whose events say that bad data reached a dataset: each event's extra names the
+    incident, the level and whether the dataset still holds it
+    (``warehouse.pipeline.blast_announcements``)."""
+    path = "/".join(quote(part, safe="") for part in (namespace, dataset_type, name))
+    return AssetName(f"lineage_affected.{namespace}.{dataset_type}.{name}", f"lineage://warehouse/affected/{path}")
