@@ -135,3 +135,29 @@ def admin_client(url: str) -> Iterator[Any]:
     with plugin_app(url) as client:
         client.headers["Authorization"] = f"Bearer {jwt('admin')}"
         yield client
+
+
+@contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """``app`` served over real HTTP by uvicorn in a thread (its lifespan run), for as long as the
+    block lasts: its base URL."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from harness.ports import free_port
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)

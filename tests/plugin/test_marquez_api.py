@@ -10,22 +10,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 
-from harness.ports import free_port
 from lineage.naming.identity import exported_dataset, exported_job
 from lineage.settings import Settings
 from tests.airflow_support import get_ok as get
-from tests.airflow_support import logged_in_client
+from tests.airflow_support import logged_in_client, serving
 from tests.conftest import drop_scratch_db
 from tests.plugin.test_openlineage_export import seeded
 from tests.plugin.test_runs_api import DAG_RUN, END, LOAD_RUN
@@ -60,25 +56,14 @@ def served(warehouse: str) -> Iterator[tuple[str, str, TestClient]]:
     TestClient of the same app for this API's own answers."""
     with pytest.MonkeyPatch.context() as patch:
         client = logged_in_client(warehouse, patch)
-        port = free_port()
-        server = uvicorn.Server(uvicorn.Config(client.app, host="127.0.0.1", port=port, log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 30
-        while not server.started:
-            assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-            time.sleep(0.05)
-        try:
+        with serving(client.app) as url:
             for target, tags in ((f"{V3}/datasets/contacts", ["gdpr"]), (f"{V3}/datasets/crm/field/email", ["PII"])):
                 response = client.post(f"{target}/metadata/tags", json=tags)
                 assert response.status_code == 200, response.text
             for schema in (CRM_V1, CRM_V2):  # two schema versions of crm, the second adding a field
                 response = client.put(f"{V3}/datasets/crm/properties", json={"schema": schema})
                 assert response.status_code == 200, response.text
-            yield f"http://127.0.0.1:{port}", client.headers["Authorization"].removeprefix("Bearer "), client
-        finally:
-            server.should_exit = True
-            thread.join(30)
+            yield url, client.headers["Authorization"].removeprefix("Bearer "), client
 
 
 def marquez(url: str, key: str, *calls: list[Any]) -> list[dict[str, Any]]:

@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -22,17 +21,15 @@ from typing import Any
 
 import orjson
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 from openlineage.client.serde import Serde
 
-from harness.ports import free_port
 from lineage.naming.identity import NO_MAPPING
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
 from tests.airflow_support import get_ok as get
-from tests.airflow_support import logged_in_client
+from tests.airflow_support import logged_in_client, serving
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import event, iso, move_into_hour, write_log
 from tests.openlineage_spec import validate_events
@@ -227,19 +224,8 @@ def second_server(database: str, log_root: Path, monkeypatch: pytest.MonkeyPatch
     admin's Airflow token; its OpenLineage log is sealed into ``log_root`` when it stops."""
     monkeypatch.setenv("LINEAGE_LOG_ROOT", str(log_root))
     client = logged_in_client(database, monkeypatch)  # the app and a real token; uvicorn runs its lifespan
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(client.app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the second server did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}", client.headers["Authorization"].removeprefix("Bearer ")
-    finally:
-        server.should_exit = True
-        thread.join(30)
+    with serving(client.app) as url:
+        yield url, client.headers["Authorization"].removeprefix("Bearer ")
 
 
 def test_an_export_pushed_to_another_warehouse_lands_as_the_same_runs_accesses_hierarchy_and_column_lineage(
