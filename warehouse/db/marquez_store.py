@@ -347,19 +347,6 @@ def dataset_keys(conn: psycopg.Connection, refs: Sequence[DataRef]) -> dict[Data
     return {DataRef(namespace, dataset_type, name): key for key, namespace, dataset_type, name in rows}
 
 
-def program_keys(conn: psycopg.Connection, refs: Sequence[ProgramRef]) -> list[ProgramName]:
-    """Programs ``refs`` with their keys (those that exist)."""
-    if not refs:
-        return []
-    rows = conn.execute("""
-        select p.program_key, p.namespace, p.application, p.program_type, p.program
-        from unnest(%s::text[], %s::text[], %s::text[], %s::text[]) as k(namespace, application, program_type, program)
-        join lineage.programs p using (namespace, application, program_type, program)
-        order by p.program_key""", ([r.namespace for r in refs], [r.application for r in refs],
-                                    [r.type for r in refs], [r.name for r in refs])).fetchall()
-    return [ProgramName(*row) for row in rows]
-
-
 def programs_created(conn: psycopg.Connection, refs: Sequence[ProgramRef]) -> dict[ProgramRef, datetime]:
     """When each of programs ``refs`` was first recorded (those that exist)."""
     if not refs:
