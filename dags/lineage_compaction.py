@@ -37,9 +37,10 @@ function. Tasks are idempotent and retry with exponential backoff.
    (`lineage_marts.lineage_changes`: edges and field sources that appeared, or disappeared on
    a day that is over), through the asset alias `lineage_dataset_changes`, each change once;
    skipped when none is due.
-10. **announce_blast_radius**: one asset event per dataset a recent incident's bad writes reached
-   (the bad dataset itself, then downstream up to 5 levels), through the asset alias
-   `lineage_blast_radius`, each (incident, dataset) once; skipped when none is due.
+10. **announce_blast_radius** (beside announce_changes): one asset event per dataset a recent
+   incident's bad writes reached (the bad dataset itself, then downstream up to 5 levels),
+   through the asset alias `lineage_blast_radius`, each (incident, dataset) once; skipped when
+   none is due.
 
 Re-running a run for the same interval is a no-op.
 """
@@ -226,7 +227,12 @@ def lineage_compaction() -> None:
                 raise AirflowSkipException("no incident reached a dataset not announced yet; no asset event emitted")
             for item in affected:
                 named = assets.affected_asset(item.dataset.namespace, item.dataset.type, item.dataset.name)
-                context["outlet_events"][BLAST_RADIUS].add(Asset(name=named.name, uri=named.uri), extra=item.extra())
+                try:
+                    asset = Asset(name=named.name, uri=named.uri)
+                except ValueError as error:  # a name Airflow refuses (too long): said, not retried for ever
+                    log.warning("dataset %s: no asset event (%s)", item.dataset.id[:200], error)
+                    continue
+                context["outlet_events"][BLAST_RADIUS].add(asset, extra=item.extra())
             announced = mark_announced(conn, affected)
             conn.commit()
         log.info("announced %s datasets reached by %s incidents", announced,
@@ -241,7 +247,7 @@ def lineage_compaction() -> None:
     marts = build_marts(compacted, derived, applied, propagated)
     published = publish(compacted, derived, applied, marts)
     compacted >> derived >> applied >> propagated >> checks >> marts >> published
-    published >> notify(compacted, applied) >> announce_changes() >> announce_blast_radius()
+    published >> notify(compacted, applied) >> [announce_changes(), announce_blast_radius()]
 
 
 lineage_compaction()

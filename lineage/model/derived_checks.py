@@ -32,12 +32,16 @@ Check = Callable[[Any], bool]
 _ANNOTATIONS = {"description", "title"}
 
 
+RUNLESS_KINDS = frozenset({"dataset_facets", "metadata_change"})  # a dataset declared without a run
+
+
 def plainly_valid(event: Mapping[str, Any]) -> bool:
     """Whether the derived ``event`` is valid by the checks above (see the module's docstring)."""
     envelope, payloads = _checks()
     check = payloads.get(event["kind"])
     return (check is not None and all(rule(event[key]) for key, rule in envelope.items() if key in event)
-            and "run" in event and _plain_payload(event["kind"], event["payload"], check))
+            and ("run" in event or event["kind"] in RUNLESS_KINDS)
+            and _plain_payload(event["kind"], event["payload"], check))
 
 
 # Payloads found plainly valid, by kind and JSON text: the expansion derives the same field-operations

@@ -289,7 +289,7 @@ def _contains_nul(value: Any) -> bool:
 
 def to_staged_row(event: Mapping[str, Any], source_file: str, line_number: int) -> dict[str, Any]:
     """Flatten a valid event into the staged-event columns (STAGED_COLUMNS)."""
-    run = event["run"]
+    run = event.get("run") or {}  # none: a dataset declared without a run (dataset_facets, metadata_change)
     payload = event["payload"]
     kind = event["kind"]
     moment = parse_time(event["event_time"])
@@ -299,10 +299,10 @@ def to_staged_row(event: Mapping[str, Any], source_file: str, line_number: int) 
         kind=kind,
         event_time_us=_epoch_micros(moment),
         namespace=event["namespace"],
-        application=run["application"],
-        program_type=run["program_type"],
-        program=run["program"],
-        run_id=run["run_id"],
+        application=run.get("application"),
+        program_type=run.get("program_type"),
+        program=run.get("program"),
+        run_id=run.get("run_id"),
         source_file=source_file,
         line_number=line_number,
     )

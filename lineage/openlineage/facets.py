@@ -58,23 +58,27 @@ def failed_assertions(dataset: object) -> list[dict[str, str]]:
     facet or entry (not an object, no assertion name, ``success`` not false) says nothing."""
     if not isinstance(dataset, Mapping):
         return []
-    failed: list[dict[str, str]] = []
+    failed: dict[tuple[str, str], dict[str, str]] = {}
     for side in ("inputFacets", "facets"):
         facets = dataset.get(side)
         facet = facets.get(ASSERTIONS_FACET) if isinstance(facets, Mapping) else None
         assertions = facet.get("assertions") if isinstance(facet, Mapping) else None
         for item in assertions if isinstance(assertions, list) else []:
+            if len(failed) == MAX_ASSERTIONS:
+                return list(failed.values())
             if not isinstance(item, Mapping) or item.get("success") is not False:
                 continue
-            name, column = item.get("assertion"), item.get("column")
-            if not isinstance(name, str) or not _CONTROL.sub("", name).strip():
-                continue
-            entry = {"assertion": _CONTROL.sub(" ", name).strip()[:MAX_ASSERTION_TEXT]}
-            if isinstance(column, str) and _CONTROL.sub("", column).strip():
-                entry["column"] = _CONTROL.sub(" ", column).strip()[:MAX_ASSERTION_TEXT]
-            if entry not in failed:
-                failed.append(entry)
-    return failed[:MAX_ASSERTIONS]
+            name, column = _plain(item.get("assertion")), _plain(item.get("column"))
+            if name is not None:
+                failed.setdefault((name, column or ""), {"assertion": name, **({"column": column} if column else {})})
+    return list(failed.values())
+
+
+def _plain(value: object) -> str | None:
+    """Text without control characters, cut to ``MAX_ASSERTION_TEXT``; None when nothing is left."""
+    if not isinstance(value, str):
+        return None
+    return _CONTROL.sub(" ", value[:MAX_ASSERTION_TEXT * 2]).strip()[:MAX_ASSERTION_TEXT] or None
 
 
 MAPPED_RUN_FACETS = frozenset({PARENT_FACET, WAREHOUSE_RUN_FACET})

@@ -182,6 +182,8 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
     moment = event_time(event)
     derived: list[tuple[str, str, dict[str, str], dict[str, Any]]] = []  # (kind, namespace, run, payload)
     shape = event_shape(event)
+    if shape == "dataset":
+        return _declared_dataset(event, envelope, namespaces)
     if shape != "run":
         return []
     try:
@@ -211,6 +213,24 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
                             producer=envelope.get("producer"))
               for index, (kind, namespace, run, payload) in enumerate(derived)]
     return events + _kept_events(event, envelope, run, namespaces, first_index=len(events))
+
+
+def _declared_dataset(event: dict[str, Any], envelope: Mapping[str, Any], namespaces: NamespaceMap
+                      ) -> list[dict[str, Any]]:
+    """A DatasetEvent's events, without a run: the dataset with its facets and aliases (which
+    create it when new) and its ``schema`` facet as an observed schema (a new version when it
+    differs). A facet too large to keep is dropped (no run carries a warning about it)."""
+    dataset = event["dataset"]
+    ref = _dataset_ref(dataset, namespaces)
+    kept = kept_facets(dataset, MAPPED_DATASET_FACETS, f"dataset {ref['name'][:80]}")
+    declared = {"dataset": ref, "facets": kept.facets, "aliases": aliases(dataset, namespaces)}
+    payloads: list[tuple[str, dict[str, Any]]] = [("dataset_facets", {k: v for k, v in declared.items() if v})]
+    change = schema_change(dataset, namespaces)
+    if change is not None:
+        payloads.append(("metadata_change", change))
+    return [derived_event(kind, envelope["namespace"], {}, payload, event_time=event_time(event),
+                          event_id=f"{envelope['event_id']}.{index}", producer=envelope.get("producer"))
+            for index, (kind, payload) in enumerate(payloads)]
 
 
 def run_id_of(event: Mapping[str, Any]) -> str:

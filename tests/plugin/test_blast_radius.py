@@ -150,8 +150,8 @@ def test_what_the_caller_may_not_read_is_left_out_and_bad_requests_are_refused(a
 def test_a_failed_check_in_an_openlineage_event_marks_the_version_it_read_bad(api: TestClient) -> None:
     incidents = get(api, f"{DS}/report/incidents")
     assert [(item["source"], item["reason"], item["createdBy"]) for item in incidents] == [
-        ("openlineage", "failed checks: not_null (customer_id), unique", "validate_report")]
-    assert incidents[0]["from"] == int((T0 + timedelta(hours=1)).timestamp())  # r-1's write, the version read
+        ("openlineage", "failed checks: not_null (customer_id), unique", "openlineage")]  # the job is not named
+    assert incidents[0]["from"] == int((T0 + timedelta(hours=1, minutes=10)).timestamp())  # r-1's write: the version
     answer = get(api, f"{DS}/report/blast-radius")
     assert [write["run_id"] for write in answer["badWrites"]] == ["r-1"]
     assert [(level["level"], [r["run_id"] for r in level["runs"]]) for level in answer["levels"]] == [
@@ -191,7 +191,7 @@ def test_a_failed_great_expectations_validation_becomes_an_incident_through_the_
     assert "row_count" not in recorded  # it passed
     incidents = get(api, f"{DS}/mailing/incidents")
     assert [(item["source"], item["from"]) for item in incidents] == [
-        ("great_expectations", int((T0 + timedelta(hours=2)).timestamp()))]  # m-1's write: the version checked
+        ("great_expectations", int((T0 + timedelta(hours=2, minutes=10)).timestamp()))]  # m-1's write (its end)
     answer = get(api, f"{DS}/mailing/blast-radius")
     assert ([w["run_id"] for w in answer["badWrites"]], answer["levels"], answer["stillAffected"]) == (
         ["m-1"], [], [{"namespace": "default", "type": "dataset", "name": "mailing"}])

@@ -22,7 +22,7 @@ def test_the_walk_levels_runs_and_datasets_and_remembers_the_bad_versions_each_r
     blast = spread([1], downstream, levels=5, max_runs=100)
     assert blast.levels == {1: 0, 2: 1, 3: 2}
     assert blast.datasets == {BAD: 0, MID: 1, OUT: 2}
-    assert blast.read == {2: {BAD}, 3: {MID}}
+    assert blast.read == {2: {BAD: {1}}, 3: {MID: {2}}}
     assert not blast.truncated
 
 
@@ -41,7 +41,7 @@ def test_fields_are_bad_when_they_come_from_the_bad_dataset_or_a_bad_field_of_a_
              FieldStep(3, MID, "label", OUT, "title", "DIRECT"),  # mid's label was not made bad
              FieldStep(3, SIDE, "email", OUT, "email", "DIRECT"),  # a good read
              FieldStep(1, BAD, "x", BAD, "x", "DIRECT")]  # the bad write itself: level 0, not a reader
-    assert affected_fields(BAD, blast, steps) == {MID: {"total": {"DIRECT"}, "id": {"INDIRECT"}},
+    assert affected_fields(blast, steps) == {MID: {"total": {"DIRECT"}, "id": {"INDIRECT"}},
                                                   OUT: {"body": {"DIRECT", "INDIRECT"}}}
 
 
@@ -52,4 +52,20 @@ def test_a_field_made_bad_at_a_later_level_does_not_reach_back_to_an_earlier_one
     assert blast.levels == {1: 0, 2: 1, 3: 1, 4: 2}
     steps = [FieldStep(4, OUT, "o", MID, "late", "DIRECT"), FieldStep(3, BAD, "b", OUT, "o", "DIRECT"),
              FieldStep(2, MID, "late", OUT, "never", "DIRECT")]  # run 2 did not read a bad mid
-    assert affected_fields(BAD, blast, steps) == {OUT: {"o": {"DIRECT"}}, MID: {"late": {"DIRECT"}}}
+    assert affected_fields(blast, steps) == {OUT: {"o": {"DIRECT"}}, MID: {"late": {"DIRECT"}}}
+
+
+def test_a_run_reached_by_two_paths_sees_the_bad_fields_of_both() -> None:
+    y, x = 2, 3  # both read the bad dataset; x also read what y wrote from it, after y wrote it
+    graph = {1: [RunStep(1, BAD, y), RunStep(1, BAD, x)], y: [RunStep(y, MID, x)], x: [RunStep(x, OUT, None)]}
+    blast = spread([1], lambda runs: [s for run in runs for s in graph.get(run, [])], levels=5, max_runs=100)
+    assert blast.levels == {1: 0, y: 1, x: 1} and blast.read[x] == {BAD: {1}, MID: {y}}
+    steps = [FieldStep(x, MID, "f", OUT, "g", "DIRECT"), FieldStep(y, BAD, "a", MID, "f", "DIRECT"),
+             FieldStep(x, BAD, "b", OUT, "h", "DIRECT"), FieldStep(x, MID, "other", OUT, "k", "DIRECT")]
+    assert affected_fields(blast, steps) == {MID: {"f": {"DIRECT"}}, OUT: {"g": {"DIRECT"}, "h": {"DIRECT"}}}
+
+
+def test_a_dataset_whose_recorded_fields_hold_nothing_bad_lists_none_and_one_without_field_lineage_is_absent() -> None:
+    blast = spread([1], downstream, levels=5, max_runs=100)
+    assert affected_fields(blast, [FieldStep(3, SIDE, "email", OUT, "email", "DIRECT")]) == {OUT: {}}
+    assert affected_fields(blast, []) == {}

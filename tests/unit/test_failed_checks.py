@@ -11,12 +11,11 @@ from lineage.errors import InvalidRequestError
 from warehouse.service.failed_checks import gx_failures
 
 
-def test_a_checkpoint_result_lists_each_validation_s_failed_expectations_once() -> None:
+def test_a_checkpoint_result_lists_its_failed_expectations_once() -> None:
     result = {"success": False, "validation_results": [
         {"success": False, "expectations": [
             {"expectation_type": "expect_column_values_to_not_be_null", "success": False, "kwargs": {"column": "id"}},
-            {"expectation_type": "expect_table_row_count_to_be_between", "success": True, "kwargs": {}}]},
-        {"success": False, "expectations": [
+            {"expectation_type": "expect_table_row_count_to_be_between", "success": True, "kwargs": {}},
             {"expectation_type": "expect_column_values_to_not_be_null", "success": False, "kwargs": {"column": "id"}},
             {"expectation_type": "expect_column_values_to_be_unique\r\n", "success": False, "kwargs": {"column": 7}},
             {"expectation_type": "", "success": False}, {"success": False}, "damaged", None]}]}
@@ -26,6 +25,14 @@ def test_a_checkpoint_result_lists_each_validation_s_failed_expectations_once() 
     assert failures.checked_at is None  # a checkpoint's description has no time
     assert failures.reason() == ("failed checks: expect_column_values_to_not_be_null (id), "
                                  "expect_column_values_to_be_unique")
+
+
+def test_a_checkpoint_of_several_validations_is_refused_and_a_huge_one_is_cut() -> None:
+    one = {"success": False, "expectations": [{"expectation_type": "x", "success": False}]}
+    with pytest.raises(InvalidRequestError, match="2 validations"):
+        gx_failures({"validation_results": [one, one]})
+    many = {"results": [{"success": False, "expectation_config": {"type": f"check_{i}"}} for i in range(50_000)]}
+    assert len(gx_failures(many).checks) == 100
 
 
 def test_a_validation_result_says_when_it_ran() -> None:

@@ -178,12 +178,37 @@ def test_namespaces_map_jobs_and_datasets() -> None:
     assert touched_namespaces(wrap(run_event(), mapping)) == {"etl", "shop", "default"}
 
 
-def test_dataset_and_job_events_are_accepted_and_add_no_run() -> None:
-    dataset_event = {"eventTime": "2026-11-23T10:00:00Z", "producer": "p", "schemaURL": "s",
-                     "dataset": {"namespace": "s3://lake", "name": "x"}}
+def test_a_dataset_event_declares_its_dataset_schema_facets_and_aliases_without_a_run() -> None:
+    dataset_event = {"eventTime": "2026-11-23T10:00:00Z", "producer": "p", "schemaURL": "s", "dataset": {
+        "namespace": "s3://lake", "name": "x", "facets": {
+            "schema": {"fields": [{"name": "id", "type": "integer"}]},
+            "documentation": {"description": "the lake's x"},
+            "symlinks": {"identifiers": [{"namespace": "hive://metastore", "name": "db.x", "type": "TABLE"}]}}}}
+    events = expanded(dataset_event)
+    assert [(e["kind"], "run" in e) for e in events] == [("dataset_facets", False), ("metadata_change", False)]
+    facets, schema = (e["payload"] for e in events)
+    assert facets["dataset"]["name"] == "s3://lake/x" and facets["facets"] == {
+        "documentation": {"description": "the lake's x"}}
+    assert [alias["name"] for alias in facets["aliases"]] == ["hive://metastore/db.x"]
+    assert schema["entity"][-1] == ["dataset", "s3://lake/x"]
+    for event in events:  # the raw format takes them, run-less as they are
+        validate_event(copy.deepcopy(event))
+    bare = expanded({**dataset_event, "dataset": {"namespace": "s3://lake", "name": "y"}})
+    assert [e["kind"] for e in bare] == ["dataset_facets"]  # the dataset alone: it exists once compacted
+
+
+def test_a_job_event_adds_nothing_yet() -> None:
     job_event = {"eventTime": "2026-11-23T10:00:00Z", "producer": "p", "schemaURL": "s",
                  "job": {"namespace": "default", "name": "j"}, "inputs": [], "outputs": []}
-    assert expanded(dataset_event) == [] and expanded(job_event) == []
+    assert expanded(job_event) == []
+
+
+def test_only_dataset_facets_and_metadata_changes_may_come_without_a_run() -> None:
+    event = expanded(run_event())[1]
+    assert event["kind"] == "dataset_access"
+    del event["run"]
+    with pytest.raises(InvalidEventError, match="run"):
+        validate_event(event)
 
 
 def test_a_payload_derived_again_is_checked_once_and_comes_out_the_same() -> None:
@@ -280,3 +305,13 @@ def test_failed_data_quality_checks_ride_with_the_dataset_facets_and_damaged_one
     assert len(failed) == 100  # at most MAX_ASSERTIONS
     assert "failed_assertions" not in facets["postgres://db:5432/shop.public.orders"]["payload"]
     validate_event(facets["s3://lake/customers/2026"])  # the raw format takes it
+
+
+def test_a_huge_assertions_facet_costs_little_and_keeps_the_first_hundred() -> None:
+    from lineage.openlineage.facets import failed_assertions
+
+    checks = [{"assertion": f"check_{i}", "success": False} for i in range(100_000)]
+    failed = failed_assertions({"inputFacets": {"dataQualityAssertions": {"assertions": checks}}})
+    assert [item["assertion"] for item in failed] == [f"check_{i}" for i in range(100)]
+    assert failed_assertions({"facets": {"dataQualityAssertions": {"assertions": [
+        {"assertion": "\x1b[31mred" + "x" * 5000, "success": False}]}}})[0]["assertion"].startswith("[31mred")

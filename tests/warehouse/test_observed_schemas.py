@@ -196,3 +196,41 @@ def test_the_migration_fills_the_changes_of_versions_kept_before_it(warehouse_db
     assert [v.changes is None for v in kept] == [False, False, True]
     assert kept[1].changes is not None and kept[1].changes["retyped"] == [
         {"name": "orders_placed", "before": "int4", "after": "int8"}]
+
+
+def test_a_dataset_event_declares_the_dataset_with_its_schema_facets_and_aliases_and_no_run(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    """The OpenLineage Python client's own DatasetEvent (its serde example), as a catalog or a
+    design-time tool sends one: no run, the dataset's schema, documentation, owners, symlinks."""
+    recorded = json.loads((FIXTURE.parent / "python_client_dataset_event.json").read_text())
+    declared = copy.deepcopy(recorded)
+    declared["eventTime"] = DAY.isoformat()
+    declared["dataset"] = {"namespace": "s3://lake", "name": "sales/orders", "facets": {
+        **recorded["dataset"]["facets"],
+        "documentation": {"_producer": "p", "_schemaURL": "s", "description": "every order, one row each"},
+        "ownership": {"_producer": "p", "_schemaURL": "s", "owners": [{"name": "team:sales", "type": "TEAM"}]},
+        "symlinks": {"_producer": "p", "_schemaURL": "s",
+                     "identifiers": [{"namespace": "hive://metastore", "name": "sales.orders", "type": "TABLE"}]}}}
+    changed = copy.deepcopy(declared)
+    changed["eventTime"] = (DAY + timedelta(days=1)).isoformat()
+    changed["dataset"]["facets"]["schema"]["fields"].append({"name": "c", "type": "int"})
+    settings = settings_for(warehouse_db)
+    observe(warehouse_db, log_root, settings, declared)
+    observe(warehouse_db, log_root, settings, changed)
+    orders = entity([("namespace", "default"), ("dataset", "s3://lake/sales/orders")])
+    with connect(warehouse_db) as conn:
+        kept = schema_store.versions(conn, orders)
+        assert conn.execute("select count(*) from lineage.runs").fetchone() == (0,)  # a declaration is no run
+        facets = dict(conn.execute("""select f.name, f.facet from lineage.dataset_facets f
+                                      join lineage.datasets d using (dataset_key)
+                                      where d.dataset = 's3://lake/sales/orders'""").fetchall())
+        aliases = conn.execute("select alias, alias_type from lineage.dataset_aliases").fetchall()
+    assert quarantined(warehouse_db) == []
+    assert [(v.version, v.source, names(v), v.created_by) for v in kept] == [
+        (2, "observed", ["a", "b", "c"], "declared without a run"),
+        (1, "observed", ["a", "b"], "declared without a run")]
+    assert facets["documentation"]["description"] == "every order, one row each"
+    assert facets["ownership"]["owners"] == [{"name": "team:sales", "type": "TEAM"}]
+    assert "schema" not in facets and "symlinks" not in facets  # kept in forms of their own
+    assert aliases == [("hive://metastore/sales.orders", "TABLE")]

@@ -48,6 +48,9 @@ class ProgramMetadataSummary:
 _APPLY_LOCK = 7_265_405  # arbitrary, constant: one application of program metadata at a time
 
 
+DECLARED = "declared without a run"  # the updater of a change an OpenLineage DatasetEvent made
+
+
 def apply_pending(database_url: str, *, auto_create_namespaces: bool) -> ProgramMetadataSummary:
     """The DAG's ``apply_metadata`` stage: apply the pending metadata changes in ``database_url``."""
     with connect(database_url) as conn:
@@ -77,12 +80,13 @@ def apply_program_metadata(conn: psycopg.Connection, chunk: int = 1000, *,
             break
         for namespace, event_id, event_time, application, program_type, program, run_id, payload in pending:
             with conn.transaction():
-                updater = program_run_entity(namespace, application, program_type, program, run_id)
+                updater = (DECLARED if run_id is None
+                           else program_run_entity(namespace, application, program_type, program, run_id).render())
                 try:
                     with conn.transaction():
                         change = parse_change(payload)
                         _check_namespace(conn, change.entity.namespace, event_time, auto_create_namespaces)
-                        change_id = _apply(conn, change, event_time, updater.render())
+                        change_id = _apply(conn, change, event_time, updater)
                 except (InvalidMetadataChangeError, IncompatibleSchemaError) as exc:
                     _quarantine(conn, namespace, event_id, str(exc), payload)
                     quarantined += 1

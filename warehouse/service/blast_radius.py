@@ -25,7 +25,8 @@ class Blast:
     levels: dict[int, int] = field(default_factory=dict)
     datasets: dict[DataRef, int] = field(default_factory=dict)
     truncated: bool = False
-    read: dict[int, set[DataRef]] = field(default_factory=dict)  # each reached run: the bad versions it read
+    # each reached run: the bad versions it read (dataset -> the runs in the blast that wrote them)
+    read: dict[int, dict[DataRef, set[int]]] = field(default_factory=dict)
 
 
 def spread(origins: Sequence[int], downstream: Callable[[Sequence[int]], list[RunStep]], levels: int,
@@ -47,9 +48,9 @@ def spread(origins: Sequence[int], downstream: Callable[[Sequence[int]], list[Ru
         if len(reached) > room:
             reached, blast.truncated = reached[:max(room, 0)], True
         blast.levels.update(dict.fromkeys(reached, level))
-        for step in steps:
-            if step.to_run is not None and blast.levels.get(step.to_run) == level:
-                blast.read.setdefault(step.to_run, set()).add(step.dataset)
+        for step in steps:  # every bad version a run in the blast read, however it was reached first
+            if step.to_run is not None and step.to_run in blast.levels:
+                blast.read.setdefault(step.to_run, {}).setdefault(step.dataset, set()).add(step.from_run)
         frontier = reached
     return blast
 
@@ -67,25 +68,36 @@ class FieldStep:
     kind: str
 
 
-def affected_fields(origin: DataRef, blast: Blast, steps: Sequence[FieldStep]) -> dict[DataRef, dict[str, set[str]]]:
-    """The fields of the affected datasets that hold what came from the bad writes, each with the
-    kinds it came by: a blast run's edge carries it when its source is a bad version the run read
-    (``Blast.read``) and is the bad dataset itself (every field of it is bad) or a field an
-    earlier level made bad. INDIRECT counts: rows chosen by bad values are bad rows. A dataset
-    whose writers recorded no field lineage is absent (its fields are not known)."""
-    bad: dict[DataRef, dict[str, set[str]]] = {}
-    by_level: dict[int, list[FieldStep]] = {}
-    for step in steps:
-        if blast.levels.get(step.run_key, 0) > 0:
-            by_level.setdefault(blast.levels[step.run_key], []).append(step)
-    for level in sorted(by_level):
-        before = {data: set(fields) for data, fields in bad.items()}
-        for step in by_level[level]:
-            if step.source not in blast.read.get(step.run_key, ()):
+def affected_fields(blast: Blast, steps: Sequence[FieldStep]) -> dict[DataRef, dict[str, set[str]]]:
+    """The fields of the datasets the blast's runs wrote that hold what came from the bad writes,
+    each with the kinds it came by. Everything a bad write's run (level 0) wrote is bad. A run
+    downstream makes its edge's target bad when the edge's source is a bad version the run read
+    (``Blast.read``: written by a run of the blast) and that version's writer made the source
+    field bad (or is a level-0 run). INDIRECT counts: rows chosen by bad values are bad rows.
+    Repeated to a fixpoint, so runs reached by several paths see them all. A dataset whose
+    writers in the blast recorded field lineage is present (with no field when none is bad);
+    one they recorded none for is absent (its fields are not known)."""
+    origins = {run for run, level in blast.levels.items() if level == 0}
+    bad: dict[tuple[int, DataRef], dict[str, set[str]]] = {}  # (writer run, dataset) -> field -> kinds
+    found: dict[DataRef, dict[str, set[str]]] = {}
+    mine = [step for step in steps if blast.levels.get(step.run_key, 0) > 0]
+    for step in mine:
+        found.setdefault(step.target, {})
+
+    def tainted(step: FieldStep) -> bool:
+        writers = blast.read.get(step.run_key, {}).get(step.source, ())
+        return any(writer in origins or step.source_field in bad.get((writer, step.source), {}) for writer in writers)
+
+    changed = True
+    while changed:
+        changed = False
+        for step in mine:
+            if step.kind in bad.get((step.run_key, step.target), {}).get(step.field, ()) or not tainted(step):
                 continue
-            if step.source == origin or step.source_field in before.get(step.source, ()):
-                bad.setdefault(step.target, {}).setdefault(step.field, set()).add(step.kind)
-    return bad
+            bad.setdefault((step.run_key, step.target), {}).setdefault(step.field, set()).add(step.kind)
+            found[step.target].setdefault(step.field, set()).add(step.kind)
+            changed = True
+    return found
 
 
 @dataclass(frozen=True, slots=True)

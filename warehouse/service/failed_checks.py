@@ -4,7 +4,8 @@
 
 Two GX shapes are read: a validation result (``ExpectationSuiteValidationResult.to_json_dict()``
 or ``describe_dict()``: ``results`` or ``expectations``, with ``meta.validation_time``) and a
-checkpoint result's ``describe_dict()`` (``validation_results``, each with ``expectations``).
+checkpoint result's ``describe_dict()`` (``validation_results``, each with ``expectations``) of
+one validation: it does not name the datasets, so one of several is refused.
 """
 
 from __future__ import annotations
@@ -47,8 +48,13 @@ def gx_failures(result: Any) -> FailedChecks:
         raise InvalidRequestError("not a Great Expectations result: no 'results', 'expectations' or "
                                   "'validation_results' list (save ValidationResult.to_json_dict() or "
                                   "CheckpointResult.describe_dict())")
-    failed: list[dict[str, str]] = []
+    if len(validations) > 1:
+        raise InvalidRequestError(f"the result holds {len(validations)} validations, of datasets it does not name: "
+                                  "save the one of this dataset (ValidationResult.to_json_dict())")
+    failed: dict[tuple[str, str], dict[str, str]] = {}
     for expectation in (item for validation in validations for item in _expectations(validation)):
+        if len(failed) == MAX_CHECKS:
+            break
         if not isinstance(expectation, Mapping) or expectation.get("success") is not False:
             continue
         config = expectation.get("expectation_config")
@@ -58,10 +64,8 @@ def gx_failures(result: Any) -> FailedChecks:
             continue
         kwargs = config.get("kwargs")
         column = _text(kwargs.get("column")) if isinstance(kwargs, Mapping) else None
-        entry = {"assertion": name, **({"column": column} if column else {})}
-        if entry not in failed:
-            failed.append(entry)
-    return FailedChecks(failed[:MAX_CHECKS], _checked_at(validations))
+        failed.setdefault((name, column or ""), {"assertion": name, **({"column": column} if column else {})})
+    return FailedChecks(list(failed.values()), _checked_at(validations))
 
 
 def _validations(result: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
@@ -81,7 +85,7 @@ def _expectations(validation: Mapping[str, Any]) -> Iterator[Any]:
 def _text(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
-    cleaned = _CONTROL.sub(" ", value).strip()[:MAX_TEXT]
+    cleaned = _CONTROL.sub(" ", value[:MAX_TEXT * 2]).strip()[:MAX_TEXT]
     return cleaned or None
 
 

@@ -87,7 +87,7 @@ def blast_radius(namespace: Namespace, dataset: str, caller: Caller, conn: Conne
     latest = queries.latest_writes(sorted(blast.datasets, key=lambda data: data.id))
     nodes.update(queries.runs([write.run_key for write in latest.values() if write.run_key not in nodes]))
     origin = DataRef(namespace, "dataset", dataset)
-    fields = affected_fields(origin, blast, queries.field_steps([run for run, level in blast.levels.items() if level]))
+    fields = affected_fields(blast, queries.field_steps([run for run, level in blast.levels.items() if level]))
     return blast_answer(
         origin, [_incident_json(item) for item in incidents], blast, nodes, latest, fields,
         readable_data=lambda data: caller.allows(dataset_entity(data.namespace, data.type, data.name), Privilege.READ),
