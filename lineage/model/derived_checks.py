@@ -32,7 +32,12 @@ Check = Callable[[Any], bool]
 _ANNOTATIONS = {"description", "title"}
 
 
-RUNLESS_KINDS = frozenset({"dataset_facets", "metadata_change"})  # a dataset declared without a run
+def _plain_runless(event: Mapping[str, Any]) -> bool:
+    """A dataset declared without a run: its facets (no failed checks) or its observed schema."""
+    payload = event["payload"]
+    if event["kind"] == "dataset_facets":
+        return "failed_assertions" not in payload
+    return bool(event["kind"] == "metadata_change" and payload.get("operation") == "observe_schema")
 
 
 def plainly_valid(event: Mapping[str, Any]) -> bool:
@@ -40,7 +45,7 @@ def plainly_valid(event: Mapping[str, Any]) -> bool:
     envelope, payloads = _checks()
     check = payloads.get(event["kind"])
     return (check is not None and all(rule(event[key]) for key, rule in envelope.items() if key in event)
-            and ("run" in event or event["kind"] in RUNLESS_KINDS)
+            and ("run" in event or _plain_runless(event))
             and _plain_payload(event["kind"], event["payload"], check))
 
 
@@ -80,8 +85,9 @@ def _checks() -> tuple[dict[str, Check], dict[str, Check]]:
     payloads = {}
     for branch in root["allOf"]:
         kind = branch["if"]["properties"]["kind"].get("const")
-        if kind is not None and kind != "openlineage":
-            payloads[kind] = _compiled(branch["then"]["properties"]["payload"])
+        payload = branch["then"].get("properties", {}).get("payload", {})
+        if kind is not None and kind != "openlineage" and "$ref" in payload:  # the rules on run-less
+            payloads[kind] = _compiled(payload)  # events are ``_plain_runless``'s
     shape = payloads["metadata_change"]
     payloads["metadata_change"] = lambda payload: shape(payload) and _makes_a_change(payload)
     return envelope, payloads

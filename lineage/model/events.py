@@ -80,15 +80,19 @@ def _validators(version: int) -> tuple[Callable[[Any], Any], dict[str, Callable[
     full = schema(version)
     envelope = {key: value for key, value in full.items() if key != "allOf"}
     payloads: dict[str, Callable[[Any], Any]] = {}
-    envelope_rules = [branch for branch in full["allOf"] if "const" not in branch["if"]["properties"]["kind"]]
-    if envelope_rules:  # rules on the envelope itself (v2: every kind but openlineage has a run)
+    def payload_ref(branch: dict[str, Any]) -> str | None:
+        ref = branch["then"].get("properties", {}).get("payload", {}).get("$ref")
+        return None if ref is None else str(ref)
+
+    # rules on the event as a whole (v2: which kinds need a run, what a run-less one may say)
+    envelope_rules = [branch for branch in full["allOf"] if payload_ref(branch) is None]
+    if envelope_rules:
         envelope["allOf"] = envelope_rules
     for branch in full["allOf"]:
-        kind = branch["if"]["properties"]["kind"].get("const")
-        if kind is None:
-            continue
-        ref = branch["then"]["properties"]["payload"]["$ref"]
-        payloads[kind] = fastjsonschema.compile({"definitions": full["definitions"], "$ref": ref})
+        ref = payload_ref(branch)
+        if ref is not None:
+            kind = branch["if"]["properties"]["kind"]["const"]
+            payloads[kind] = fastjsonschema.compile({"definitions": full["definitions"], "$ref": ref})
     return fastjsonschema.compile(envelope), payloads
 
 

@@ -219,7 +219,8 @@ def _declared_dataset(event: dict[str, Any], envelope: Mapping[str, Any], namesp
                       ) -> list[dict[str, Any]]:
     """A DatasetEvent's events, without a run: the dataset with its facets and aliases (which
     create it when new) and its ``schema`` facet as an observed schema (a new version when it
-    differs). A facet too large to keep is dropped (no run carries a warning about it)."""
+    differs). A facet too large to keep is dropped, and facets the raw format refuses as a whole
+    leave the dataset and its schema standing (no run carries a warning about either)."""
     dataset = event["dataset"]
     ref = _dataset_ref(dataset, namespaces)
     kept = kept_facets(dataset, MAPPED_DATASET_FACETS, f"dataset {ref['name'][:80]}")
@@ -228,9 +229,17 @@ def _declared_dataset(event: dict[str, Any], envelope: Mapping[str, Any], namesp
     change = schema_change(dataset, namespaces)
     if change is not None:
         payloads.append(("metadata_change", change))
-    return [derived_event(kind, envelope["namespace"], {}, payload, event_time=event_time(event),
-                          event_id=f"{envelope['event_id']}.{index}", producer=envelope.get("producer"))
-            for index, (kind, payload) in enumerate(payloads)]
+    events = []
+    for index, (kind, payload) in enumerate(payloads):
+        def build(body: dict[str, Any], index: int = index, kind: str = kind) -> dict[str, Any]:
+            return derived_event(kind, envelope["namespace"], {}, body, event_time=event_time(event),
+                                 event_id=f"{envelope['event_id']}.{index}", producer=envelope.get("producer"))
+        try:
+            events.append(build(payload))
+        except InvalidEventError:  # facets the raw format refuses (too many, a bad alias): the rest stands
+            if kind == "dataset_facets":
+                events.append(build({"dataset": ref}))
+    return events
 
 
 def run_id_of(event: Mapping[str, Any]) -> str:
@@ -361,8 +370,8 @@ def schema_change(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> dict[
     if not fields:
         return None
     ref = _dataset_ref(dataset, namespaces)
-    return {"entity": [["namespace", ref["namespace"]], ["dataset", ref["name"]]], "operation": "observe_schema",
-            "schema": {"fields": fields}}
+    return {"entity": [["namespace", ref["namespace"]], [ref.get("type", "dataset"), ref["name"]]],
+            "operation": "observe_schema", "schema": {"fields": fields}}
 
 
 def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:

@@ -17,6 +17,9 @@ from fastapi.testclient import TestClient
 
 from tests.airflow_support import logged_in_client
 from tests.warehouse.test_observed_schemas import DAY, DAYS, TABLE, observe, provider_task_run
+from warehouse.db.connection import connect
+from warehouse.db.grant_store import put_grant
+from warehouse.service.authorization import Privilege
 
 PATH = f"/v3/namespaces/default/datasets/{quote(TABLE, safe='')}"
 
@@ -68,3 +71,16 @@ def test_each_observed_change_is_a_version_and_a_declared_one_is_still_checked(
         "added": [{"name": "note", "type": "text", "nullable": True}], "removed": [],
         "retyped": [], "nullability": [], "reordered": False})
     assert latest["eventTime"] >= history[0]["eventTime"]
+    assert history[0]["updater"].startswith("namespace=default,application=http://airflow-host:8081,")
+
+
+def test_a_reader_of_the_dataset_but_not_of_the_program_sees_the_updater_hidden(
+        warehouse_db: str, log_root: Path, settings_for, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    observe(warehouse_db, log_root, settings_for(warehouse_db), *provider_task_run(0, DAYS[0]))
+    with connect(warehouse_db) as conn:
+        put_grant(conn, "table-reader", f"namespace=default,dataset={TABLE}", "default", Privilege.READ, "test")
+    with logged_in_client(warehouse_db, monkeypatch, username="table-reader", role="viewer") as viewer:
+        listed = viewer.get(f"{PATH}/schemas")
+    assert listed.status_code == 200, listed.text
+    assert [v["updater"] for v in listed.json()["versions"]] == ["hidden"]  # the provider's task run
+    assert "airflow-host" not in listed.text

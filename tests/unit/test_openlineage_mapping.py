@@ -315,3 +315,32 @@ def test_a_huge_assertions_facet_costs_little_and_keeps_the_first_hundred() -> N
     assert [item["assertion"] for item in failed] == [f"check_{i}" for i in range(100)]
     assert failed_assertions({"facets": {"dataQualityAssertions": {"assertions": [
         {"assertion": "\x1b[31mred" + "x" * 5000, "success": False}]}}})[0]["assertion"].startswith("[31mred")
+
+
+def test_a_run_less_event_may_only_declare_a_dataset() -> None:
+    schema_change = {"entity": [["namespace", "default"], ["dataset", "x"]], "operation": "observe_schema",
+                     "schema": {"fields": [{"name": "a", "type": "int"}]}}
+    base = {"schema_version": 2, "event_id": "e-1", "event_time": "2026-11-23T10:00:00Z", "namespace": "default"}
+    validate_event({**base, "kind": "metadata_change", "payload": schema_change})
+    with pytest.raises(InvalidEventError):  # anything else a metadata change does needs a run
+        validate_event({**base, "kind": "metadata_change", "payload": {**schema_change, "operation": "remove_all"}})
+    facets = {"dataset": {"name": "x"}, "failed_assertions": [{"assertion": "not_null"}]}
+    with pytest.raises(InvalidEventError):  # failed checks are a run's
+        validate_event({**base, "kind": "dataset_facets", "payload": facets})
+    validate_event({**base, "kind": "dataset_facets", "payload": {"dataset": {"name": "x"}}})
+
+
+def test_a_dataset_event_whose_facets_the_raw_format_refuses_keeps_the_dataset_and_its_schema() -> None:
+    facets = {f"custom_{i}": {"v": i} for i in range(1001)}
+    event = {"eventTime": "2026-11-23T10:00:00Z", "producer": "p", "schemaURL": "s", "dataset": {
+        "namespace": "s3://lake", "name": "x", "facets": {**facets, "schema": {"fields": [{"name": "id"}]}}}}
+    events = expanded(event)
+    assert [(e["kind"], sorted(e["payload"])) for e in events] == [
+        ("dataset_facets", ["dataset"]), ("metadata_change", ["entity", "operation", "schema"])]
+
+
+def test_a_stream_declared_by_a_dataset_event_gets_its_schema_on_the_stream() -> None:
+    event = {"eventTime": "2026-11-23T10:00:00Z", "producer": "p", "schemaURL": "s", "dataset": {
+        "namespace": "lineage://default/streams", "name": "clicks", "facets": {"schema": {"fields": [{"name": "id"}]}}}}
+    change = next(e for e in expanded(event) if e["kind"] == "metadata_change")
+    assert change["payload"]["entity"] == [["namespace", "default"], ["stream", "clicks"]]

@@ -81,7 +81,8 @@ def schema_versions(namespace: Namespace, dataset: str, caller: Caller, conn: Co
         _require_known(conn, namespace, dataset)
     return SchemaVersions(dataset=dataset, versions=[
         SchemaVersion(version=row.version, schema=SchemaBody.model_validate(row.schema),
-                      time=epoch_seconds(row.created_at), updater=row.created_by, source=row.source,
+                      time=epoch_seconds(row.created_at), updater=caller.shown_updater(row.created_by),
+                      source=row.source,
                       eventTime=epoch_seconds(row.event_time),
                       changes=SchemaChanges.model_validate(row.changes) if row.changes is not None else None)
         for row in kept])
