@@ -140,3 +140,37 @@ def test_migration_0033_derives_again_the_sets_naming_a_described_identity_step(
     assert backfill_edges(conn) == 1
     assert conn.execute("select source_field, field, subtype, operations from lineage.field_edges "
                         "where set_fingerprint = %s", (described,)).fetchall() == [("a", "b", "IDENTITY", ["parse"])]
+
+
+WRITE_LESS = {"destination": {"name": "contacts"}, "destination_fields": ["email_out"], "operations": [  # CDAP's shape
+    {"name": "read", "inputs": [{"source": {"name": "crm"}}], "outputs": ["email"]},
+    {"name": "lower", "inputs": [{"field": "email"}], "outputs": ["email_out"]}]}
+
+
+def test_migration_0037_gives_write_less_sets_the_edges_the_0031_backfill_lost(conn: psycopg.Connection) -> None:
+    """An upgraded warehouse: a set of a record without writes (its destination fields listed),
+    with its path stored and no edges (what migration 0031's backfill left), and one with edges."""
+    checked = normalize(WRITE_LESS, "default")
+    kept = normalize(RECORD, "default")
+    for record, name in ((checked, "contacts"), (kept, "orders")):
+        conn.execute(
+            """insert into lineage.field_operation_sets (fingerprint, destination_namespace, destination_type,
+                   destination, operations, descriptions, described_at, derived_with)
+               values (%s, 'default', 'dataset', %s, %s, '{}', now(), %s)""",
+            (record.fingerprint, name, orjson.dumps([op.identity() for op in record.operations]).decode(),
+             DERIVATION))
+        for path in field_paths(record):
+            conn.execute("""insert into lineage.field_paths (set_fingerprint, field, path_fingerprint, path)
+                            values (%s, %s, %s, %s)""",
+                         (record.fingerprint, path.field, path.fingerprint, orjson.dumps(path.to_dict()).decode()))
+    conn.execute("""insert into lineage.field_edges (set_fingerprint, source_namespace, source_type, source,
+                        source_field, field, kind, subtype, masking, operations, field_key, field_details, dataset_key)
+                    values (%s, 'default', 'dataset', 'raw', 'amount', 'amount', 'DIRECT', 'IDENTITY', false, '{}',
+                            'k', '[]', 'd')""", (kept.fingerprint,))
+    conn.execute((MIGRATIONS_DIR / "0037_write_less_sets_edges.sql").read_text())
+    assert dict(conn.execute("select destination, derived_with from lineage.field_operation_sets").fetchall()) == {
+        "contacts": 2, "orders": DERIVATION}
+    assert backfill_edges(conn) == 1
+    assert conn.execute("select source, source_field, field, operations from lineage.field_edges "
+                        "where set_fingerprint = %s", (checked.fingerprint,)).fetchall() == [
+        (edge["name"], edge["field"], edge["to"], edge["operations"]) for edge in field_edges(checked)] != []

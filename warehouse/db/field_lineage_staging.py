@@ -276,11 +276,15 @@ def backfill_edges(conn: psycopg.Connection, batch: int = 500) -> int:
     them derived by this derivation; in the open transaction. The number of sets backfilled."""
     done = 0
     while rows := conn.execute(
-            """select fingerprint, destination_namespace, destination_type, destination, operations
-               from lineage.field_operation_sets where derived_with = 2 order by fingerprint limit %s""",
+            """select s.fingerprint, s.destination_namespace, s.destination_type, s.destination, s.operations,
+                      array(select p.field from lineage.field_paths p where p.set_fingerprint = s.fingerprint
+                            order by p.field)
+               from lineage.field_operation_sets s where s.derived_with = 2 order by s.fingerprint limit %s""",
             (batch,)).fetchall():
-        for fingerprint, namespace, dataset_type, name, operations in rows:
+        for fingerprint, namespace, dataset_type, name, operations, destination_fields in rows:
             record = stored_record({"namespace": namespace, "type": dataset_type, "name": name}, operations)
+            # a record without writes (CDAP's shape) names its destination fields itself: the set's paths do
+            record["destination_fields"] = destination_fields
             try:
                 edges = field_edges(normalize(record, namespace))
             except InvalidFieldOperationsError:  # stored by an older rule this one refuses: no edges
