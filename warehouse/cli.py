@@ -7,7 +7,9 @@
     lineage quarantine list [--batch B] [--file F] [--reason R] | show ID | replay [...] [--dry-run]
     lineage quality status | check | acknowledge BATCH --reason TEXT
     lineage incidents list NS DATASET | from-gx RESULT.json NS DATASET [--at T]
-                                             a dataset's incidents; one from a failed GX validation
+                      | blast-radius NS DATASET [--levels 5] [--since T] [--json]
+                                             a dataset's incidents; one from a failed GX validation;
+                                             what its bad writes reached
     lineage status                           last batches, lag, files waiting, what blocks the marts
     lineage diff NS DATASET [--since 1d] [--base-since ...] [--field F] [--changed] [--json]
                                              what changed in a dataset's (or a field's) lineage
@@ -34,6 +36,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lineage.errors import LineageError
+from lineage.ids import DataRef
 from lineage.settings import Settings
 
 if TYPE_CHECKING:
@@ -49,7 +52,8 @@ quality_app = typer.Typer(help="The quality gate: status, check, acknowledge.", 
 app.add_typer(namespaces_app, name="namespaces")
 app.add_typer(grants_app, name="grants")
 app.add_typer(quarantine_app, name="quarantine")
-incidents_app = typer.Typer(help="Incidents (a dataset's bad writes): list, from-gx.", no_args_is_help=True)
+incidents_app = typer.Typer(help="Incidents (a dataset's bad writes): list, from-gx, blast-radius.",
+                            no_args_is_help=True)
 app.add_typer(quality_app, name="quality")
 app.add_typer(incidents_app, name="incidents")
 # What the warehouse holds is printed literally: no rich markup (``[link=...]``, ``[/]``) and no
@@ -340,6 +344,54 @@ def incidents_from_gx(
                                                "great_expectations", CLI_USER)
     out.print(_table(_INCIDENT_COLUMNS, [_incident_row(incident)]))
     out.print(f"blast radius: GET /lineage/api/v3/namespaces/{namespace}/datasets/{dataset}/blast-radius")
+
+
+@incidents_app.command("blast-radius")
+def incidents_blast_radius(
+        namespace: str, dataset: str,
+        levels: Annotated[int, typer.Option(help="runs away, 1-100")] = 5,
+        since: Annotated[str | None, typer.Option(help="only the bad writes at or after this time (1d, 6h, epoch "
+                                                       "seconds or now-<n><s|m|h|d>)")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="the API's answer, as JSON")] = False,
+) -> None:
+    """What a dataset's bad writes (its incidents' ranges) reached, level by level, and which of
+    the datasets they reached hold good data again (the API's blast-radius, as an operator sees
+    it: everything)."""
+    import orjson
+
+    from lineage.limits import check_levels
+    from warehouse.db import blast_radius_store, incident_store
+    from warehouse.service.blast_radius import blast_answer, incident_ranges
+    from warehouse.service.timespec import parse_timespec
+
+    check_levels(levels)
+    floor = None if since is None else parse_timespec(_timespec(since), name="--since")
+    with _connect() as conn:
+        key = incident_store.dataset_keys(conn, [(namespace, "dataset", dataset)]).get((namespace, "dataset", dataset))
+        if key is None:
+            raise _fail(f"dataset {dataset!r} not found in namespace {namespace!r}")
+        incidents = incident_store.incidents_of(conn, namespace, "dataset", dataset)
+        if not incidents:
+            raise _fail(f"dataset {dataset!r} has no incident: record one first (POST .../incidents, or "
+                        "lineage incidents from-gx)")
+        found = blast_radius_store.reached(
+            conn, key, incident_ranges([(item.bad_from, item.bad_until) for item in incidents], floor), levels)
+    answer = blast_answer(DataRef(namespace, "dataset", dataset), [], found.blast, found.nodes, found.latest,
+                          found.fields, readable_data=lambda _: True, readable_run=lambda _: True)
+    if as_json:
+        out.print(orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode(), soft_wrap=True)
+        return
+    out.print(_table(_INCIDENT_COLUMNS, [_incident_row(item) for item in incidents]))
+    rows = [[0, ", ".join(run["run_id"] for run in answer["badWrites"]), dataset, ""]]
+    for level in answer["levels"]:
+        for data in level["datasets"] or [{"name": "", "fields": None}]:
+            fields = data.get("fields")
+            rows.append([level["level"], ", ".join(run["run_id"] for run in level["runs"]), data["name"],
+                         "not recorded" if fields is None else ", ".join(f["name"] for f in fields)])
+    out.print(_table(["level", "runs", "dataset", "fields holding bad data"], rows))
+    out.print(f"recovered (rewritten since from good data): {', '.join(d['name'] for d in answer['recovered']) or '-'}")
+    out.print(f"still affected: {', '.join(d['name'] for d in answer['stillAffected']) or '-'}"
+              + (" (cut: more levels or runs lie beyond)" if answer["truncated"] else ""))
 
 
 @app.command()

@@ -159,6 +159,28 @@ def test_a_failed_check_in_an_openlineage_event_marks_the_version_it_read_bad(ap
     assert [d["name"] for d in answer["recovered"]] == ["report"]  # r-2 rewrote it
 
 
+def lineage_cli(url: str, *args: str, code: int = 0) -> str:
+    """The ``lineage`` command as an operator runs it, on the module's warehouse."""
+    done = subprocess.run([LINEAGE, *args], env={**os.environ, "LINEAGE_DATABASE_URL": url, "COLUMNS": "250"},
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == code, (args, done.stdout, done.stderr)
+    return done.stdout + done.stderr
+
+
+def test_the_cli_shows_the_blast_radius_as_the_api_answers_it(api: TestClient) -> None:
+    url = api.extra["url"]  # type: ignore[attr-defined]
+    answer = orjson.loads(lineage_cli(url, "incidents", "blast-radius", "default", "report", "--json"))
+    shown = ("badWrites", "levels", "recovered", "stillAffected")
+    assert {key: answer[key] for key in shown} == {key: get(api, f"{DS}/report/blast-radius")[key] for key in shown}
+    table = lineage_cli(url, "incidents", "blast-radius", "default", "report")
+    assert "mailing" in table and "body" in table and "recovered (rewritten since from good data): report" in table
+    assert "still affected: mailing" in table
+    assert "levels must be between 1 and 100" in lineage_cli(url, "incidents", "blast-radius", "default", "report",
+                                                      "--levels", "0", code=1)
+    assert "has no incident" in lineage_cli(url, "incidents", "blast-radius", "default", "contacts", code=1)
+    assert "not found" in lineage_cli(url, "incidents", "blast-radius", "default", "nothing", code=1)
+
+
 def test_a_failed_great_expectations_validation_becomes_an_incident_through_the_cli(
         api: TestClient, tmp_path: Path) -> None:
     import great_expectations as gx
@@ -180,10 +202,7 @@ def test_a_failed_great_expectations_validation_becomes_an_incident_through_the_
     url = api.extra["url"]  # type: ignore[attr-defined]
 
     def cli(*args: str, code: int = 0) -> str:
-        done = subprocess.run([LINEAGE, *args], env={**os.environ, "LINEAGE_DATABASE_URL": url, "COLUMNS": "250"},
-                              capture_output=True, text=True, timeout=120, check=False)
-        assert done.returncode == code, (args, done.stdout, done.stderr)
-        return done.stdout + done.stderr
+        return lineage_cli(url, *args, code=code)
 
     checked = int((T0 + timedelta(hours=2, minutes=30)).timestamp())  # after m-1 wrote mailing
     recorded = cli("incidents", "from-gx", str(tmp_path / "failed.json"), "default", "mailing", "--at", str(checked))

@@ -17,10 +17,7 @@ from typing import Any
 import psycopg
 
 from lineage.ids import DataRef
-from lineage.limits import limits
-from warehouse.db import incident_store
-from warehouse.db.run_lineage_store import RunLineageQueries
-from warehouse.service.blast_radius import spread
+from warehouse.db import blast_radius_store, incident_store
 from warehouse.service.timespec import epoch_seconds
 
 LOOKBACK_DAYS = 7
@@ -49,7 +46,6 @@ class Affected:
 
 def due(conn: psycopg.Connection, now: datetime) -> list[Affected]:
     """The datasets recent incidents reached that were not announced yet, by incident and level."""
-    queries = RunLineageQueries(conn)
     found: list[Affected] = []
     for incident in incident_store.recent(conn, now - timedelta(days=LOOKBACK_DAYS)):
         key = incident_store.dataset_keys(conn, [(incident.namespace, incident.dataset_type, incident.dataset)]).get(
@@ -57,11 +53,11 @@ def due(conn: psycopg.Connection, now: datetime) -> list[Affected]:
         if key is None:
             continue
         announced = incident_store.announced(conn, incident.incident_id)
-        blast = spread(queries.writes_in(key, [(incident.bad_from, incident.bad_until)]), queries.downstream, LEVELS,
-                       limits().run_lineage_runs)
+        walked = blast_radius_store.reached(conn, key, [(incident.bad_from, incident.bad_until)], LEVELS,
+                                            details=False)
+        blast, latest = walked.blast, walked.latest
         fresh = sorted(((data, level) for data, level in blast.datasets.items() if data not in announced),
                        key=lambda item: (item[1], item[0].id))
-        latest = queries.latest_writes([data for data, _ in fresh])
         found += [Affected(incident, data, level, data not in latest or latest[data].run_key in blast.levels)
                   for data, level in fresh]
     return found

@@ -100,6 +100,12 @@ def affected_fields(blast: Blast, steps: Sequence[FieldStep]) -> dict[DataRef, d
     return found
 
 
+def incident_ranges(ranges: Sequence[tuple[datetime, datetime]], since: datetime | None
+                    ) -> list[tuple[datetime, datetime]]:
+    """The incidents' ranges of bad writes, without what lies before ``since``."""
+    return [(start if since is None else max(start, since), end) for start, end in ranges]
+
+
 @dataclass(frozen=True, slots=True)
 class LatestWrite:
     run_key: int

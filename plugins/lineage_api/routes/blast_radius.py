@@ -9,15 +9,14 @@ from fastapi import APIRouter, Query
 
 from lineage.errors import InvalidRequestError, NotFoundError
 from lineage.ids import DataRef
-from lineage.limits import check_levels, limits
+from lineage.limits import check_levels
 from lineage.model.metadata_entity import dataset_entity, program_entity
 from lineage_api.deps import Caller, Connection, Namespace
 from lineage_api.http_errors import answers
 from lineage_api.models.blast_radius import BlastRadius, IncidentBody, IncidentRequest
-from warehouse.db import incident_store
-from warehouse.db.run_lineage_store import RunLineageQueries
+from warehouse.db import blast_radius_store, incident_store
 from warehouse.service.authorization import Privilege
-from warehouse.service.blast_radius import affected_fields, blast_answer, spread
+from warehouse.service.blast_radius import blast_answer, incident_ranges
 from warehouse.service.timespec import epoch_seconds, parse_timespec, parse_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
@@ -79,17 +78,11 @@ def blast_radius(namespace: Namespace, dataset: str, caller: Caller, conn: Conne
     if not incidents:
         raise NotFoundError(f"dataset {dataset!r} has no incident: mark its bad writes first "
                             "(POST .../incidents with from, until and reason)")
-    queries = RunLineageQueries(conn)
-    ranges = [(item.bad_from if floor is None else max(item.bad_from, floor), item.bad_until) for item in incidents]
-    bad = queries.writes_in(key, [(start, end) for start, end in ranges if start < end])
-    blast = spread(bad, queries.downstream, levels, limits().run_lineage_runs)
-    nodes = queries.runs(sorted(blast.levels))
-    latest = queries.latest_writes(sorted(blast.datasets, key=lambda data: data.id))
-    nodes.update(queries.runs([write.run_key for write in latest.values() if write.run_key not in nodes]))
-    origin = DataRef(namespace, "dataset", dataset)
-    fields = affected_fields(blast, queries.field_steps([run for run, level in blast.levels.items() if level]))
+    ranges = incident_ranges([(item.bad_from, item.bad_until) for item in incidents], floor)
+    found = blast_radius_store.reached(conn, key, ranges, levels)
     return blast_answer(
-        origin, [_incident_json(item) for item in incidents], blast, nodes, latest, fields,
+        DataRef(namespace, "dataset", dataset), [_incident_json(item) for item in incidents], found.blast,
+        found.nodes, found.latest, found.fields,
         readable_data=lambda data: caller.allows(dataset_entity(data.namespace, data.type, data.name), Privilege.READ),
         readable_run=lambda node: caller.allows(program_entity(node.run.program.namespace, node.run.program.application,
                                                                node.run.program.type, node.run.program.name),
