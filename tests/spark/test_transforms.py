@@ -44,3 +44,17 @@ def test_parse_handles_many_files_and_empty_ones(spark) -> None:  # type: ignore
     parsed = parse_log_lines(files, 1_048_576)
     assert parsed.count() == 30
     assert parsed.where(F.col("reason").isNotNull()).count() == 0
+
+
+def test_a_dataset_event_parses_on_executors_into_run_less_rows(spark) -> None:  # type: ignore[no-untyped-def]
+    """An OpenLineage DatasetEvent, wrapped as the endpoint wraps it: Spark's parse expands it
+    into the dataset's facets and its observed schema, with no run."""
+    from lineage.naming.identity import NO_MAPPING
+    from lineage.openlineage.mapping import wrap
+
+    declared = wrap({"eventTime": "2026-11-21T05:00:00Z", "producer": "p", "schemaURL": "s", "dataset": {
+        "namespace": "s3://lake", "name": "orders", "facets": {"schema": {"fields": [{"name": "id"}]}}}}, NO_MAPPING)
+    files = spark.createDataFrame([("file:/logs/a.jsonl", json.dumps(declared) + "\n")], ["file_path", "value"])
+    rows = parse_log_lines(files, 1_048_576).orderBy("event_id").collect()
+    assert [(row["kind"], row["dataset"], row["run_id"], row["application"], row["reason"]) for row in rows] == [
+        ("dataset_facets", "s3://lake/orders", None, None, None), ("metadata_change", None, None, None, None)]
