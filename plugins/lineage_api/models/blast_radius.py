@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import ConfigDict, Field
 
 from lineage_api.models.base import Body
@@ -32,17 +30,57 @@ class IncidentBody(Body):
     createdAt: int
 
 
+class BlastRun(Body):
+    """A run of the blast (or one that rewrote an affected dataset since)."""
+
+    id: str
+    namespace: str
+    application: str
+    type: str
+    program: str
+    run_id: str
+    status: str
+    started_at: int | None
+    stopped_at: int | None
+
+
+class BlastDataRef(Body):
+    namespace: str
+    type: str
+    name: str
+
+
+class AffectedField(Body):
+    name: str
+    kinds: list[str] = Field(description="how it came from the bad writes: DIRECT (a value), INDIRECT (a row choice)")
+
+
+class AffectedDataset(BlastDataRef):
+    fields: list[AffectedField] | None = Field(
+        description="its fields that hold what came from the bad writes; null: its writers recorded no field lineage")
+
+
+class BlastLevel(Body):
+    level: int
+    runs: list[BlastRun] = Field(description="the runs that read what the level before wrote")
+    datasets: list[AffectedDataset] = Field(description="the datasets they wrote")
+
+
+class RecoveredDataset(BlastDataRef):
+    rewrittenAt: int | None
+    by: BlastRun | None = Field(description="the run outside the blast that rewrote it (null: one you may not read)")
+
+
 class BlastRadius(Body):
     """The runs downstream of the bad writes, level by level, the datasets they wrote, and which
     of those were rewritten since by a run outside the blast."""
 
-    dataset: dict[str, str]
+    dataset: BlastDataRef
     incidents: list[IncidentBody]
-    badWrites: list[dict[str, Any]]
-    levels: list[dict[str, Any]] = Field(description="each level: the runs that read what the level before wrote, "
-                                                     "and the datasets they wrote, each with its fields that hold "
-                                                     "what came from the bad writes (null: no field lineage recorded)")
-    recovered: list[dict[str, Any]] = Field(description="affected datasets rewritten since by a run outside the blast")
-    stillAffected: list[dict[str, str]]
+    badWrites: list[BlastRun]
+    levels: list[BlastLevel]
+    recovered: list[RecoveredDataset] = Field(
+        description="affected datasets rewritten since by a run outside the blast")
+    stillAffected: list[BlastDataRef]
     truncated: bool
     hidden: int = Field(description="runs and datasets you may not read, left out")
