@@ -52,6 +52,8 @@ def entity_links(subject: MetadataEntity) -> dict[str, str]:
         if subject.type == "dataset":
             links["fields"] = f"{path}/lineage/fields"
             links["schemas"] = f"{path}/schemas"
+            links["incidents"] = f"{path}/incidents"
+            links["blastRadius"] = f"{path}/blast-radius"
     elif subject.type == "namespace":
         links["search"] = f"{_namespace_path(name)}/metadata/search"
         links["suggest"] = f"{_namespace_path(name)}/metadata/suggest"

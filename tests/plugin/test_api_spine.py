@@ -221,7 +221,9 @@ def test_answers_carry_the_links_pages_follow(api: TestClient) -> None:
                        "lineageDiff": "v3/namespaces/default/datasets/orders/lineage/diff",
                        "lineagePage": "ui/lineage?ns=default&type=dataset&name=orders",
                        "fields": "v3/namespaces/default/datasets/orders/lineage/fields",
-                       "schemas": "v3/namespaces/default/datasets/orders/schemas"}
+                       "schemas": "v3/namespaces/default/datasets/orders/schemas",
+                       "incidents": "v3/namespaces/default/datasets/orders/incidents",
+                       "blastRadius": "v3/namespaces/default/datasets/orders/blast-radius"}
     run = api.get("/v3/namespaces/default/apps/Shop/spark/Load/runs/r1/metadata").json()["links"]
     assert run == {**metadata_links("v3/namespaces/default/apps/Shop/spark/Load/runs/r1"),
                    "page": "ui/run?ns=default&target=apps%2FShop%2Fspark%2FLoad%2Fruns%2Fr1",
