@@ -426,3 +426,28 @@ def test_where_pii_goes_shows_the_fields_carrying_it_the_stops_and_a_csv(page: A
     assert download.status_code == 200 and download.text.splitlines()[0].startswith("tag,status,namespace")
     assert sum(line.startswith("PII,stopped,") for line in download.text.splitlines()) == 2
     shoot(page, "tag-map")
+
+
+def test_a_datasets_page_shows_its_incidents_and_what_their_bad_writes_reached(page: Any, site: dict[str, str]) -> None:
+    incident = httpx.post(f"{site['base']}/lineage/v3/namespaces/default/datasets/purchases/incidents",
+                          json={"from": str(int((AT - timedelta(minutes=1)).timestamp())),
+                                "until": str(int((AT + timedelta(minutes=30)).timestamp())),
+                                "reason": "<b>prices</b> in cents"},
+                          headers={"Authorization": f"Bearer {site['token']}"}, timeout=10)
+    assert incident.status_code == 201, incident.text
+    page.goto("/lineage/ui/entity?ns=default&target=datasets/purchases")
+    section = page.locator("#incidents")
+    section.locator("#blast-radius").wait_for()
+    assert section.locator("table.incidents td.value").inner_text() == "<b>prices</b> in cents"  # text, not markup
+    assert section.locator("main b, #incidents b").count() == 0
+    first = section.locator("table.blast tbody tr").first.inner_text()
+    assert "flow-1" in first and "purchases" in first  # the bad write, level 0
+    answer = api(site, "v3/namespaces/default/datasets/purchases/blast-radius")
+    assert section.locator("table.blast tbody tr").count() == 1 + sum(
+        max(1, len(level["datasets"])) for level in answer["levels"])  # a row per level's dataset, as answered
+    assert page.locator("#still-affected").inner_text() == "Still affected: " + (
+        ", ".join(d["name"] for d in answer["stillAffected"]) or "none")
+    shoot(page, "incidents")
+    page.goto("/lineage/ui/entity?ns=default&target=datasets/history")
+    page.locator("#incidents").wait_for()
+    assert page.locator("#incidents").inner_text().split() == ["Incidents", "none"]

@@ -96,6 +96,39 @@ async function schemaVersionsSection(body) {
         el("td", {}, el("ul", {class: "changes"}, ...schemaChanges(v.changes))))))));
 }
 
+// A dataset's incidents (its writes marked bad: by a person, or a failed OpenLineage or GX check)
+// and, when it has one, what they reached: the bad writes, each level's runs and the datasets they
+// wrote with the fields holding what came from the bad writes, and which hold good data again.
+async function incidentsSection(body) {
+  if (!body.links.incidents) return null;
+  const incidents = await api(body.links.incidents).catch(() => []);
+  if (!incidents.length) return el("section", {id: "incidents"}, el("h2", {}, "Incidents"), el("p", {class: "muted"}, "none"));
+  const blast = await api(body.links.blastRadius).catch(() => null);
+  const runIds = (runs) => runs.map((run) => run.run_id).join(", ") || "—";
+  const rows = blast ? [
+    el("tr", {}, el("td", {}, "0"), el("td", {}, runIds(blast.badWrites)), el("td", {}, blast.dataset.name), el("td", {}, "all")),
+    ...blast.levels.flatMap((level) => (level.datasets.length ? level.datasets : [null]).map((data) => el("tr", {},
+      el("td", {}, String(level.level)), el("td", {}, runIds(level.runs)), el("td", {}, data ? data.name : "—"),
+      el("td", {}, !data ? "" : data.fields === null ? "not recorded" : data.fields.map((f) => f.name).join(", ") || "none")))),
+  ] : [];
+  const names = (items) => items.map((item) => item.name).join(", ") || "none";
+  return el("section", {id: "incidents"}, el("h2", {}, `Incidents (${incidents.length})`),
+    el("table", {class: "incidents"},
+      el("thead", {}, el("tr", {}, ...["bad from", "until", "source", "reason"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, ...incidents.slice(-20).reverse().map((item) => el("tr", {},
+        el("td", {}, when(item.from)), el("td", {}, when(item.until)), el("td", {}, item.source),
+        el("td", {class: "value"}, item.reason))))),
+    blast ? el("div", {id: "blast-radius"}, el("h3", {}, "Blast radius"),
+      el("table", {class: "blast"},
+        el("thead", {}, el("tr", {}, ...["level", "runs", "dataset", "fields holding bad data"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, ...rows)),
+      el("p", {id: "still-affected"}, "Still affected: ", names(blast.stillAffected)),
+      el("p", {id: "recovered"}, "Rewritten since from good data: ", names(blast.recovered)),
+      blast.truncated ? el("p", {class: "muted"}, "cut: more levels or runs lie beyond") : null,
+      blast.hidden ? el("p", {class: "muted"}, `${blast.hidden} runs or datasets you may not read are left out`) : null)
+      : null);
+}
+
 window.PAGES.entity = async function (main) {
   const version = param("version");
   const links = await linksOf(pageEntity());
@@ -112,6 +145,7 @@ window.PAGES.entity = async function (main) {
       el("div", {class: "scopes"}, ...metadataTables(body, load)),
       await schemaSection(body) || "",
       await schemaVersionsSection(body) || "",
+      await incidentsSection(body) || "",
       el("section", {id: "history"}, el("h2", {}, "Recent changes"),
         el("ul", {}, ...changes.changes.slice(-10).reverse().map((c) => el("li", {},
           `${when(c.time)} ${c.scope} by ${c.updater}: +${JSON.stringify(c.additions)} −${JSON.stringify(c.deletions)}`)))));
