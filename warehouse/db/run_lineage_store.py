@@ -141,8 +141,10 @@ _DOWNSTREAM = f"""
         join lineage.runs r on {_LONG_OR_RUNNING.format(run="r", day=_DAY)}
              and r.run_at >= nexts.written and r.run_at < coalesce(nexts.replaced, 'infinity'::timestamptz)
         where r.run_key <> nexts.run_key
-          and exists (select 1 from lineage.dataset_accesses ra where ra.dataset_key = nexts.dataset_key
-                      and ra.run_key = r.run_key and ra.access in {_READS})
+          -- a subquery per candidate (few), not a semi-join, which PostgreSQL plans as a hash of
+          -- every read access of the warehouse once the frontier holds a few dozen runs
+          and (select true from lineage.dataset_accesses ra where ra.dataset_key = nexts.dataset_key
+               and ra.run_key = r.run_key and ra.access in {_READS} limit 1)
     )
     select nexts.run_key as from_run, nexts.dataset_key, readers.reader as to_run
     from nexts left join readers using (run_key, dataset_key)
