@@ -361,7 +361,7 @@ def incidents_blast_radius(
 
     from lineage.limits import check_levels
     from warehouse.db import blast_radius_store, incident_store
-    from warehouse.service.blast_radius import blast_answer, incident_ranges
+    from warehouse.service.blast_radius import blast_answer, incident_json, incident_ranges
     from warehouse.service.timespec import parse_timespec
 
     check_levels(levels)
@@ -376,15 +376,16 @@ def incidents_blast_radius(
                         "lineage incidents from-gx)")
         found = blast_radius_store.reached(
             conn, key, incident_ranges([(item.bad_from, item.bad_until) for item in incidents], floor), levels)
-    answer = blast_answer(DataRef(namespace, "dataset", dataset), [], found.blast, found.nodes, found.latest,
-                          found.fields, readable_data=lambda _: True, readable_run=lambda _: True)
+    answer = blast_answer(DataRef(namespace, "dataset", dataset), [incident_json(item) for item in incidents],
+                          found.blast, found.nodes, found.latest, found.fields, readable_data=lambda _: True,
+                          readable_run=lambda _: True)
     if as_json:
         out.print(orjson.dumps(answer, option=orjson.OPT_INDENT_2).decode(), soft_wrap=True)
         return
     out.print(_table(_INCIDENT_COLUMNS, [_incident_row(item) for item in incidents]))
     rows = [[0, ", ".join(run["run_id"] for run in answer["badWrites"]), dataset, ""]]
     for level in answer["levels"]:
-        for data in level["datasets"] or [{"name": "", "fields": None}]:
+        for data in level["datasets"] or [{"name": "-", "fields": []}]:
             fields = data.get("fields")
             rows.append([level["level"], ", ".join(run["run_id"] for run in level["runs"]), data["name"],
                          "not recorded" if fields is None else ", ".join(f["name"] for f in fields)])

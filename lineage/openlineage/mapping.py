@@ -220,7 +220,8 @@ def _declared_dataset(event: dict[str, Any], envelope: Mapping[str, Any], namesp
     """A DatasetEvent's events, without a run: the dataset with its facets and aliases (which
     create it when new) and its ``schema`` facet as an observed schema (a new version when it
     differs). A facet too large to keep is dropped, and facets the raw format refuses as a whole
-    leave the dataset and its schema standing (no run carries a warning about either)."""
+    leave the dataset and its schema standing (no run carries a warning about either); a schema
+    it refuses (a field named twice) refuses the event, as a RunEvent's does."""
     dataset = event["dataset"]
     ref = _dataset_ref(dataset, namespaces)
     kept = kept_facets(dataset, MAPPED_DATASET_FACETS, f"dataset {ref['name'][:80]}")
@@ -237,8 +238,9 @@ def _declared_dataset(event: dict[str, Any], envelope: Mapping[str, Any], namesp
         try:
             events.append(build(payload))
         except InvalidEventError:  # facets the raw format refuses (too many, a bad alias): the rest stands
-            if kind == "dataset_facets":
-                events.append(build({"dataset": ref}))
+            if kind != "dataset_facets":
+                raise  # a schema it refuses refuses the event, with the reason, as a RunEvent's does
+            events.append(build({"dataset": ref}))
     return events
 
 

@@ -170,7 +170,7 @@ def lineage_cli(url: str, *args: str, code: int = 0) -> str:
 def test_the_cli_shows_the_blast_radius_as_the_api_answers_it(api: TestClient) -> None:
     url = api.extra["url"]  # type: ignore[attr-defined]
     answer = orjson.loads(lineage_cli(url, "incidents", "blast-radius", "default", "report", "--json"))
-    shown = ("badWrites", "levels", "recovered", "stillAffected")
+    shown = ("incidents", "badWrites", "levels", "recovered", "stillAffected")
     assert {key: answer[key] for key in shown} == {key: get(api, f"{DS}/report/blast-radius")[key] for key in shown}
     table = lineage_cli(url, "incidents", "blast-radius", "default", "report")
     assert "mailing" in table and "body" in table and "recovered (rewritten since from good data): report" in table

@@ -69,3 +69,22 @@ def test_a_dataset_whose_recorded_fields_hold_nothing_bad_lists_none_and_one_wit
     blast = spread([1], downstream, levels=5, max_runs=100)
     assert affected_fields(blast, [FieldStep(3, SIDE, "email", OUT, "email", "DIRECT")]) == {OUT: {}}
     assert affected_fields(blast, []) == {}
+
+
+def test_a_hidden_run_that_rewrote_two_datasets_is_counted_once() -> None:
+    from datetime import UTC, datetime
+
+    from lineage.ids import ProgramRef
+    from warehouse.service.blast_radius import LatestWrite, blast_answer
+    from warehouse.service.run_hierarchy import RunRef
+    from warehouse.service.run_lineage import RunNode
+
+    at = datetime(2026, 11, 28, tzinfo=UTC)
+    blast = spread([1], lambda runs: [RunStep(1, MID, None), RunStep(1, OUT, None)] if 1 in runs else [],
+                   levels=5, max_runs=100)
+    node = RunNode(1, RunRef(ProgramRef("ns", "app", "spark", "bad"), "r-1"), "completed", at, at, at)
+    answer = blast_answer(BAD, [], blast, {1: node}, {MID: LatestWrite(9, at), OUT: LatestWrite(9, at)}, {},
+                          readable_data=lambda _: True, readable_run=lambda run: run.key != 9)
+    assert [d["name"] for d in answer["recovered"]] == ["mid", "out"]
+    assert [d["by"] for d in answer["recovered"]] == [None, None]
+    assert answer["hidden"] == 1  # run 9, once

@@ -344,3 +344,10 @@ def test_a_stream_declared_by_a_dataset_event_gets_its_schema_on_the_stream() ->
         "namespace": "lineage://default/streams", "name": "clicks", "facets": {"schema": {"fields": [{"name": "id"}]}}}}
     change = next(e for e in expanded(event) if e["kind"] == "metadata_change")
     assert change["payload"]["entity"] == [["namespace", "default"], ["stream", "clicks"]]
+
+
+def test_a_dataset_event_whose_schema_the_raw_format_refuses_is_refused_with_the_reason() -> None:
+    event = {"eventTime": "2026-11-23T10:00:00Z", "producer": "p", "schemaURL": "s", "dataset": {
+        "namespace": "s3://lake", "name": "x", "facets": {"schema": {"fields": [{"name": "a"}, {"name": "a"}]}}}}
+    with pytest.raises(InvalidEventError, match="twice"):
+        expanded(event)

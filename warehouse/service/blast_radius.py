@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from lineage.ids import DataRef
 from warehouse.service.run_lineage import RunNode, RunStep
@@ -100,6 +100,27 @@ def affected_fields(blast: Blast, steps: Sequence[FieldStep]) -> dict[DataRef, d
     return found
 
 
+class IncidentRow(Protocol):
+    incident_id: int
+    namespace: str
+    dataset_type: str
+    dataset: str
+    bad_from: datetime
+    bad_until: datetime
+    reason: str
+    source: str
+    created_by: str
+    created_at: datetime
+
+
+def incident_json(incident: IncidentRow) -> dict[str, Any]:
+    """An incident as the API and the CLI show it."""
+    return {"id": incident.incident_id, "namespace": incident.namespace, "type": incident.dataset_type,
+            "dataset": incident.dataset, "from": epoch_seconds(incident.bad_from),
+            "until": epoch_seconds(incident.bad_until), "reason": incident.reason, "source": incident.source,
+            "createdBy": incident.created_by, "createdAt": epoch_seconds(incident.created_at)}
+
+
 def incident_ranges(ranges: Sequence[tuple[datetime, datetime]], since: datetime | None
                     ) -> list[tuple[datetime, datetime]]:
     """The incidents' ranges of bad writes, without what lies before ``since``."""
@@ -121,12 +142,12 @@ def blast_answer(dataset: DataRef, incidents: Sequence[dict[str, Any]], blast: B
     ``recovered``) or still affected. What the caller may not read is left out and counted
     (``hidden``)."""
     hidden = 0
+    hidden_runs: set[int] = set()
 
     def run_json(key: int) -> dict[str, Any] | None:
-        nonlocal hidden
         node = nodes.get(key)
         if node is None or not readable_run(node):
-            hidden += 1
+            hidden_runs.add(key)  # each run once, however many datasets it rewrote
             return None
         program = node.run.program
         return {"id": node.id, "namespace": program.namespace, "application": program.application,
@@ -160,7 +181,8 @@ def blast_answer(dataset: DataRef, incidents: Sequence[dict[str, Any]], blast: B
     bad = by_level.pop(0, {"runs": []})["runs"]
     return {"dataset": data_json(dataset), "incidents": list(incidents), "badWrites": bad,
             "levels": [{"level": level, **entry} for level, entry in sorted(by_level.items())],
-            "recovered": recovered, "stillAffected": still, "truncated": blast.truncated, "hidden": hidden}
+            "recovered": recovered, "stillAffected": still, "truncated": blast.truncated,
+            "hidden": hidden + len(hidden_runs)}
 
 
 def _time(node: RunNode | None) -> float:

@@ -16,17 +16,10 @@ from lineage_api.http_errors import answers
 from lineage_api.models.blast_radius import BlastRadius, IncidentBody, IncidentRequest
 from warehouse.db import blast_radius_store, incident_store
 from warehouse.service.authorization import Privilege
-from warehouse.service.blast_radius import blast_answer, incident_ranges
-from warehouse.service.timespec import epoch_seconds, parse_timespec, parse_window
+from warehouse.service.blast_radius import blast_answer, incident_json, incident_ranges
+from warehouse.service.timespec import parse_timespec, parse_window
 
 router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", responses=answers(404))
-
-
-def _incident_json(incident: incident_store.Incident) -> dict[str, Any]:
-    return {"id": incident.incident_id, "namespace": incident.namespace, "type": incident.dataset_type,
-            "dataset": incident.dataset, "from": epoch_seconds(incident.bad_from),
-            "until": epoch_seconds(incident.bad_until), "reason": incident.reason, "source": incident.source,
-            "createdBy": incident.created_by, "createdAt": epoch_seconds(incident.created_at)}
 
 
 def _dataset_key(conn: Connection, namespace: str, dataset: str) -> int:
@@ -46,7 +39,7 @@ def record_incident(namespace: Namespace, dataset: str, body: IncidentRequest, c
     start, end = parse_window(body.from_, body.until, names=("from", "until"))
     if start == end:
         raise InvalidRequestError("from and until are the same moment: no write lies between them")
-    return _incident_json(incident_store.record(conn, namespace, "dataset", dataset, start, end, body.reason,
+    return incident_json(incident_store.record(conn, namespace, "dataset", dataset, start, end, body.reason,
                                                 caller.principal))
 
 
@@ -54,7 +47,7 @@ def record_incident(namespace: Namespace, dataset: str, body: IncidentRequest, c
 def list_incidents(namespace: Namespace, dataset: str, caller: Caller, conn: Connection) -> list[dict[str, Any]]:
     """The dataset's incidents, oldest first (READ on the dataset)."""
     caller.require(dataset_entity(namespace, "dataset", dataset), Privilege.READ)
-    return [_incident_json(item) for item in incident_store.incidents_of(conn, namespace, "dataset", dataset)]
+    return [incident_json(item) for item in incident_store.incidents_of(conn, namespace, "dataset", dataset)]
 
 
 @router.get("/blast-radius", response_model=BlastRadius)
@@ -81,7 +74,7 @@ def blast_radius(namespace: Namespace, dataset: str, caller: Caller, conn: Conne
     ranges = incident_ranges([(item.bad_from, item.bad_until) for item in incidents], floor)
     found = blast_radius_store.reached(conn, key, ranges, levels)
     return blast_answer(
-        DataRef(namespace, "dataset", dataset), [_incident_json(item) for item in incidents], found.blast,
+        DataRef(namespace, "dataset", dataset), [incident_json(item) for item in incidents], found.blast,
         found.nodes, found.latest, found.fields,
         readable_data=lambda data: caller.allows(dataset_entity(data.namespace, data.type, data.name), Privilege.READ),
         readable_run=lambda node: caller.allows(program_entity(node.run.program.namespace, node.run.program.application,
