@@ -101,16 +101,28 @@ def affected_fields(blast: Blast, steps: Sequence[FieldStep]) -> dict[DataRef, d
 
 
 class IncidentRow(Protocol):
-    incident_id: int
-    namespace: str
-    dataset_type: str
-    dataset: str
-    bad_from: datetime
-    bad_until: datetime
-    reason: str
-    source: str
-    created_by: str
-    created_at: datetime
+    """An incident as the store reads it (``warehouse.db.incident_store.Incident``)."""
+
+    @property
+    def incident_id(self) -> int: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def dataset_type(self) -> str: ...
+    @property
+    def dataset(self) -> str: ...
+    @property
+    def bad_from(self) -> datetime: ...
+    @property
+    def bad_until(self) -> datetime: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def created_by(self) -> str: ...
+    @property
+    def created_at(self) -> datetime: ...
 
 
 def incident_json(incident: IncidentRow) -> dict[str, Any]:
