@@ -25,12 +25,14 @@ export AIRFLOW__API__PORT=${AIRFLOW__API__PORT:-8080}
 # namespace `airflow`. Off by default; Airflow's own AIRFLOW__OPENLINEAGE__* settings win.
 # Events are emitted from a thread of the task process: the provider's default, a forked child
 # per event, took over its 10 s execution_timeout under `airflow dags test` here and was killed
-# with the event (about 0.1 s per event in a thread).
+# with the event (about 0.1 s per event in a thread). On a loaded 2-core machine a thread's
+# extraction can pass 10 s too, and the task ends without its events: 60 s here.
 case $(echo "${LINEAGE_AIRFLOW_OPENLINEAGE:-false}" | tr '[:upper:]' '[:lower:]') in
   true|1|yes|on)
     export AIRFLOW__OPENLINEAGE__TRANSPORT=${AIRFLOW__OPENLINEAGE__TRANSPORT:-'{"type": "lineage.transport.openlineage.RawLogTransport"}'}
     export AIRFLOW__OPENLINEAGE__NAMESPACE=${AIRFLOW__OPENLINEAGE__NAMESPACE:-airflow}
-    export AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD=${AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD:-true} ;;
+    export AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD=${AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD:-true}
+    export AIRFLOW__OPENLINEAGE__EXECUTION_TIMEOUT=${AIRFLOW__OPENLINEAGE__EXECUTION_TIMEOUT:-60} ;;
   false|0|no|off) ;;
   *) echo "LINEAGE_AIRFLOW_OPENLINEAGE must be true or false, got '$LINEAGE_AIRFLOW_OPENLINEAGE'" >&2; return 1 ;;
 esac
