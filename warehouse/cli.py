@@ -320,7 +320,7 @@ def incidents_from_gx(
     what that version reached. A result with no failed expectation records nothing."""
     import orjson
 
-    from warehouse.db import incident_store
+    from warehouse.db import entity_keys, incident_store
     from warehouse.service.failed_checks import gx_failures
     from warehouse.service.timespec import parse_timespec
 
@@ -337,10 +337,10 @@ def incidents_from_gx(
         return
     checked_at = parse_timespec(_timespec(at), name="--at") if at else failures.checked_at or datetime.now(UTC)
     with _connect() as conn:
-        key = incident_store.dataset_keys(conn, [(namespace, "dataset", dataset)]).get((namespace, "dataset", dataset))
+        key = entity_keys.dataset_key(conn, DataRef(namespace, "dataset", dataset))
         if key is None:
             raise _fail(f"dataset {dataset!r} not found in namespace {namespace!r}")
-        incident = incident_store.record_check(conn, key, namespace, "dataset", dataset, checked_at, failures.reason(),
+        incident = incident_store.record_check(conn, key, namespace, "dataset", dataset, checked_at, failures.checks,
                                                "great_expectations", CLI_USER)
     out.print(_table(_INCIDENT_COLUMNS, [_incident_row(incident)]))
     out.print(f"blast radius: GET /lineage/api/v3/namespaces/{namespace}/datasets/{dataset}/blast-radius")
@@ -360,14 +360,14 @@ def incidents_blast_radius(
     import orjson
 
     from lineage.limits import check_levels
-    from warehouse.db import blast_radius_store, incident_store
+    from warehouse.db import blast_radius_store, entity_keys, incident_store
     from warehouse.service.blast_radius import blast_answer, incident_json, incident_ranges
     from warehouse.service.timespec import parse_timespec
 
     check_levels(levels)
     floor = None if since is None else parse_timespec(_timespec(since), name="--since")
     with _connect() as conn:
-        key = incident_store.dataset_keys(conn, [(namespace, "dataset", dataset)]).get((namespace, "dataset", dataset))
+        key = entity_keys.dataset_key(conn, DataRef(namespace, "dataset", dataset))
         if key is None:
             raise _fail(f"dataset {dataset!r} not found in namespace {namespace!r}")
         incidents = incident_store.incidents_of(conn, namespace, "dataset", dataset)

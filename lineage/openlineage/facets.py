@@ -68,10 +68,20 @@ def failed_assertions(dataset: object) -> list[dict[str, str]]:
                 return list(failed.values())
             if not isinstance(item, Mapping) or item.get("success") is not False:
                 continue
-            name, column = _plain(item.get("assertion")), _plain(item.get("column"))
-            if name is not None:
-                failed.setdefault((name, column or ""), {"assertion": name, **({"column": column} if column else {})})
+            check = failed_check(item.get("assertion"), item.get("column"))
+            if check is not None:
+                failed.setdefault((check["assertion"], check.get("column", "")), check)
     return list(failed.values())
+
+
+def failed_check(assertion: object, column: object) -> dict[str, str] | None:
+    """A failed check as an incident records it (from OpenLineage or Great Expectations):
+    ``{"assertion", "column"?}``, its texts without control characters and cut; None without an
+    assertion name."""
+    name, field_name = _plain(assertion), _plain(column)
+    if name is None:
+        return None
+    return {"assertion": name, **({"column": field_name} if field_name else {})}
 
 
 def _plain(value: object) -> str | None:

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 import pytest
 from fastapi.testclient import TestClient
+from httpx import Response
 
 from lineage.naming.identity import NamespaceMap
 from lineage.openlineage.mapping import wrap
@@ -103,16 +104,23 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     drop_scratch_db(url)
 
 
-def test_an_incident_is_recorded_and_listed(api: TestClient) -> None:
-    created = api.post(f"{DS}/clean/incidents", json={
+@pytest.fixture(scope="module")
+def clean_incident(api: TestClient) -> Response:
+    """c-1's write of clean marked bad (the tests of clean's blast radius need it, in any order)."""
+    return api.post(f"{DS}/clean/incidents", json={
         "from": str(int((T0 - timedelta(minutes=1)).timestamp())),
         "until": str(int((T0 + timedelta(minutes=30)).timestamp())), "reason": "nulls in customer_id"})
+
+
+def test_an_incident_is_recorded_and_listed(api: TestClient, clean_incident: Response) -> None:
+    created = clean_incident
     assert created.status_code == 201, created.text
     assert created.json()["createdBy"] == "admin"
     assert [item["reason"] for item in get(api, f"{DS}/clean/incidents")] == ["nulls in customer_id"]
 
 
-def test_the_blast_radius_follows_what_the_bad_write_produced_and_says_what_was_rewritten(api: TestClient) -> None:
+def test_the_blast_radius_follows_what_the_bad_write_produced_and_says_what_was_rewritten(
+        api: TestClient, clean_incident: Response) -> None:
     answer = get(api, f"{DS}/clean/blast-radius")
     assert [write["run_id"] for write in answer["badWrites"]] == ["c-1"]
     assert [(level["level"], [r["run_id"] for r in level["runs"]], [d["name"] for d in level["datasets"]])
@@ -128,7 +136,8 @@ def test_the_blast_radius_follows_what_the_bad_write_produced_and_says_what_was_
     assert [level["level"] for level in one["levels"]] == [1] and one["truncated"]
 
 
-def test_what_the_caller_may_not_read_is_left_out_and_bad_requests_are_refused(api: TestClient) -> None:
+def test_what_the_caller_may_not_read_is_left_out_and_bad_requests_are_refused(
+        api: TestClient, clean_incident: Response) -> None:
     extra = api.extra  # type: ignore[attr-defined]
     with logged_in_client(extra["url"], extra["monkeypatch"], username="clean-reader", role="viewer") as client:
         narrow = get(client, f"{DS}/clean/blast-radius")

@@ -22,6 +22,25 @@ from lineage.model.metadata_entity import application_entity, dataset_entity, en
 from warehouse.service.authorization import grant_key
 
 
+def dataset_keys(conn: psycopg.Connection, refs: Sequence[DataRef]) -> dict[DataRef, int]:
+    """The surrogate keys of the datasets ``refs`` that exist."""
+    if not refs:
+        return {}
+    rows = conn.execute("""
+        select d.dataset_key, d.namespace, d.dataset_type, d.dataset
+        from unnest(%s::text[], %s::text[], %s::text[]) as k(namespace, dataset_type, dataset)
+        join lineage.datasets d using (namespace, dataset_type, dataset)""",
+                        ([r.namespace for r in refs], [r.type for r in refs], [r.name for r in refs])).fetchall()
+    return {DataRef(namespace, dataset_type, name): key for key, namespace, dataset_type, name in rows}
+
+
+def dataset_key(conn: psycopg.Connection, ref: DataRef) -> int | None:
+    """The surrogate key of dataset ``ref``, None when it does not exist."""
+    row = conn.execute("select dataset_key from lineage.datasets where (namespace, dataset_type, dataset) = "
+                       "(%s, %s, %s)", (ref.namespace, ref.type, ref.name)).fetchone()
+    return None if row is None else int(row[0])
+
+
 def _details(parts: tuple[tuple[str, str], ...]) -> str:
     return orjson.dumps([{"key": key, "value": value} for key, value in parts]).decode()
 

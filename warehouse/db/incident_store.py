@@ -3,29 +3,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import psycopg
 from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
 
 from lineage.ids import DataRef
-
-
-@dataclass(frozen=True, slots=True)
-class Incident:
-    incident_id: int
-    namespace: str
-    dataset_type: str
-    dataset: str
-    bad_from: datetime
-    bad_until: datetime
-    reason: str
-    source: str
-    created_by: str
-    created_at: datetime
-
+from warehouse.service.blast_radius import Incident
 
 _COLUMNS = "incident_id, namespace, dataset_type, dataset, bad_from, bad_until, reason, source, created_by, created_at"
 
@@ -42,17 +28,19 @@ def record(conn: psycopg.Connection, namespace: str, dataset_type: str, dataset:
 
 
 def record_check(conn: psycopg.Connection, dataset_key: int, namespace: str, dataset_type: str, dataset: str,
-                 checked_at: datetime, reason: str, source: str, created_by: str) -> Incident:
-    """An incident from a failed check at ``checked_at``: the version it checked (the latest write
-    at or before it; ``lineage.checked_version``, as the compaction does for OpenLineage checks)."""
+                 checked_at: datetime, checks: Sequence[Mapping[str, str]], source: str, created_by: str) -> Incident:
+    """An incident from failed ``checks`` (``{"assertion", "column"?}``, worded as the compaction
+    words OpenLineage's: ``lineage.failed_checks_reason``) at ``checked_at``: the version it checked
+    (the latest write at or before it; ``lineage.checked_version``, as the compaction does)."""
     with conn.cursor(row_factory=class_row(Incident)) as cursor:
         row = cursor.execute(
             f"""insert into lineage.dataset_incidents (namespace, dataset_type, dataset, bad_from, bad_until, reason,
                     source, created_by)
-                select %s, %s, %s, version.bad_from, version.bad_until, %s, %s, %s
+                select %s, %s, %s, version.bad_from, version.bad_until, lineage.failed_checks_reason(%s), %s, %s
                 from lineage.checked_version(%s, %s) version
                 returning {_COLUMNS}""",
-            (namespace, dataset_type, dataset, reason, source, created_by, dataset_key, checked_at)).fetchone()
+            (namespace, dataset_type, dataset, Jsonb(list(checks)), source, created_by, dataset_key,
+             checked_at)).fetchone()
     assert row is not None
     return row
 
@@ -77,15 +65,3 @@ def announced(conn: psycopg.Connection, incident_id: int) -> set[DataRef]:
     rows = conn.execute("""select namespace, dataset_type, dataset from lineage.blast_announcements
                            where incident_id = %s""", (incident_id,)).fetchall()
     return {DataRef(*row) for row in rows}
-
-
-def dataset_keys(conn: psycopg.Connection, refs: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], int]:
-    """The surrogate keys of datasets named (namespace, type, name)."""
-    if not refs:
-        return {}
-    rows = conn.execute(
-        """select d.namespace, d.dataset_type, d.dataset, d.dataset_key from lineage.datasets d
-           join unnest(%s::text[], %s::text[], %s::text[]) as k(namespace, dataset_type, dataset)
-             on (d.namespace, d.dataset_type, d.dataset) = (k.namespace, k.dataset_type, k.dataset)""",
-        ([r[0] for r in refs], [r[1] for r in refs], [r[2] for r in refs])).fetchall()
-    return {(row[0], row[1], row[2]): row[3] for row in rows}

@@ -21,7 +21,7 @@ from psycopg.rows import class_row, kwargs_row
 
 from lineage.errors import MartNotBuiltError
 from lineage.model.metadata_entity import dataset_entity
-from warehouse.db import namespace_store, schema_store
+from warehouse.db import entity_keys, namespace_store, schema_store
 from warehouse.db.run_store import RecordedLinks, RunRow, linked_runs
 from warehouse.service.lineage_diff import compare, diff_response, schema_change
 from warehouse.service.lineage_graph import DataRef, ProgramRef, Relation, RunSpan, Walked, walk_lineage
@@ -180,11 +180,7 @@ class LineageQueries:
         }
 
     def dataset_key(self, data: DataRef) -> int | None:
-        found = self.conn.execute(
-            "select dataset_key from lineage.datasets where namespace = %s and dataset_type = %s and dataset = %s",
-            (data.namespace, data.type, data.name),
-        ).fetchone()
-        return None if found is None else int(found[0])
+        return entity_keys.dataset_key(self.conn, data)
 
     def programs_of(self, data_keys: Sequence[int]) -> list[int]:
         return self._neighbours("dataset_key", data_keys)

@@ -176,12 +176,6 @@ def dataset_rows(conn: psycopg.Connection, keys: Sequence[int], *, times: bool =
     return found
 
 
-def dataset_key(conn: psycopg.Connection, namespace: str, dataset_type: str, name: str) -> int | None:
-    row = conn.execute("select dataset_key from lineage.datasets where (namespace, dataset_type, dataset) = "
-                       "(%s, %s, %s)", (namespace, dataset_type, name)).fetchone()
-    return row[0] if row else None
-
-
 def schema_versions(conn: psycopg.Connection, row: DatasetRow) -> list[SchemaVersion]:
     """The dataset's schema versions, newest first."""
     key = dataset_entity(row.namespace, row.dataset_type, row.name).render()
@@ -333,18 +327,6 @@ def entities_in(conn: psycopg.Connection, namespaces: Sequence[str]
         where p.namespace = any(%s) and {_VISIBLE.format(alias='p', at='p.created_at')}""",
                             (list(namespaces),)).fetchall()
     return ([(DataRef(*row[:3]), row[3]) for row in datasets], [(ProgramRef(*row[:4]), row[4]) for row in programs])
-
-
-def dataset_keys(conn: psycopg.Connection, refs: Sequence[DataRef]) -> dict[DataRef, int]:
-    """The keys of datasets ``refs`` (those that exist)."""
-    if not refs:
-        return {}
-    rows = conn.execute("""
-        select d.dataset_key, d.namespace, d.dataset_type, d.dataset
-        from unnest(%s::text[], %s::text[], %s::text[]) as k(namespace, dataset_type, dataset)
-        join lineage.datasets d using (namespace, dataset_type, dataset)""",
-                        ([r.namespace for r in refs], [r.type for r in refs], [r.name for r in refs])).fetchall()
-    return {DataRef(namespace, dataset_type, name): key for key, namespace, dataset_type, name in rows}
 
 
 def programs_created(conn: psycopg.Connection, refs: Sequence[ProgramRef]) -> dict[ProgramRef, datetime]:

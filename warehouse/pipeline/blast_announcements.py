@@ -17,7 +17,8 @@ from typing import Any
 import psycopg
 
 from lineage.ids import DataRef
-from warehouse.db import blast_radius_store, incident_store
+from warehouse.db import blast_radius_store, entity_keys, incident_store
+from warehouse.service.blast_radius import Incident
 from warehouse.service.timespec import epoch_seconds
 
 LOOKBACK_DAYS = 7
@@ -29,7 +30,7 @@ class Affected:
     """A dataset an incident's bad writes reached, ``level`` runs away, and whether its latest
     write still came from inside the blast (``still``) or a run outside it rewrote it since."""
 
-    incident: incident_store.Incident
+    incident: Incident
     dataset: DataRef
     level: int
     still: bool
@@ -48,8 +49,7 @@ def due(conn: psycopg.Connection, now: datetime) -> list[Affected]:
     """The datasets recent incidents reached that were not announced yet, by incident and level."""
     found: list[Affected] = []
     for incident in incident_store.recent(conn, now - timedelta(days=LOOKBACK_DAYS)):
-        key = incident_store.dataset_keys(conn, [(incident.namespace, incident.dataset_type, incident.dataset)]).get(
-            (incident.namespace, incident.dataset_type, incident.dataset))
+        key = entity_keys.dataset_key(conn, DataRef(incident.namespace, incident.dataset_type, incident.dataset))
         if key is None:
             continue
         announced = incident_store.announced(conn, incident.incident_id)

@@ -34,8 +34,7 @@ schedule a DAG on one dataset's asset to hear when its lineage changes."""
 def dataset_asset(namespace: str, dataset_type: str, name: str) -> AssetName:
     """The asset of a dataset (or stream) of the warehouse: its lineage changes are its events,
     each event's extra the day and the changes (``warehouse.pipeline.change_announcements``)."""
-    path = "/".join(quote(part, safe="") for part in (namespace, dataset_type, name))
-    return AssetName(f"lineage_dataset.{namespace}.{dataset_type}.{name}", f"lineage://warehouse/datasets/{path}")
+    return _per_dataset("lineage_dataset", "datasets", namespace, dataset_type, name)
 
 
 BLAST_RADIUS = "lineage_blast_radius"
@@ -47,5 +46,10 @@ def affected_asset(namespace: str, dataset_type: str, name: str) -> AssetName:
     """The asset whose events say that bad data reached a dataset: each event's extra names the
     incident, the level and whether the dataset still holds it
     (``warehouse.pipeline.blast_announcements``)."""
+    return _per_dataset("lineage_affected", "affected", namespace, dataset_type, name)
+
+
+def _per_dataset(prefix: str, folder: str, namespace: str, dataset_type: str, name: str) -> AssetName:
+    """One dataset's asset of a kind: its name readable, its URI's path segments quoted."""
     path = "/".join(quote(part, safe="") for part in (namespace, dataset_type, name))
-    return AssetName(f"lineage_affected.{namespace}.{dataset_type}.{name}", f"lineage://warehouse/affected/{path}")
+    return AssetName(f"{prefix}.{namespace}.{dataset_type}.{name}", f"lineage://warehouse/{folder}/{path}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from lineage.ids import DataRef
 from warehouse.service.run_lineage import RunNode, RunStep
@@ -100,32 +100,23 @@ def affected_fields(blast: Blast, steps: Sequence[FieldStep]) -> dict[DataRef, d
     return found
 
 
-class IncidentRow(Protocol):
-    """An incident as the store reads it (``warehouse.db.incident_store.Incident``)."""
+@dataclass(frozen=True, slots=True)
+class Incident:
+    """A dataset marked bad over [bad_from, bad_until) (``warehouse.db.incident_store`` keeps them)."""
 
-    @property
-    def incident_id(self) -> int: ...
-    @property
-    def namespace(self) -> str: ...
-    @property
-    def dataset_type(self) -> str: ...
-    @property
-    def dataset(self) -> str: ...
-    @property
-    def bad_from(self) -> datetime: ...
-    @property
-    def bad_until(self) -> datetime: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def source(self) -> str: ...
-    @property
-    def created_by(self) -> str: ...
-    @property
-    def created_at(self) -> datetime: ...
+    incident_id: int
+    namespace: str
+    dataset_type: str
+    dataset: str
+    bad_from: datetime
+    bad_until: datetime
+    reason: str
+    source: str
+    created_by: str
+    created_at: datetime
 
 
-def incident_json(incident: IncidentRow) -> dict[str, Any]:
+def incident_json(incident: Incident) -> dict[str, Any]:
     """An incident as the API and the CLI show it."""
     return {"id": incident.incident_id, "namespace": incident.namespace, "type": incident.dataset_type,
             "dataset": incident.dataset, "from": epoch_seconds(incident.bad_from),

@@ -10,32 +10,21 @@ one validation: it does not name the datasets, so one of several is refused.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from lineage.errors import InvalidRequestError
+from lineage.openlineage.facets import failed_check
 
 MAX_CHECKS = 100
-MAX_TEXT = 1024
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
 class FailedChecks:
     checks: list[dict[str, str]]
     checked_at: datetime | None  # when the validation ran, when the result says
-
-    def reason(self) -> str:
-        return reason(self.checks)
-
-
-def reason(checks: Sequence[Mapping[str, str]]) -> str:
-    """``failed checks: not_null (customer_id), row_count`` (as the compaction words them)."""
-    named = (check["assertion"] + (f" ({check['column']})" if check.get("column") else "") for check in checks)
-    return ("failed checks: " + ", ".join(named))[:4096]
 
 
 def gx_failures(result: Any) -> FailedChecks:
@@ -59,12 +48,11 @@ def gx_failures(result: Any) -> FailedChecks:
             continue
         config = expectation.get("expectation_config")
         config = config if isinstance(config, Mapping) else expectation
-        name = _text(config.get("type") or config.get("expectation_type"))
-        if name is None:
-            continue
         kwargs = config.get("kwargs")
-        column = _text(kwargs.get("column")) if isinstance(kwargs, Mapping) else None
-        failed.setdefault((name, column or ""), {"assertion": name, **({"column": column} if column else {})})
+        check = failed_check(config.get("type") or config.get("expectation_type"),
+                             kwargs.get("column") if isinstance(kwargs, Mapping) else None)
+        if check is not None:
+            failed.setdefault((check["assertion"], check.get("column", "")), check)
     return FailedChecks(list(failed.values()), _checked_at(validations))
 
 
@@ -80,13 +68,6 @@ def _expectations(validation: Mapping[str, Any]) -> Iterator[Any]:
     for key in ("results", "expectations"):
         if isinstance(validation.get(key), list):
             yield from validation[key]
-
-
-def _text(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    cleaned = _CONTROL.sub(" ", value[:MAX_TEXT * 2]).strip()[:MAX_TEXT]
-    return cleaned or None
 
 
 def _checked_at(validations: Sequence[Mapping[str, Any]]) -> datetime | None:

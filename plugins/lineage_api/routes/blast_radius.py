@@ -14,7 +14,7 @@ from lineage.model.metadata_entity import dataset_entity, program_entity
 from lineage_api.deps import Caller, Connection, Namespace
 from lineage_api.http_errors import answers
 from lineage_api.models.blast_radius import BlastRadius, IncidentBody, IncidentRequest
-from warehouse.db import blast_radius_store, incident_store
+from warehouse.db import blast_radius_store, entity_keys, incident_store
 from warehouse.service.authorization import Privilege
 from warehouse.service.blast_radius import blast_answer, incident_json, incident_ranges
 from warehouse.service.timespec import parse_timespec, parse_window
@@ -23,7 +23,7 @@ router = APIRouter(prefix="/v3/namespaces/{namespace}/datasets/{dataset:name}", 
 
 
 def _dataset_key(conn: Connection, namespace: str, dataset: str) -> int:
-    key = incident_store.dataset_keys(conn, [(namespace, "dataset", dataset)]).get((namespace, "dataset", dataset))
+    key = entity_keys.dataset_key(conn, DataRef(namespace, "dataset", dataset))
     if key is None:
         raise NotFoundError(f"dataset {dataset!r} not found in namespace {namespace!r}")
     return key

@@ -41,7 +41,7 @@ from lineage_api.models.marquez import (
     MarquezSearch,
     MarquezTags,
 )
-from warehouse.db import lineage_store, metadata_search, namespace_store
+from warehouse.db import entity_keys, lineage_store, metadata_search, namespace_store
 from warehouse.db import marquez_store as store
 from warehouse.db.tag_propagation_store import EdgeQueries
 from warehouse.service import marquez
@@ -343,7 +343,7 @@ def _node_data(conn: psycopg.Connection, walked: marquez.WalkedGraph, origins: s
     """Each node's data, by node id: the datasets' fields, tags and facets (one query), their
     latest write and the jobs' reads and writes from the walk, the jobs' creation (one query)."""
     datasets = sorted(walked.datasets | origins, key=lambda d: (d.namespace, d.type, d.name))
-    keys = store.dataset_keys(conn, datasets)
+    keys = entity_keys.dataset_keys(conn, datasets)
     rows = store.dataset_rows(conn, list(keys.values()), times=False)
     data = {marquez.dataset_node_of(ref): marquez.dataset_data(replace(
         rows[key], last_write=walked.last_write.get(ref), last_access=walked.last_access.get(ref)))
