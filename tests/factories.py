@@ -32,6 +32,14 @@ def access(dataset: str, access_type: str = "read", **overrides: Any) -> dict[st
                  **overrides)
 
 
+def declared_access(dataset: str, access_type: str, job: dict[str, str], **overrides: Any) -> dict[str, Any]:
+    """A program's declared access (format v2: ``job``, no run), as an OpenLineage JobEvent gives."""
+    built = event("dataset_access", {"dataset": {"name": dataset}, "access": access_type}, schema_version=2,
+                  job=job, **overrides)
+    del built["run"]
+    return built
+
+
 def write_log(root: Path, lines: list[dict[str, Any] | str], *, hour: str = "dt=2026-11-21/hour=05",
               name: str | None = None) -> Path:
     """Write a log file under ``root/hour``; dict lines are JSON-encoded, strings written as given."""

@@ -33,8 +33,11 @@ _ANNOTATIONS = {"description", "title"}
 
 
 def _plain_runless(event: Mapping[str, Any]) -> bool:
-    """A dataset declared without a run: its facets (no failed checks) or its observed schema."""
+    """A dataset declared without a run: its facets (no failed checks) or its observed schema; or
+    a program's declared access (``job``, no run)."""
     payload = event["payload"]
+    if "job" in event:
+        return bool(event["kind"] == "dataset_access")
     if event["kind"] == "dataset_facets":
         return "failed_assertions" not in payload
     return bool(event["kind"] == "metadata_change" and payload.get("operation") == "observe_schema")
@@ -81,10 +84,10 @@ def _checks() -> tuple[dict[str, Check], dict[str, Check]]:
     kind's payload but ``openlineage`` (which the expansion never derives), compiled from the
     schema; a schema change also passes ``parse_change``."""
     root = schema()
-    envelope = {key: _compiled(root["properties"][key]) for key in ("event_id", "namespace", "run", "producer")}
+    envelope = {key: _compiled(root["properties"][key]) for key in ("event_id", "namespace", "run", "job", "producer")}
     payloads = {}
     for branch in root["allOf"]:
-        kind = branch["if"]["properties"]["kind"].get("const")
+        kind = branch["if"].get("properties", {}).get("kind", {}).get("const")
         payload = branch["then"].get("properties", {}).get("payload", {})
         if kind is not None and kind != "openlineage" and "$ref" in payload:  # the rules on run-less
             payloads[kind] = _compiled(payload)  # events are ``_plain_runless``'s

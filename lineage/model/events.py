@@ -149,6 +149,7 @@ def derived_event(
     event_time: datetime,
     event_id: str,
     producer: str | None = None,
+    job: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """``new_event`` for an event the core derives from one it has validated (the OpenLineage
     expansion derives runs, accesses, field operations and schemas from an envelope that
@@ -165,6 +166,8 @@ def derived_event(
     """
     event = _assembled(kind, namespace, run, payload, event_time=event_time, event_id=event_id, producer=producer,
                        schema_version=SCHEMA_VERSION)
+    if job:  # a program's declared access: its program, without a run
+        event["job"] = dict(job)
     if not plainly_valid(event):
         _check_whole(event)
     return event
@@ -208,13 +211,21 @@ def validate_event(event: Any) -> None:
             f"unknown schema_version {version!r}; this reader knows {', '.join(map(str, SCHEMA_VERSIONS))}"
         )
     envelope, payloads = _validators(version)
+    if isinstance(event.get("job"), dict):  # the schema says so too, in words less clear
+        if "run" in event:
+            raise InvalidEventError("an event names a run or, for a declared access, a program without a run "
+                                    "(job); not both")
+        if event.get("kind") != "dataset_access":
+            raise InvalidEventError(f"only a dataset_access may name a program without a run (job), not a "
+                                    f"{str(event.get('kind'))[:40]!r} event")
     try:
         envelope(event)
     except fastjsonschema.JsonSchemaValueException as exc:
         raise InvalidEventError(f"schema violation: {exc.message}") from exc
-    if (program_type := event.get("run", {}).get("program_type")) in DATA_TYPES:
-        raise InvalidEventError(f"run.program_type {program_type!r} is a data type: a program's type may be "
-                                f"neither {' nor '.join(DATA_TYPES)} (its id would read as a dataset's)")
+    for owner in ("run", "job"):
+        if (program_type := (event.get(owner) or {}).get("program_type")) in DATA_TYPES:
+            raise InvalidEventError(f"{owner}.program_type {program_type!r} is a data type: a program's type may "
+                                    f"be neither {' nor '.join(DATA_TYPES)} (its id would read as a dataset's)")
     if event["kind"] == "openlineage":  # first, for the reasons HTTP and the transport give too
         check_openlineage(event["payload"])
     _validate_payload(event, payloads)
@@ -293,7 +304,9 @@ def _contains_nul(value: Any) -> bool:
 
 def to_staged_row(event: Mapping[str, Any], source_file: str, line_number: int) -> dict[str, Any]:
     """Flatten a valid event into the staged-event columns (STAGED_COLUMNS)."""
-    run = event.get("run") or {}  # none: a dataset declared without a run (dataset_facets, metadata_change)
+    # none: a dataset declared without a run (dataset_facets, metadata_change); a program's
+    # declared access names its program (job) and no run
+    run = event.get("run") or event.get("job") or {}
     payload = event["payload"]
     kind = event["kind"]
     moment = parse_time(event["event_time"])

@@ -185,8 +185,11 @@ class JobProgram:
 
     def run(self, run_id: str) -> dict[str, str]:
         """A run of this program as events name it (``namespace`` apart: the envelope's)."""
-        return {"application": self.application, "program_type": self.program_type, "program": self.program,
-                "run_id": run_id}
+        return {**self.job(), "run_id": run_id}
+
+    def job(self) -> dict[str, str]:
+        """This program as a declared access names it (no run)."""
+        return {"application": self.application, "program_type": self.program_type, "program": self.program}
 
 
 def job_program(job_namespace: object, job_name: object, namespaces: NamespaceMap) -> JobProgram:

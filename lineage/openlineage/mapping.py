@@ -183,9 +183,9 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
     derived: list[tuple[str, str, dict[str, str], dict[str, Any]]] = []  # (kind, namespace, run, payload)
     shape = event_shape(event)
     if shape == "dataset":
-        return _declared_dataset(event, envelope, namespaces)
-    if shape != "run":
-        return []
+        return _declared_dataset(event["dataset"], event, envelope, namespaces)
+    if shape == "job":
+        return _declared_job(event, envelope, namespaces)
     try:
         run = job_program(event["job"]["namespace"], event["job"]["name"], namespaces).run(run_id_of(event))
     except InvalidEntityError as exc:
@@ -215,14 +215,38 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
     return events + _kept_events(event, envelope, run, namespaces, first_index=len(events))
 
 
-def _declared_dataset(event: dict[str, Any], envelope: Mapping[str, Any], namespaces: NamespaceMap
-                      ) -> list[dict[str, Any]]:
-    """A DatasetEvent's events, without a run: the dataset with its facets and aliases (which
-    create it when new) and its ``schema`` facet as an observed schema (a new version when it
-    differs). A facet too large to keep is dropped, and facets the raw format refuses as a whole
-    leave the dataset and its schema standing (no run carries a warning about either); a schema
-    it refuses (a field named twice) refuses the event, as a RunEvent's does."""
-    dataset = event["dataset"]
+def _declared_job(event: dict[str, Any], envelope: Mapping[str, Any], namespaces: NamespaceMap
+                  ) -> list[dict[str, Any]]:
+    """A JobEvent's events, without a run: declared lineage. Each input is a declared read and
+    each output a declared write of the job's program (a ``dataset_access`` naming the program as
+    ``job``, no run: the compaction keeps the program's latest declaration); a dataset carrying
+    facets is declared with them, as a DatasetEvent's is."""
+    try:
+        program = job_program(event["job"]["namespace"], event["job"]["name"], namespaces)
+    except InvalidEntityError as exc:
+        raise InvalidEventError(f"OpenLineage event: {exc}") from exc
+    moment = event_time(event)
+    events: list[dict[str, Any]] = []
+    for side, access in (("inputs", "read"), ("outputs", "write")):
+        for dataset in event.get(side) or []:
+            events.append(derived_event(
+                "dataset_access", envelope["namespace"], {}, {"dataset": _dataset_ref(dataset, namespaces),
+                                                              "access": access},
+                event_time=moment, event_id=f"{envelope['event_id']}.{len(events)}", producer=envelope.get("producer"),
+                job=program.job()))
+    for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
+        if dataset.get("facets") or dataset.get("inputFacets") or dataset.get("outputFacets"):
+            events += _declared_dataset(dataset, event, envelope, namespaces, first_index=len(events))
+    return events
+
+
+def _declared_dataset(dataset: dict[str, Any], event: dict[str, Any], envelope: Mapping[str, Any],
+                      namespaces: NamespaceMap, first_index: int = 0) -> list[dict[str, Any]]:
+    """A DatasetEvent's events (or a JobEvent's dataset's), without a run: the dataset with its
+    facets and aliases (which create it when new) and its ``schema`` facet as an observed schema
+    (a new version when it differs). A facet too large to keep is dropped, and facets the raw
+    format refuses as a whole leave the dataset and its schema standing (no run carries a warning
+    about either); a schema it refuses (a field named twice) refuses the event, as a RunEvent's does."""
     ref = _dataset_ref(dataset, namespaces)
     kept = kept_facets(dataset, MAPPED_DATASET_FACETS, f"dataset {ref['name'][:80]}")
     declared = {"dataset": ref, "facets": kept.facets, "aliases": aliases(dataset, namespaces)}
@@ -231,7 +255,7 @@ def _declared_dataset(event: dict[str, Any], envelope: Mapping[str, Any], namesp
     if change is not None:
         payloads.append(("metadata_change", change))
     events = []
-    for index, (kind, payload) in enumerate(payloads):
+    for index, (kind, payload) in enumerate(payloads, start=first_index):
         def build(body: dict[str, Any], index: int = index, kind: str = kind) -> dict[str, Any]:
             return derived_event(kind, envelope["namespace"], {}, body, event_time=event_time(event),
                                  event_id=f"{envelope['event_id']}.{index}", producer=envelope.get("producer"))

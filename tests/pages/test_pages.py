@@ -18,7 +18,7 @@ from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
 from tests.airflow_support import api_server, token
 from tests.conftest import ROOT, create_scratch_db, drop_scratch_db
-from tests.factories import event, write_log
+from tests.factories import declared_access, event, write_log
 from warehouse.db.connection import connect
 from warehouse.db.program_metadata_store import apply_program_metadata
 from warehouse.pipeline.dbt_build import build_marts
@@ -74,6 +74,7 @@ TOTALS_OPERATIONS = {"destination": {"name": "totals"}, "operations": [
 
 
 RUN_IDS = {"application": "PurchaseHistory", "program_type": "mapreduce", "program": "PurchaseHistoryBuilder"}
+WEEKLY = {"application": "Reports", "program_type": "openlineage", "program": "weekly_report"}
 NIGHTLY = {"application": "Nightly", "program_type": "workflow", "program": "NightlyWorkflow", "run_id": "nightly-1"}
 
 
@@ -106,6 +107,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         *run("mapreduce", "PurchaseHistoryBuilder", "builder-2", [("dataset", "purchases", "read"),
                                                                   ("dataset", "history", "write")], HISTORY_OPERATIONS),
         *run("service", "PurchaseHistoryService", "service-1", [("dataset", "history", "unknown")]),
+        declared_access("history", "read", WEEKLY, event_time=iso(AT)),  # declared lineage, no run
         *run("mapreduce", "TotalsBuilder", "totals-1", [], TOTALS_OPERATIONS, schema_version=2),
         event("run_start", run=NIGHTLY, event_time=iso(AT)), parent_of("builder-1"), parent_of("builder-2"),
         event("run_end", {"status": "completed"}, run=NIGHTLY, event_time=iso(AT + timedelta(minutes=30))),
@@ -233,7 +235,11 @@ def test_lineage_graph_has_the_apis_nodes_and_edges_and_leads_to_a_run(page: Any
     assert sorted(page.evaluate("cy.nodes().map(n => n.id())")) == expected_nodes
     assert sorted(tuple(e) for e in page.evaluate(
         "cy.edges().map(e => [e.data('source'), e.data('target'), e.data('access')])")) == expected_edges
-    assert len(expected_nodes) == 6  # purchaseStream, purchases, history and the three programs
+    assert len(expected_nodes) == 7  # purchaseStream, purchases, history, three programs and the declared one
+    declared = "openlineage.default.Reports.weekly_report"
+    assert page.evaluate("cy.edges('.declared').map(e => e.data('target'))") == [declared]  # drawn dashed
+    assert page.evaluate("cy.edges('.declared').style('line-style')") == "dashed"
+    assert "1 declared" in page.locator("#summary").inner_text()
     xs = page.evaluate("Object.fromEntries(cy.nodes().map(n => [n.id(), n.position('x')]))")
     assert xs["stream.default.purchaseStream"] < xs["dataset.default.purchases"] < xs["dataset.default.history"]
     page.evaluate("cy.$id('mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder').emit('tap')")

@@ -7,11 +7,14 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from lineage.naming.identity import NamespaceMap
+from lineage.openlineage.mapping import wrap
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from tests.airflow_support import libpq, logged_in_client
@@ -147,7 +150,8 @@ def test_collapse_access_merges_reads_and_writes(api: TestClient) -> None:
     at = int((T0 + timedelta(hours=1)).timestamp())
     assert flow_on_purchases == [{"data": "dataset.default.purchases", "program": FLOW, "access": "read,write",
                                   "runs": ["283-0rwedfk-09wrff", "283-afsd032-adsf90"], "components": ["collector"],
-                                  "runCount": 2, "firstRun": at, "lastRun": at, "latestRun": "283-afsd032-adsf90"}]
+                                  "runCount": 2, "firstRun": at, "lastRun": at, "latestRun": "283-afsd032-adsf90",
+                                  "declared": False}]
 
 
 def test_the_window_includes_runs_that_overlap_it_exactly_as_seed_001_scans(api: TestClient) -> None:
@@ -187,6 +191,54 @@ def test_a_run_started_in_one_compaction_and_stopped_in_the_next_is_listed_once(
     stopping_day = {"start": str(int((started + timedelta(days=1, hours=23)).timestamp())),
                     "end": str(int((started + timedelta(days=2, hours=1)).timestamp()))}
     assert [r["runs"] for r in lineage(api, "datasets/l", **stopping_day)["relations"]] == [["long-1"]]
+
+
+def job_event(name: str, at: datetime, inputs: list[str], outputs: list[str]) -> dict[str, Any]:
+    """An OpenLineage JobEvent (a dbt manifest's model, say): the job's declared inputs and outputs."""
+    def datasets(names: list[str]) -> list[dict[str, str]]:
+        return [{"namespace": "postgres://db:5432", "name": f"shop.public.{table}"} for table in names]
+    return wrap({"eventTime": at.isoformat(), "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.40.0/"
+                 "integration/dbt", "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+                 "job": {"namespace": "dbt", "name": name}, "inputs": datasets(inputs), "outputs": datasets(outputs)},
+                NamespaceMap())
+
+
+def test_a_job_event_is_declared_lineage_beside_runs_never_a_run_and_its_latest_declaration_holds(
+        api: TestClient, warehouse: Warehouse) -> None:
+    def table(name: str) -> str:
+        return quote(f"postgres://db:5432/shop.public.{name}", safe="")
+
+    model = "openlineage.dbt.dbt.shop.clean_orders"
+    declared_at = T0 + timedelta(hours=2)
+    assert api.put("/v3/namespaces/dbt").status_code in (200, 201)  # the job's namespace
+    # the job declares it reads raw_orders and writes clean_orders; a Spark run reads clean_orders
+    api.compact([job_event("shop.clean_orders", declared_at, ["raw_orders"], ["clean_orders"]),  # type: ignore[attr-defined]
+                 *[{**e, "schema_version": 2} for e in run_events(  # v2: names that keep an outside identity
+                     "spark", "Report", "rep-1", T0 + timedelta(hours=1), T0 + timedelta(hours=1, minutes=30),
+                     [("dataset.postgres://db:5432/shop.public.clean_orders", "read", "")], application="A")]])
+    body = lineage(api, f"datasets/{table('clean_orders')}")
+    relations = {(r["data"].rsplit(".", 1)[-1], r["program"], r["access"]): r for r in body["relations"]}
+    assert sorted(relations) == [("clean_orders", model, "write"), ("clean_orders", "spark.default.A.Report", "read"),
+                                 ("raw_orders", model, "read")]
+    declared = relations[("raw_orders", model, "read")]
+    assert (declared["declared"], declared["runs"], declared["runCount"], declared["latestRun"]) == (True, [], 0, None)
+    assert relations[("clean_orders", "spark.default.A.Report", "read")]["declared"] is False
+    assert body["programs"][model]["id"] == {"namespace": "dbt", "application": "dbt", "type": "openlineage",
+                                             "id": "shop.clean_orders"}
+    # never a run: the program has none, and a window ending before the declaration shows none of it
+    with psycopg.connect(libpq(warehouse.url)) as conn:
+        assert conn.execute("""select count(*) from lineage.runs r join lineage.programs p using (program_key)
+                               where p.program = 'shop.clean_orders'""").fetchone() == (0,)
+    before = lineage(api, f"datasets/{table('clean_orders')}", end=str(int(declared_at.timestamp())))
+    assert [r["program"] for r in before["relations"]] == ["spark.default.A.Report"]
+    # a later declaration replaces the earlier, whatever the order they arrive in
+    api.compact([job_event("shop.clean_orders", declared_at + timedelta(hours=1), ["orders_v2"],  # type: ignore[attr-defined]
+                           ["clean_orders"])])
+    api.compact([job_event("shop.clean_orders", declared_at - timedelta(hours=1), ["legacy_orders"],  # type: ignore[attr-defined]
+                           ["clean_orders"])])  # older, arriving last: changes nothing
+    now = {(r["data"].rsplit(".", 1)[-1], r["access"]) for r in lineage(api, f"datasets/{table('clean_orders')}")[
+        "relations"] if r["program"] == model}
+    assert now == {("orders_v2", "read"), ("clean_orders", "write")}
 
 
 def test_run_accesses_and_program_runs(api: TestClient) -> None:
@@ -242,7 +294,8 @@ def test_external_sources_appear_once_per_stream_source_and_day(api: TestClient)
     external = [r for r in lineage(api, "streams/clickStream")["relations"] if r["program"].startswith("external.")]
     assert external == [{"data": "stream.default.clickStream", "program": "external.default._external.web-shop",
                          "access": "write", "runs": ["2026-11-20"], "components": [], "runCount": 1,
-                         "firstRun": int(T0.timestamp()), "lastRun": int(T0.timestamp()), "latestRun": "2026-11-20"}]
+                         "firstRun": int(T0.timestamp()), "lastRun": int(T0.timestamp()), "latestRun": "2026-11-20",
+                         "declared": False}]
 
 
 def test_lineage_before_the_marts_are_built_is_503_with_a_hint(warehouse_db: str,

@@ -12,6 +12,7 @@ from warehouse.service.lineage_graph import (
     Relation,
     RunSpan,
     build_relations,
+    hide_unreadable,
     lineage_response,
     parse_collapse,
     parse_runs_shape,
@@ -30,20 +31,21 @@ def test_relations_are_ordered_by_data_program_access_with_sorted_runs_and_compo
     assert build_relations(rows) == [
         {"data": "dataset.default.history", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
          "access": "write", "runs": ["r1"], "components": ["reducer"],
-         "runCount": 1, "firstRun": 100, "lastRun": 100, "latestRun": "r1"},
+         "runCount": 1, "firstRun": 100, "lastRun": 100, "latestRun": "r1", "declared": False},
         {"data": "dataset.default.purchases", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
          "access": "read", "runs": ["r1", "r2"], "components": ["mapper"],
-         "runCount": 2, "firstRun": 100, "lastRun": 200, "latestRun": "r2"},
+         "runCount": 2, "firstRun": 100, "lastRun": 200, "latestRun": "r2", "declared": False},
     ]
 
 
 def test_collapse_access_merges_access_types_runs_components_and_counts_each_run_once() -> None:
     rows = [Relation(PURCHASES, BUILDER, "read", ("r1", "r2"), ("mapper",), RunSpan(2, 100, 300, "r2")),
             Relation(PURCHASES, BUILDER, "write", ("r2", "r3"), (), RunSpan(2, 200, 300, "r3"))]
+    assert build_relations(rows[::-1], frozenset({"access"})) == build_relations(rows, frozenset({"access"}))
     assert build_relations(rows, frozenset({"access"})) == [
         {"data": "dataset.default.purchases", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
          "access": "read,write", "runs": ["r1", "r2", "r3"], "components": ["mapper"],
-         "runCount": 3, "firstRun": 100, "lastRun": 300, "latestRun": "r2"}]
+         "runCount": 3, "firstRun": 100, "lastRun": 300, "latestRun": "r3", "declared": False}]  # ties: by run id
 
 
 def test_collapse_run_and_component_keep_the_default_grouping() -> None:
@@ -51,7 +53,21 @@ def test_collapse_run_and_component_keep_the_default_grouping() -> None:
     assert build_relations(rows, frozenset({"run", "component"})) == [
         {"data": "dataset.default.purchases", "program": "mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder",
          "access": "read", "runs": ["r1", "r2"], "components": ["mapper"],
-         "runCount": None, "firstRun": None, "lastRun": None, "latestRun": None}]
+         "runCount": None, "firstRun": None, "lastRun": None, "latestRun": None, "declared": False}]
+
+
+def test_a_declared_relation_counts_no_run_and_marks_a_runtime_one_it_joins() -> None:
+    declared_only = Relation(HISTORY, BUILDER, "write", (), (), RunSpan(0, None, None, None), declared=True)
+    both = Relation(PURCHASES, BUILDER, "read", ("r1",), (), RunSpan(1, 100, 100, "r1"), declared=True)
+    answer = build_relations([declared_only, both])
+    assert [(r["access"], r["runs"], r["runCount"], r["latestRun"], r["declared"]) for r in answer] == [
+        ("write", [], 0, None, True), ("read", ["r1"], 1, "r1", True)]
+    runtime_write = Relation(HISTORY, BUILDER, "write", ("r2",), (), RunSpan(1, 200, 200, "r2"))
+    collapsed = build_relations([declared_only, runtime_write, both], frozenset({"access"}))
+    assert [(r["data"], r["runs"], r["runCount"], r["firstRun"], r["declared"]) for r in collapsed] == [
+        ("dataset.default.history", ["r2"], 1, 200, True), ("dataset.default.purchases", ["r1"], 1, 100, True)]
+    hidden = hide_unreadable([declared_only], lambda _: True, lambda _: False)
+    assert hidden[0].declared and hidden[0].program.type == "hidden" and hidden[0].span is None
 
 
 @pytest.mark.parametrize(("shape", "runs"), [("ids", ["r1", "r2"]), ("count", []), ("latest", ["r2"])])

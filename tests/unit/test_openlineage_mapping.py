@@ -197,18 +197,40 @@ def test_a_dataset_event_declares_its_dataset_schema_facets_and_aliases_without_
     assert [e["kind"] for e in bare] == ["dataset_facets"]  # the dataset alone: it exists once compacted
 
 
-def test_a_job_event_adds_nothing_yet() -> None:
+def test_a_job_event_declares_its_program_s_reads_and_writes_without_a_run() -> None:
+    schema = {"_producer": "p", "_schemaURL": "s", "fields": [{"name": "id", "type": "int"}]}
     job_event = {"eventTime": "2026-11-23T10:00:00Z", "producer": "p", "schemaURL": "s",
-                 "job": {"namespace": "default", "name": "j"}, "inputs": [], "outputs": []}
-    assert expanded(job_event) == []
+                 "job": {"namespace": "dbt", "name": "shop.orders_clean"},
+                 "inputs": [{"namespace": "postgres://db:5432", "name": "shop.public.orders"}],
+                 "outputs": [{"namespace": "postgres://db:5432", "name": "shop.public.orders_clean",
+                              "facets": {"schema": schema}}]}
+    events = expanded(job_event)
+    assert [(e["kind"], e.get("payload", {}).get("access")) for e in events] == [
+        ("dataset_access", "read"), ("dataset_access", "write"), ("dataset_facets", None), ("metadata_change", None)]
+    program = {"application": "dbt", "program_type": "openlineage", "program": "shop.orders_clean"}
+    assert [e.get("job") for e in events[:2]] == [program, program]
+    assert not any("run" in e for e in events)  # declared: no run is made up
+    assert events[1]["payload"]["dataset"]["name"] == "postgres://db:5432/shop.public.orders_clean"
+    assert events[3]["payload"]["operation"] == "observe_schema"  # the output's schema, as a DatasetEvent's
+    for event in events:
+        validate_event(copy.deepcopy(event))
+    assert expanded({**job_event, "inputs": [], "outputs": []}) == []  # declares nothing: changes nothing
 
 
-def test_only_dataset_facets_and_metadata_changes_may_come_without_a_run() -> None:
+def test_only_dataset_facets_metadata_changes_and_declared_accesses_may_come_without_a_run() -> None:
     event = expanded(run_event())[1]
     assert event["kind"] == "dataset_access"
-    del event["run"]
+    run = event.pop("run")
     with pytest.raises(InvalidEventError, match="run"):
         validate_event(event)
+    job = {key: run[key] for key in ("application", "program_type", "program")}
+    validate_event({**event, "job": job})  # a program's declared access
+    with pytest.raises(InvalidEventError, match="not both"):
+        validate_event({**event, "job": job, "run": run})
+    with pytest.raises(InvalidEventError, match="only a dataset_access"):
+        validate_event({**event, "kind": "run_start", "payload": {}, "job": job})
+    with pytest.raises(InvalidEventError, match="program_type"):
+        validate_event({**event, "job": {"application": "a", "program": "p"}})
 
 
 def test_a_payload_derived_again_is_checked_once_and_comes_out_the_same() -> None:

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from spark_jobs.compaction.job import run_compaction
-from tests.factories import access, event, write_log
+from tests.factories import access, declared_access, event, write_log
 from warehouse.db.connection import connect
 
 END = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
@@ -339,3 +339,29 @@ def test_events_of_unknown_namespaces_are_quarantined_unless_auto_creation_is_on
                                                                       LINEAGE_AUTO_CREATE_NAMESPACES="true"))
     assert (auto.events_compacted, auto.quarantined) == (1, 0)
     assert rows(warehouse_db, "select namespace from lineage.namespaces order by 1") == [("default",), ("newcomer",)]
+
+
+def test_declared_accesses_keep_each_program_s_latest_declaration_whatever_the_arrival_order(
+    session, warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    """A program's accesses without a run (an OpenLineage JobEvent's): no run is made up, and the
+    latest declaration (by event time) replaces an earlier one, arriving before or after it."""
+    job = {"application": "dbt", "program_type": "openlineage", "program": "orders_model"}
+    late = "2026-11-21T05:30:00Z"
+    write_log(log_root, [declared_access("orders_v2", "read", job, event_time=late),
+                         declared_access("orders_clean", "write", job, event_time=late),
+                         access("orders_clean", "read", event_id="r-1")])  # a run reading it
+    run_compaction(session, interval_end=END, settings=settings_for(warehouse_db))
+    write_log(log_root, [declared_access("orders", "read", job, event_time="2026-11-21T05:00:00Z")])  # older
+    run_compaction(session, interval_end=END, settings=settings_for(warehouse_db))
+    declared = """select d.dataset, a.access, a.declared_at from lineage.declared_accesses a
+                  join lineage.datasets d using (dataset_key) order by 1"""
+    at = datetime(2026, 11, 21, 5, 30, tzinfo=UTC)
+    assert rows(warehouse_db, declared) == [("orders_clean", "write", at), ("orders_v2", "read", at)]
+    assert rows(warehouse_db, """select p.program, count(r.run_key) from lineage.programs p
+                                 left join lineage.runs r using (program_key) group by 1 order by 1""") == [
+        ("PurchaseHistoryBuilder", 1), ("orders_model", 0)]  # declared: never a run
+    assert rows(warehouse_db, "select count(*) from lineage.dataset_accesses") == [(1,)]  # the run's read only
+    write_log(log_root, [declared_access("orders_v3", "read", job, event_time="2026-11-21T05:45:00Z")])
+    run_compaction(session, interval_end=END, settings=settings_for(warehouse_db))
+    assert [row[:2] for row in rows(warehouse_db, declared)] == [("orders_v3", "read")]  # replaced whole

@@ -98,3 +98,34 @@ def test_cleaning_a_b_leaves_namespaces_its_name_would_match_as_a_like_pattern_w
 def test_clean_refuses_a_connection_inside_a_transaction(populated: str) -> None:
     with connect(populated) as conn, pytest.raises(ValueError, match="autocommit"):
         namespace_cleanup.clean(conn, 1, "a_b", datetime.now(UTC))
+
+
+def test_declared_accesses_of_a_deleted_namespace_s_programs_and_to_its_datasets_are_removed(populated: str) -> None:
+    """Declared lineage (an OpenLineage JobEvent's) goes with the namespace of its program or of
+    its dataset, and so do the program and the dataset it alone kept."""
+    with connect(populated, autocommit=True) as conn:
+        programs = {ns: conn.execute("""insert into lineage.programs (namespace, application, program_type, program)
+                                        values (%s, 'dbt', 'openlineage', 'model') returning program_key""",
+                                     (ns,)).fetchone()[0] for ns in ("c1", "a1b")}  # type: ignore[index]
+        datasets = {ns: conn.execute("""insert into lineage.datasets (namespace, dataset_type, dataset)
+                                        values (%s, 'dataset', 'orders') returning dataset_key""",
+                                     (ns,)).fetchone()[0] for ns in ("c1", "c2", "a1b")}  # type: ignore[index]
+        for program, dataset in (("c1", "a1b"), ("a1b", "c2"), ("a1b", "a1b")):
+            conn.execute("""insert into lineage.declared_accesses (program_key, dataset_key, access, declared_at,
+                                                                   batch_id) values (%s, %s, 'read', now(), 'b')""",
+                         (programs[program], datasets[dataset]))
+        for namespace in ("c1", "c2"):
+            namespace_store.delete_namespace(conn, namespace, "admin")
+
+    summaries = namespace_cleanup.clean_pending(populated)
+
+    assert [s.removed["declared_accesses"] for s in summaries] == [1, 1]
+    with connect(populated) as conn:
+        left = conn.execute("""select p.namespace, d.namespace from lineage.declared_accesses a
+                               join lineage.programs p using (program_key) join lineage.datasets d using (dataset_key)
+                               """).fetchall()
+        assert left == [("a1b", "a1b")]  # another namespace's program reading its own dataset stays
+        assert conn.execute("select namespace from lineage.programs where program = 'model' order by 1"
+                            ).fetchall() == [("a1b",)]
+        assert conn.execute("select namespace from lineage.datasets where dataset = 'orders' order by 1"
+                            ).fetchall() == [("a1b",)]

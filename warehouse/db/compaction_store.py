@@ -234,7 +234,7 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
     MergeStep("programs", """
         insert into lineage.programs (namespace, application, program_type, program)
         select distinct namespace, application, program_type, program from {events}
-        where run_id is not null  -- a dataset declared without a run names no program
+        where application is not null  -- a dataset declared without a run names no program
         on conflict do nothing"""),
     MergeStep("datasets", """
         insert into lineage.datasets (namespace, dataset_type, dataset)
@@ -253,6 +253,7 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
                %(batch)s, %(batch)s
         from {{events}} e
         join lineage.programs p using (namespace, application, program_type, program)
+        where e.run_id is not null  -- a program's declared access is no run
         group by e.namespace, p.program_key, e.run_id
         on conflict (namespace, program_key, run_id) do update set
             started_at = least(r.started_at, excluded.started_at),
@@ -276,6 +277,27 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         do update set accessed_at = least(a.accessed_at, excluded.accessed_at)
         where excluded.accessed_at < a.accessed_at""", counts="accesses_added",
               kinds=("dataset_access",)),
+    # Declared lineage (migration 0039): a program's accesses without a run. Its declaration is its
+    # latest: each access keeps its latest time, then what is older than the program's latest goes.
+    MergeStep("declared accesses", f"""
+        insert into lineage.declared_accesses as a (program_key, dataset_key, access, declared_at, batch_id)
+        select distinct on (p.program_key, d.dataset_key, e.access)
+               p.program_key, d.dataset_key, e.access, {_EVENT_TIME}, %(batch)s
+        from {{events}} e {_EVENT_DATASET}
+        join lineage.programs p
+          on p.namespace = e.namespace and p.application = e.application
+         and p.program_type = e.program_type and p.program = e.program
+        where e.kind = 'dataset_access' and e.run_id is null
+        order by p.program_key, d.dataset_key, e.access, e.event_time_us desc
+        on conflict (program_key, dataset_key, access) do update set
+            declared_at = excluded.declared_at, batch_id = excluded.batch_id
+        where excluded.declared_at > a.declared_at""", kinds=("dataset_access",)),
+    MergeStep("declarations replaced by later ones", """
+        delete from lineage.declared_accesses a
+        using (select program_key, max(declared_at) as latest from lineage.declared_accesses
+               where program_key in (select program_key from lineage.declared_accesses where batch_id = %(batch)s)
+               group by program_key) l
+        where a.program_key = l.program_key and a.declared_at < l.latest""", kinds=("dataset_access",)),
     # What runs and datasets keep beside accesses (migration 0013). In each, the latest event wins
     # (ties broken by content), so any arrival order gives the same rows.
     MergeStep("run parents", f"""

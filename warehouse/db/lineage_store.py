@@ -67,11 +67,41 @@ def _bucket_rows(key: str, columns: str, condition: str = "true") -> str:
         where w.{key} = any(%(keys)s) and w.bucket = '-infinity'::date and {condition}"""
 
 
-# One BFS half-step over the whole frontier: data -> programs, or programs -> data.
+# Declared lineage (a program's accesses without a run, migration 0039) is in every window that
+# ends after it was declared, since the namespace's incarnation: a declaration holds until the
+# program declares again.
+_DECLARED_IN_WINDOW = "a.declared_at < %(end)s and a.declared_at >= %(declared_since)s"
+
+# One BFS half-step over the whole frontier: data -> programs, or programs -> data, by runs in the
+# window or by declaration.
 _NEIGHBOURS = {
-    key: f"select distinct {other} from ({_bucket_rows(key, f'w.{other}', _ANY_RUN_IN_WINDOW)}) n"
+    key: f"""select {other} from ({_bucket_rows(key, f'w.{other}', _ANY_RUN_IN_WINDOW)}) n
+             union
+             select a.{other} from lineage.declared_accesses a
+             where a.{key} = any(%(keys)s) and {_DECLARED_IN_WINDOW}"""
     for key, other in (("dataset_key", "program_key"), ("program_key", "dataset_key"))
 }
+
+
+def _named_relations() -> str:
+    """The end of both relation queries: the CTE ``relations`` (runtime relations) beside the
+    programs' declared accesses, one row per (data, program, access), ``declared`` when declared
+    (a relation only declared has no runs), with the names of its data and program."""
+    return f"""
+    , declared as (
+        select a.program_key, a.dataset_key, a.access from lineage.declared_accesses a
+        where a.program_key = any(%(keys)s) and {_DECLARED_IN_WINDOW}
+    )
+    select d.namespace as data_namespace, d.dataset_type, d.dataset,
+           p.namespace as program_namespace, p.application, p.program_type, p.program,
+           access, coalesce(r.runs, '{{}}') as runs, coalesce(r.components, '{{}}') as components,
+           coalesce(r.run_count, 0) as run_count, r.first_run, r.last_run, r.latest_run,
+           x.program_key is not null as declared
+    from relations r
+    full join declared x using (program_key, dataset_key, access)
+    join lineage.datasets d using (dataset_key)
+    join lineage.programs p using (program_key)"""
+
 
 def _relations_sql() -> str:
     """Every relation of the programs %(keys)s in the window, with every run id and its runs counted
@@ -90,13 +120,7 @@ def _relations_sql() -> str:
                count(distinct run_id) as run_count, min(started) as first_run, max(started) as last_run,
                (array_agg(run_id order by started desc, run_id desc))[1] as latest_run
         from hits group by program_key, dataset_key, access
-    )
-    select d.namespace as data_namespace, d.dataset_type, d.dataset,
-           p.namespace as program_namespace, p.application, p.program_type, p.program,
-           r.access, r.runs, r.components, r.run_count, r.first_run, r.last_run, r.latest_run
-    from relations r
-    join lineage.datasets d using (dataset_key)
-    join lineage.programs p using (program_key)"""
+    ){_named_relations()}"""
 
 
 # Runs counted without their ids. A mart row whose runs are all in the window (its latest start
@@ -141,13 +165,7 @@ _RELATIONS_COUNTED = f"""
                sum(run_count)::bigint as run_count, min(first_run) as first_run, max(last_run) as last_run,
                (array_agg(latest_run order by last_run desc, latest_run desc))[1] as latest_run
         from parts group by program_key, dataset_key, access
-    )
-    select d.namespace as data_namespace, d.dataset_type, d.dataset,
-           p.namespace as program_namespace, p.application, p.program_type, p.program,
-           r.access, r.runs, r.components, r.run_count, r.first_run, r.last_run, r.latest_run
-    from relations r
-    join lineage.datasets d using (dataset_key)
-    join lineage.programs p using (program_key)"""
+    ){_named_relations()}"""
 
 _RELATIONS = {True: _relations_sql(), False: _RELATIONS_COUNTED}
 
@@ -171,11 +189,13 @@ class LineageQueries:
     """The dataset-lineage walk's queries (``warehouse.service.lineage_graph.LineageQueries``) for the
     window [start, end): one query per call, over the whole frontier it is given."""
 
-    def __init__(self, conn: psycopg.Connection, start: datetime, end: datetime, *, run_ids: bool = True) -> None:
-        """``run_ids`` False: relations carry their runs counted only (``Relation.span``), no ids."""
+    def __init__(self, conn: psycopg.Connection, start: datetime, end: datetime, *, run_ids: bool = True,
+                 declared_since: datetime | None = None) -> None:
+        """``run_ids`` False: relations carry their runs counted only (``Relation.span``), no ids;
+        ``declared_since``: no declaration before it (the namespace's incarnation)."""
         self.conn, self.run_ids = conn, run_ids
         self.window: dict[str, Any] = {
-            "start": start, "end": end,
+            "start": start, "end": end, "declared_since": declared_since or datetime.min.replace(tzinfo=UTC),
             "first_day": (start - timedelta(days=1)).astimezone(UTC).date(), "last_day": end.astimezone(UTC).date(),
         }
 
@@ -202,8 +222,9 @@ def walk(conn: psycopg.Connection, origin: DataRef, window: tuple[datetime, date
          run_ids: bool = True) -> Walked:
     """The design's walk from ``origin`` in ``window``, without what predates the namespace's
     incarnation (its runs await cleanup); ``run_ids`` False: runs counted only."""
-    visible = visible_window(window, namespace_store.visible_since(conn, origin.namespace))
-    return walk_lineage(LineageQueries(conn, *visible, run_ids=run_ids), origin, levels)
+    since = namespace_store.visible_since(conn, origin.namespace)
+    visible = visible_window(window, since)
+    return walk_lineage(LineageQueries(conn, *visible, run_ids=run_ids, declared_since=since), origin, levels)
 
 
 def diff(conn: psycopg.Connection, origin: DataRef, window: tuple[datetime, datetime],
@@ -242,12 +263,14 @@ def _mart() -> Iterator[None]:
 
 def _relation(*, data_namespace: str, dataset_type: str, dataset: str, program_namespace: str, application: str,
               program_type: str, program: str, access: str, runs: list[str], components: list[str],
-              run_count: int, first_run: datetime | None, last_run: datetime | None, latest_run: str) -> Relation:
+              run_count: int, first_run: datetime | None, last_run: datetime | None, latest_run: str | None,
+              declared: bool) -> Relation:
     """A row of ``_RELATIONS``, by its columns."""
     return Relation(data=DataRef(data_namespace, dataset_type, dataset),
                     program=ProgramRef(program_namespace, application, program_type, program),
                     access=access, runs=tuple(runs), components=tuple(components),
-                    span=RunSpan(run_count, epoch_seconds(first_run), epoch_seconds(last_run), latest_run))
+                    span=RunSpan(run_count, epoch_seconds(first_run), epoch_seconds(last_run), latest_run),
+                    declared=declared)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,10 +4,11 @@ Deletion"), run by the ``lineage_namespace_cleanup`` DAG on the asset event the 
 For each deletion not cleaned yet, one transaction removes the namespace's records from before
 the deletion: metadata and its change records, watermarks and schema versions, runs of its
 programs (with their parents, facets and warnings) and accesses to its datasets (with their
-field lineage), dataset facets and aliases, the programs and datasets left without any,
-operation sets writing into it, and compacted events still pending. What a namespace re-created
-since then recorded is kept. Once the marts are rebuilt, ``finish`` marks
-the deletion cleaned, which lifts the race guard, and re-derives the namespace's search rows.
+field lineage), declared accesses of its programs or to its datasets, dataset facets and
+aliases, the programs and datasets left without any, operation sets writing into it, and
+compacted events still pending. What a namespace re-created since then recorded is kept. Once
+the marts are rebuilt, ``finish`` marks the deletion cleaned, which lifts the race guard, and
+re-derives the namespace's search rows.
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ _STEPS: list[tuple[str, str]] = [
     ("dataset_accesses", """delete from lineage.dataset_accesses a
                             where a.run_key in (select run_key from old_runs)
                                or a.namespace = %(ns)s and a.accessed_at < %(before)s"""),
+    ("declared_accesses", """delete from lineage.declared_accesses a
+                             where a.declared_at < %(before)s
+                               and (a.program_key in (select program_key from lineage.programs where namespace = %(ns)s)
+                                    or a.dataset_key in (select dataset_key from lineage.datasets
+                                                         where namespace = %(ns)s))"""),
     ("run_parents", "delete from lineage.run_parents where run_key in (select run_key from old_runs)"),
     ("run_facets", "delete from lineage.run_facets where run_key in (select run_key from old_runs)"),
     ("run_warnings", "delete from lineage.run_warnings where run_key in (select run_key from old_runs)"),
@@ -69,9 +75,11 @@ _STEPS: list[tuple[str, str]] = [
                 and not exists (select from lineage.dataset_accesses a where a.run_key = r.run_key)
                 and not exists (select from lineage.field_lineage_runs f where f.run_key = r.run_key)"""),
     ("programs", """delete from lineage.programs p where p.namespace = %(ns)s and p.created_at < %(before)s
-                    and not exists (select from lineage.runs r where r.program_key = p.program_key)"""),
+                    and not exists (select from lineage.runs r where r.program_key = p.program_key)
+                    and not exists (select from lineage.declared_accesses a where a.program_key = p.program_key)"""),
     ("datasets", """delete from lineage.datasets d where d.namespace = %(ns)s and d.created_at < %(before)s
                     and not exists (select from lineage.dataset_accesses a where a.dataset_key = d.dataset_key)
+                    and not exists (select from lineage.declared_accesses a where a.dataset_key = d.dataset_key)
                     and not exists (select from lineage.field_lineage_runs f where f.dataset_key = d.dataset_key)
                     and not exists (select from lineage.dataset_facets f where f.dataset_key = d.dataset_key)
                     and not exists (select from lineage.dataset_aliases a where a.dataset_key = d.dataset_key)"""),

@@ -12,7 +12,7 @@ this module walks, shapes the relations found into the response and applies ``co
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple, Protocol
 
 from lineage.errors import InvalidLineageRequestError
@@ -39,7 +39,8 @@ class RunSpan:
 
     def merged(self, other: RunSpan, count: int) -> RunSpan:
         """Both spans as one of ``count`` runs (the caller knows how many distinct runs the two hold)."""
-        newest = self if (self.last or 0) >= (other.last or 0) else other
+        # the newest run, ties broken by run id as the queries break them (whatever the rows' order)
+        newest = max((self, other), key=lambda span: (span.last or 0, span.latest or ""))
         firsts = [t for t in (self.first, other.first) if t is not None]
         return RunSpan(count, min(firsts) if firsts else None, newest.last, newest.latest)
 
@@ -48,7 +49,9 @@ class RunSpan:
 class Relation:
     """Runs of ``program`` made ``access`` to ``data`` in the window (a relation of the *Metadata
     and Data Discovery* design). ``runs`` may be empty when the query asked for ``span`` only;
-    ``span`` is None where the runs are not shown (a hidden program's)."""
+    ``span`` is None where the runs are not shown (a hidden program's). ``declared``: the program
+    declares the access (declared lineage, e.g. an OpenLineage JobEvent); a relation only
+    declared has no runs."""
 
     data: DataRef
     program: ProgramRef
@@ -56,6 +59,7 @@ class Relation:
     runs: tuple[str, ...]
     components: tuple[str, ...] = ()
     span: RunSpan | None = None
+    declared: bool = False
 
 
 def parse_runs_shape(value: str) -> str:
@@ -158,18 +162,20 @@ def build_relations(relations: Iterable[Relation], collapse: frozenset[str] = fr
     ``runs`` shapes each relation's ``runs`` (``RUNS_SHAPES``); every shape gives the count,
     first, last and latest run beside them.
     """
-    groups: dict[tuple[str, ...], tuple[set[str], set[str], set[str], list[RunSpan | None]]] = {}
+    groups: dict[tuple[str, ...], tuple[set[str], set[str], set[str], list[RunSpan | None], list[bool]]] = {}
     for relation in relations:
         key = (relation.data.id, relation.program.id) + (() if "access" in collapse else (relation.access,))
-        accesses, run_ids, components, spans = groups.setdefault(key, (set(), set(), set(), []))
+        accesses, run_ids, components, spans, declared = groups.setdefault(key, (set(), set(), set(), [], []))
         accesses.add(relation.access)
         run_ids.update(relation.runs)
         components.update(relation.components)
-        spans.append(relation.span)
+        if relation.span is None or relation.span.count or not relation.declared:  # a declaration counts no run
+            spans.append(relation.span)
+        declared.append(relation.declared)
     answer = []
     for key in sorted(groups):
-        accesses, run_ids, components, spans = groups[key]
-        span = _merged(spans, len(run_ids))
+        accesses, run_ids, components, spans, declared = groups[key]
+        span = _merged(spans, len(run_ids)) if spans else RunSpan(0, None, None, None)
         answer.append({
             "data": key[0],
             "program": key[1],
@@ -177,6 +183,7 @@ def build_relations(relations: Iterable[Relation], collapse: frozenset[str] = fr
             "runs": _shown_runs(run_ids, span, runs),
             "components": sorted(components),
             **span_fields(span),
+            "declared": any(declared),
         })
     return answer
 
@@ -230,8 +237,9 @@ def hide_unreadable(relations: Iterable[Relation], readable_data: Callable[[Data
     shown = []
     for relation in rows:
         program = program_alias.get(relation.program.id)
-        shown.append(Relation(
-            data_alias.get(relation.data.id, relation.data), program or relation.program, relation.access,
-            () if program else relation.runs, () if program or relation.data.id in data_alias else relation.components,
-            None if program else relation.span))
+        shown.append(replace(
+            relation, data=data_alias.get(relation.data.id, relation.data), program=program or relation.program,
+            runs=() if program else relation.runs,
+            components=() if program or relation.data.id in data_alias else relation.components,
+            span=None if program else relation.span))
     return shown

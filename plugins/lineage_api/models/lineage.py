@@ -25,6 +25,8 @@ class LineageRelation(RunCounts):
     access: str
     runs: list[str] = Field(description="runs=ids: every run id; runs=latest: the newest; runs=count: none")
     components: list[str]
+    declared: bool = Field(description="the program declares this access without a run (declared lineage: an "
+                                       "OpenLineage JobEvent); runCount 0 when it is only declared")
 
 
 class ProgramId(Body):

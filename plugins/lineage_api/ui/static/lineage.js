@@ -10,6 +10,9 @@ const CHANGE_STYLE = [
   {selector: ".removed", style: {"line-color": "#dc2626", "target-arrow-color": "#dc2626", "border-color": "#dc2626",
                                  "border-width": 2, "line-style": "dashed", "opacity": 0.8}},
   {selector: ".unchanged", style: {"line-color": "#94a3b8", "target-arrow-color": "#94a3b8", "opacity": 0.6}},
+  // declared lineage without a run in the window (an OpenLineage JobEvent): dashed
+  {selector: "edge.declared", style: {"line-style": "dashed", "line-dash-pattern": [10, 5], "line-color": "#7c3aed",
+                                      "target-arrow-color": "#7c3aed", "color": "#7c3aed"}},
 ];
 
 // The diff's relations as lineageElements draws them, each element classed by its change.
@@ -52,8 +55,10 @@ function lineageElements(body, groupByApplication) {
     const id = JSON.stringify([source, target, relation.access]);  // ids may hold "|": never joined
     const known = edges.get(id);
     const runs = (known ? known.data.runs : 0) + (relation.runCount ?? relation.runs.length);
-    edges.set(id, {data: {id, source, target, access: relation.access, runs, label: relation.access === "unknown" ? "?" : ""},
-                   classes: relation.access});
+    const declared = (!known || known.data.declared) && relation.declared === true && runs === 0;
+    edges.set(id, {data: {id, source, target, access: relation.access, runs, declared,
+                          label: declared ? "declared" : relation.access === "unknown" ? "?" : ""},
+                   classes: declared ? `${relation.access} declared` : relation.access});
   }
   return [...nodes.values(), ...edges.values()];
 }
@@ -89,7 +94,8 @@ window.PAGES.lineage = async function (main) {
     cy.fit(undefined, 20);
     const count = (selector) => cy.elements(selector).length;
     summary.textContent = `${count("node.dataset") + count("node.stream")} datasets, ${count("node.program") + count("node.application")} ` +
-      `programs, ${count("edge")} edges, ${when(window_.start)} to ${when(window_.end)}`;
+      `programs, ${count("edge")} edges` + (count("edge.declared") ? ` (${count("edge.declared")} declared, no run: dashed)` : "") +
+      `, ${when(window_.start)} to ${when(window_.end)}`;
     if (body.summary) {
       const r = body.summary.relations;
       summary.textContent += ` against ${when(body.baseStart)} to ${when(body.baseEnd)}: ${r.added} added, ` +
