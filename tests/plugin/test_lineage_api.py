@@ -231,14 +231,25 @@ def test_a_job_event_is_declared_lineage_beside_runs_never_a_run_and_its_latest_
                                where p.program = 'shop.clean_orders'""").fetchone() == (0,)
     before = lineage(api, f"datasets/{table('clean_orders')}", end=str(int(declared_at.timestamp())))
     assert [r["program"] for r in before["relations"]] == ["spark.default.A.Report"]
-    # a later declaration replaces the earlier, whatever the order they arrive in
+    # a run of the same job (dbt-ol's RunEvent) reading what it declared: one relation, run and declared
+    ran = T0 + timedelta(hours=3)
+    api.compact([wrap({"eventType": "COMPLETE", "eventTime": ran.isoformat(), "producer": "dbt-ol",  # type: ignore[attr-defined]
+                       "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+                       "run": {"runId": "01934a6e-0000-7000-8000-000000000001"},
+                       "job": {"namespace": "dbt", "name": "shop.clean_orders"},
+                       "inputs": [{"namespace": "postgres://db:5432", "name": "shop.public.raw_orders"}]},
+                      NamespaceMap())])
+    read = next(r for r in lineage(api, f"datasets/{table('clean_orders')}")["relations"]
+                if r["program"] == model and r["access"] == "read")
+    assert (read["runs"], read["runCount"], read["declared"]) == (["01934a6e-0000-7000-8000-000000000001"], 1, True)
+    # a later declaration replaces the earlier, whatever the order they arrive in; the run's read stays
     api.compact([job_event("shop.clean_orders", declared_at + timedelta(hours=1), ["orders_v2"],  # type: ignore[attr-defined]
                            ["clean_orders"])])
     api.compact([job_event("shop.clean_orders", declared_at - timedelta(hours=1), ["legacy_orders"],  # type: ignore[attr-defined]
                            ["clean_orders"])])  # older, arriving last: changes nothing
-    now = {(r["data"].rsplit(".", 1)[-1], r["access"]) for r in lineage(api, f"datasets/{table('clean_orders')}")[
-        "relations"] if r["program"] == model}
-    assert now == {("orders_v2", "read"), ("clean_orders", "write")}
+    now = {(r["data"].rsplit(".", 1)[-1], r["access"], r["declared"], r["runCount"])
+           for r in lineage(api, f"datasets/{table('clean_orders')}")["relations"] if r["program"] == model}
+    assert now == {("orders_v2", "read", True, 0), ("clean_orders", "write", True, 0), ("raw_orders", "read", False, 1)}
 
 
 def test_run_accesses_and_program_runs(api: TestClient) -> None:

@@ -90,3 +90,15 @@ def test_a_rolled_up_relation_counts_its_stand_in_runs_and_keeps_the_first_and_t
     # load-1 and sum-1 both stand as dag-1: three runs are two runs of the DAG
     assert (merged["runs"], merged["runCount"], merged["firstRun"], merged["lastRun"], merged["latestRun"]) == (
         ["dag-1", "dag-2"], 2, 50, 300, "dag-2")
+
+
+def test_a_declared_access_stays_its_own_program_s_under_a_roll_up() -> None:
+    """Declared lineage names no run, so nothing stands in for it: the task's declared read stays
+    the task's, beside its runs rolled up to the DAG's."""
+    rows = [Relation(ORDERS, LOAD, "read", ("load-1",), ("reader",), RunSpan(1, 10, 10, "load-1"), declared=True),
+            Relation(REPORT, SUM, "write", (), (), RunSpan(0, None, None, None), declared=True)]
+    rolled = build_relations(roll_up(rows, Recorded(), "parent"))
+    assert [(r["data"], r["program"], r["runs"], r["runCount"], r["declared"]) for r in rolled] == [
+        ("dataset.default.orders", "openlineage.default.default.orders_dag", ["dag-1"], 1, False),
+        ("dataset.default.orders", "openlineage.default.default.orders_dag.load", [], 0, True),
+        ("dataset.default.report", "openlineage.default.default.orders_dag.sum", [], 0, True)]

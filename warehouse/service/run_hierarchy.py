@@ -71,10 +71,13 @@ def roll_up(relations: Iterable[Relation], links_of: RunLinksOf, rollup: str) ->
         return (found.rolled_up(rollup) if found else None) or RunRef(program, run_id)
 
     merged: dict[tuple[str, str, str], tuple[Relation, set[str], set[str], list[RunSpan]]] = {}
+    declared = {(r.data.id, r.program.id, r.access) for r in rows if r.declared}
     for relation in rows:
-        if not relation.runs:  # nothing to stand in for: kept as it is
+        if not relation.runs or relation.declared:  # nothing to stand in for, or the program's declaration:
+            kept = relation if not relation.runs else replace(  # kept as it is, by its own program
+                relation, runs=(), components=(), span=RunSpan(0, None, None, None))
             merged.setdefault((relation.data.id, relation.program.id, relation.access),
-                              (relation, set(), set(relation.components), []))
+                              (kept, set(), set(kept.components), []))
         for run_id in relation.runs:
             shown = stand_in(relation.program, run_id)
             key = (relation.data.id, shown.program.id, relation.access)
@@ -85,7 +88,8 @@ def roll_up(relations: Iterable[Relation], links_of: RunLinksOf, rollup: str) ->
             if relation.span is not None and relation.span.latest == run_id:
                 spans.append(replace(relation.span, latest=shown.run_id))
     return [Relation(base.data, base.program, base.access, tuple(sorted(run_ids)), tuple(sorted(components)),
-                     _span(spans, len(run_ids)) if run_ids else base.span)
+                     _span(spans, len(run_ids)) if run_ids else base.span,
+                     declared=(base.data.id, base.program.id, base.access) in declared)
             for base, run_ids, components, spans in merged.values()]
 
 
