@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from lineage.errors import InvalidMetadataChangeError
+from lineage.ids import DATA_TYPES
 from lineage.model.program_metadata import parse_change
 from lineage.schemas import schema
 
@@ -47,8 +48,10 @@ def plainly_valid(event: Mapping[str, Any]) -> bool:
     """Whether the derived ``event`` is valid by the checks above (see the module's docstring)."""
     envelope, payloads = _checks()
     check = payloads.get(event["kind"])
+    owner = event.get("run") or event.get("job") or {}
     return (check is not None and all(rule(event[key]) for key, rule in envelope.items() if key in event)
-            and ("run" in event or _plain_runless(event))
+            and (("run" in event and "job" not in event) or ("run" not in event and _plain_runless(event)))
+            and owner.get("program_type") not in DATA_TYPES
             and _plain_payload(event["kind"], event["payload"], check))
 
 

@@ -250,6 +250,17 @@ def test_a_job_event_is_declared_lineage_beside_runs_never_a_run_and_its_latest_
     now = {(r["data"].rsplit(".", 1)[-1], r["access"], r["declared"], r["runCount"])
            for r in lineage(api, f"datasets/{table('clean_orders')}")["relations"] if r["program"] == model}
     assert now == {("orders_v2", "read", True, 0), ("clean_orders", "write", True, 0), ("raw_orders", "read", False, 1)}
+    # sent again later, the same declaration still shows in a window ending before the re-send
+    api.compact([job_event("shop.clean_orders", declared_at + timedelta(hours=5), ["orders_v2"],  # type: ignore[attr-defined]
+                           ["clean_orders"])])
+    earlier = lineage(api, f"datasets/{table('clean_orders')}", end=str(int((declared_at + timedelta(hours=2)
+                                                                             ).timestamp())))
+    assert {(r["data"].rsplit(".", 1)[-1], r["declared"]) for r in earlier["relations"] if r["program"] == model} == {
+        ("orders_v2", True), ("clean_orders", True), ("raw_orders", False)}
+    # what changed compares what ran: declared lineage is in neither walk
+    diff = api.get(f"/v3/namespaces/default/datasets/{table('clean_orders')}/lineage/diff",
+                   params={"start": str(int(T0.timestamp())), "end": str(int(T1.timestamp()))}).json()
+    assert [(r["program"], r["change"]) for r in diff["relations"]] == [("spark.default.A.Report", "added")]
 
 
 def test_run_accesses_and_program_runs(api: TestClient) -> None:

@@ -286,6 +286,15 @@ def test_derived_events_are_plainly_valid_exactly_when_they_are_valid() -> None:
         assert not plainly_valid({**access, "payload": payload})
         with pytest.raises(InvalidEventError):
             validate_event({**access, "payload": payload})
+    job = {key: access["run"][key] for key in ("application", "program_type", "program")}
+    declared = {key: value for key, value in access.items() if key != "run"}
+    assert plainly_valid({**declared, "job": job})
+    for wrong in ({**access, "job": job}, {**declared, "job": {**job, "program_type": "dataset"}},
+                  {**access, "run": {**access["run"], "program_type": "stream"}},
+                  {**declared, "kind": "run_start", "payload": {}, "job": job}, declared):
+        assert not plainly_valid(wrong)
+        with pytest.raises(InvalidEventError):
+            validate_event(wrong)
 
 
 def test_the_column_lineage_memo_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -362,6 +362,13 @@ def test_declared_accesses_keep_each_program_s_latest_declaration_whatever_the_a
                                  left join lineage.runs r using (program_key) group by 1 order by 1""") == [
         ("PurchaseHistoryBuilder", 1), ("orders_model", 0)]  # declared: never a run
     assert rows(warehouse_db, "select count(*) from lineage.dataset_accesses") == [(1,)]  # the run's read only
+    resent = "2026-11-21T05:40:00Z"  # the same declaration again (a manifest sent on every deploy)
+    write_log(log_root, [declared_access("orders_v2", "read", job, event_time=resent),
+                         declared_access("orders_clean", "write", job, event_time=resent)])
+    run_compaction(session, interval_end=END, settings=settings_for(warehouse_db))
+    assert rows(warehouse_db, """select d.dataset, a.first_declared_at, a.declared_at from lineage.declared_accesses a
+                                 join lineage.datasets d using (dataset_key) order by 1""") == [
+        ("orders_clean", at, at + timedelta(minutes=10)), ("orders_v2", at, at + timedelta(minutes=10))]
     write_log(log_root, [declared_access("orders_v3", "read", job, event_time="2026-11-21T05:45:00Z")])
     run_compaction(session, interval_end=END, settings=settings_for(warehouse_db))
     assert [row[:2] for row in rows(warehouse_db, declared)] == [("orders_v3", "read")]  # replaced whole

@@ -278,26 +278,29 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         where excluded.accessed_at < a.accessed_at""", counts="accesses_added",
               kinds=("dataset_access",)),
     # Declared lineage (migration 0039): a program's accesses without a run. Its declaration is its
-    # latest: each access keeps its latest time, then what is older than the program's latest goes.
+    # latest: each access keeps the earliest and the latest declaration holding it, then what the
+    # program's latest declaration does not hold goes.
     MergeStep("declared accesses", f"""
-        insert into lineage.declared_accesses as a (program_key, dataset_key, access, declared_at, batch_id)
-        select distinct on (p.program_key, d.dataset_key, e.access)
-               p.program_key, d.dataset_key, e.access, {_EVENT_TIME}, %(batch)s
+        insert into lineage.declared_accesses as a (program_key, dataset_key, access, first_declared_at,
+                                                    declared_at, batch_id)
+        select p.program_key, d.dataset_key, e.access, min({_EVENT_TIME}), max({_EVENT_TIME}), %(batch)s
         from {{events}} e {_EVENT_DATASET}
         join lineage.programs p
           on p.namespace = e.namespace and p.application = e.application
          and p.program_type = e.program_type and p.program = e.program
         where e.kind = 'dataset_access' and e.run_id is null
-        order by p.program_key, d.dataset_key, e.access, e.event_time_us desc
+        group by p.program_key, d.dataset_key, e.access
         on conflict (program_key, dataset_key, access) do update set
-            declared_at = excluded.declared_at, batch_id = excluded.batch_id
-        where excluded.declared_at > a.declared_at""", kinds=("dataset_access",)),
+            first_declared_at = least(a.first_declared_at, excluded.first_declared_at),
+            declared_at = greatest(a.declared_at, excluded.declared_at), batch_id = excluded.batch_id""",
+              kinds=("dataset_access",)),
     MergeStep("declarations replaced by later ones", """
         delete from lineage.declared_accesses a
         using (select program_key, max(declared_at) as latest from lineage.declared_accesses
                where program_key in (select program_key from lineage.declared_accesses where batch_id = %(batch)s)
                group by program_key) l
-        where a.program_key = l.program_key and a.declared_at < l.latest""", kinds=("dataset_access",)),
+        where a.program_key = l.program_key and a.declared_at < l.latest""",
+              kinds=("dataset_access",)),
     # What runs and datasets keep beside accesses (migration 0013). In each, the latest event wins
     # (ties broken by content), so any arrival order gives the same rows.
     MergeStep("run parents", f"""

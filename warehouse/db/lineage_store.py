@@ -68,9 +68,10 @@ def _bucket_rows(key: str, columns: str, condition: str = "true") -> str:
 
 
 # Declared lineage (a program's accesses without a run, migration 0039) is in every window that
-# ends after it was declared, since the namespace's incarnation: a declaration holds until the
-# program declares again.
-_DECLARED_IN_WINDOW = "a.declared_at < %(end)s and a.declared_at >= %(declared_since)s"
+# ends after the access was first declared (declared since the namespace's incarnation): the
+# program's latest declaration holds until it declares again. The diff leaves it out (runs only).
+_DECLARED_IN_WINDOW = """%(with_declared)s and a.first_declared_at < %(end)s
+    and a.declared_at >= %(declared_since)s"""
 
 # One BFS half-step over the whole frontier: data -> programs, or programs -> data, by runs in the
 # window or by declaration.
@@ -190,12 +191,14 @@ class LineageQueries:
     window [start, end): one query per call, over the whole frontier it is given."""
 
     def __init__(self, conn: psycopg.Connection, start: datetime, end: datetime, *, run_ids: bool = True,
-                 declared_since: datetime | None = None) -> None:
+                 declared: bool = True, declared_since: datetime | None = None) -> None:
         """``run_ids`` False: relations carry their runs counted only (``Relation.span``), no ids;
-        ``declared_since``: no declaration before it (the namespace's incarnation)."""
+        ``declared`` False: runs only, no declared lineage; ``declared_since``: no declaration
+        before it (the namespace's incarnation)."""
         self.conn, self.run_ids = conn, run_ids
         self.window: dict[str, Any] = {
-            "start": start, "end": end, "declared_since": declared_since or datetime.min.replace(tzinfo=UTC),
+            "start": start, "end": end, "with_declared": declared,
+            "declared_since": declared_since or datetime.min.replace(tzinfo=UTC),
             "first_day": (start - timedelta(days=1)).astimezone(UTC).date(), "last_day": end.astimezone(UTC).date(),
         }
 
@@ -219,12 +222,14 @@ class LineageQueries:
 
 
 def walk(conn: psycopg.Connection, origin: DataRef, window: tuple[datetime, datetime], levels: int, *,
-         run_ids: bool = True) -> Walked:
+         run_ids: bool = True, declared: bool = True) -> Walked:
     """The design's walk from ``origin`` in ``window``, without what predates the namespace's
-    incarnation (its runs await cleanup); ``run_ids`` False: runs counted only."""
+    incarnation (its runs await cleanup); ``run_ids`` False: runs counted only; ``declared``
+    False: runs only (no declared lineage)."""
     since = namespace_store.visible_since(conn, origin.namespace)
     visible = visible_window(window, since)
-    return walk_lineage(LineageQueries(conn, *visible, run_ids=run_ids, declared_since=since), origin, levels)
+    queries = LineageQueries(conn, *visible, run_ids=run_ids, declared=declared, declared_since=since)
+    return walk_lineage(queries, origin, levels)
 
 
 def diff(conn: psycopg.Connection, origin: DataRef, window: tuple[datetime, datetime],
@@ -234,8 +239,8 @@ def diff(conn: psycopg.Connection, origin: DataRef, window: tuple[datetime, date
     walks (runs counted), as ``shown`` presents them to the caller (one call over both sides, so
     that a hidden node has one alias), compared, with the schema changes of the datasets shown
     (the version in force at the end of each window)."""
-    current, current_cut = walk(conn, origin, window, levels, run_ids=False)
-    before, base_cut = walk(conn, origin, base, levels, run_ids=False)
+    current, current_cut = walk(conn, origin, window, levels, run_ids=False, declared=False)
+    before, base_cut = walk(conn, origin, base, levels, run_ids=False, declared=False)
     seen = shown(current + before)
     changes = compare(seen[:len(current)], seen[len(current):])
     datasets = {change.data.id: change.data for change in changes if change.data.type in ("dataset", "stream")}

@@ -39,7 +39,7 @@ class RunSpan:
 
     def merged(self, other: RunSpan, count: int) -> RunSpan:
         """Both spans as one of ``count`` runs (the caller knows how many distinct runs the two hold)."""
-        # the newest run, ties broken by run id as the queries break them (whatever the rows' order)
+        # the newest run; a tie (to the second) broken by run id, so the rows' order does not matter
         newest = max((self, other), key=lambda span: (span.last or 0, span.latest or ""))
         firsts = [t for t in (self.first, other.first) if t is not None]
         return RunSpan(count, min(firsts) if firsts else None, newest.last, newest.latest)
