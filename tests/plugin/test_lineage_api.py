@@ -236,11 +236,16 @@ def test_a_job_event_is_declared_lineage_beside_runs_never_a_run_and_its_latest_
     api.compact([wrap({"eventType": "COMPLETE", "eventTime": ran.isoformat(), "producer": "dbt-ol",  # type: ignore[attr-defined]
                        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
                        "run": {"runId": "01934a6e-0000-7000-8000-000000000001"},
-                       "job": {"namespace": "dbt", "name": "shop.clean_orders"},
+                       "job": {"namespace": "dbt", "name": "shop.clean_orders", "facets": {"jobType": {
+                           "_producer": "dbt-ol", "_schemaURL": "https://openlineage.io/spec/facets/2-0-3/"
+                           "JobTypeJobFacet.json", "integration": "DBT", "jobType": "MODEL",
+                           "processingType": "BATCH"}}},
                        "inputs": [{"namespace": "postgres://db:5432", "name": "shop.public.raw_orders"}]},
                       NamespaceMap())])
-    read = next(r for r in lineage(api, f"datasets/{table('clean_orders')}")["relations"]
-                if r["program"] == model and r["access"] == "read")
+    body = lineage(api, f"datasets/{table('clean_orders')}")
+    read = next(r for r in body["relations"] if r["program"] == model and r["access"] == "read")
+    assert body["programs"][model]["jobType"] == "dbt_model"  # its jobType facet: the page tells a model apart
+    assert body["programs"]["spark.default.A.Report"]["jobType"] is None
     assert (read["runs"], read["runCount"], read["declared"]) == (["01934a6e-0000-7000-8000-000000000001"], 1, True)
     # a later declaration replaces the earlier, whatever the order they arrive in; the run's read stays
     api.compact([job_event("shop.clean_orders", declared_at + timedelta(hours=1), ["orders_v2"],  # type: ignore[attr-defined]

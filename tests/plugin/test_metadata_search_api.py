@@ -42,6 +42,10 @@ def search_db() -> Iterator[str]:
                         ('default', 'dataset', 'invoices_archive')""")
         conn.execute("""insert into lineage.programs (namespace, application, program_type, program) values
                         ('default', 'PurchaseHistory', 'mapreduce', 'PurchaseHistoryBuilder')""")
+        # OpenLineage jobs whose jobType facets said what they are (the compaction keeps it: migration 0040)
+        conn.execute("""insert into lineage.programs (namespace, application, program_type, program, job_type)
+                        values ('default', 'airflow', 'openlineage', 'shipping', 'airflow_dag'),
+                               ('default', 'airflow', 'openlineage', 'shipping.load', 'airflow_task')""")
         entity_keys.fill_missing(conn)
         metadata_store.change(conn, entity([("namespace", "default"), ("dataset", "employees")]), "SYSTEM", "test",
                               add_properties={"schema": schema([("empName", "string"), ("empId", "long"),
@@ -136,6 +140,16 @@ def test_openlineage_datasets_are_found_by_the_names_people_know_and_a_name_rank
     assert [r["score"]["exactMatches"] for r in ranked["results"]] == [1, 1, 1, 0]
     assert search(api, "public.invoice")["total"] == 1  # a prefix of an OpenLineage name still matches
     assert search(api, "lic.invoices")["total"] == 0  # not the middle of a segment
+
+
+def test_an_openlineage_job_is_found_by_its_job_type_a_dag_apart_from_its_tasks(api: TestClient) -> None:
+    assert names(search(api, "jobType:airflow_dag")) == ["shipping"]
+    tasks = search(api, "jobType:airflow_task")
+    assert names(tasks) == ["shipping.load"]
+    assert tasks["results"][0]["matches"] == [{"scope": "SYSTEM", "kind": "property", "key": "jobType",
+                                               "value": "airflow_task"}]
+    assert names(search(api, "airflow_")) == ["shipping", "shipping.load"]  # a prefix of either
+    assert search(api, "jobType:dbt_model")["total"] == 0
 
 
 def test_pagination_gives_a_stable_order_and_the_total(api: TestClient) -> None:

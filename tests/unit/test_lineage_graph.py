@@ -88,7 +88,8 @@ def test_an_unknown_runs_shape_is_refused() -> None:
 def test_response_carries_id_maps_in_seed_001_shape() -> None:
     response = lineage_response(1, 2, [Relation(PURCHASES, BUILDER, "read", ("r1",))])
     assert response["programs"] == {"mapreduce.default.PurchaseHistory.PurchaseHistoryBuilder": {"id": {
-        "namespace": "default", "application": "PurchaseHistory", "type": "mapreduce", "id": "PurchaseHistoryBuilder"}}}
+        "namespace": "default", "application": "PurchaseHistory", "type": "mapreduce", "id": "PurchaseHistoryBuilder"},
+        "jobType": None}}  # an OpenLineage job's type, which the store adds
     assert response["data"] == {"dataset.default.purchases": {"id": {
         "namespace": "default", "type": "dataset", "id": "purchases"}}}
     assert (response["start"], response["end"]) == (1, 2)

@@ -337,6 +337,22 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
             facet = excluded.facet, event_time = excluded.event_time, batch_id = excluded.batch_id
         where (excluded.event_time, excluded.facet::text) > (f.event_time, f.facet::text)""",
               kinds=("run_facets",)),
+    # A program's job type (migration 0040): its jobType job facet, the latest event's.
+    MergeStep("program job types", f"""
+        update lineage.programs p set job_type = latest.job_type, job_type_at = latest.event_time
+        from (
+            select distinct on (q.program_key) q.program_key, typed.job_type, {_EVENT_TIME} as event_time
+            from {{events}} e
+            join lineage.programs q
+              on q.namespace = e.namespace and q.application = e.application
+             and q.program_type = e.program_type and q.program = e.program
+            cross join lateral (select lineage.job_type(e.payload::jsonb -> 'job' -> 'jobType') as job_type) typed
+            where e.kind = 'run_facets' and typed.job_type is not null
+            order by q.program_key, e.event_time_us desc, typed.job_type desc
+        ) as latest
+        where p.program_key = latest.program_key
+          and (p.job_type_at is null or latest.event_time >= p.job_type_at)
+          and p.job_type is distinct from latest.job_type""", kinds=("run_facets",)),
     MergeStep("openlineage events", f"""
         insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event, batch_id)
         select e.event_id, r.run_key, {_EVENT_TIME},

@@ -258,6 +258,18 @@ def diff(conn: psycopg.Connection, origin: DataRef, window: tuple[datetime, date
             "truncated": {"current": current_cut, "base": base_cut}, "nodes": seen}
 
 
+def with_job_types(conn: psycopg.Connection, answer: dict[str, Any]) -> dict[str, Any]:
+    """``answer`` with each of its programs' job type (an OpenLineage job's jobType facet as one
+    word: ``airflow_task``, ``dbt_model``; migration 0040), by the ids the warehouse stores."""
+    programs = answer["programs"]
+    if programs:
+        for program_id, job_type in conn.execute(
+                "select program_id, job_type from lineage.programs where program_id = any(%s) and job_type is not null",
+                (list(programs),)).fetchall():
+            programs[program_id]["jobType"] = job_type
+    return answer
+
+
 @contextmanager
 def _mart() -> Iterator[None]:
     try:

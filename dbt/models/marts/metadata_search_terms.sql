@@ -6,7 +6,9 @@
 --             it (`s3`, `lake`, `sales`, `2026`), so any part finds it, and one for its OpenLineage
 --             name and each of its trailing segments (`sales/2026`, `2026`)
 --   tag       a tag (key 'tags')
---   property  a property value under its key (the SYSTEM schema property shows as its fields)
+--   property  a property value under its key (the SYSTEM schema property shows as its fields; an
+--             OpenLineage job's type, from its jobType facet, is a SYSTEM property of its program
+--             under key 'jobType': `airflow_dag`, `airflow_task`, `dbt_model`, ...; migration 0040)
 --   field     a field of the dataset's SYSTEM schema (key 'field')
 --   alias     another name of a dataset (OpenLineage's symlinks; key 'alias'), SYSTEM scope
 --   propagated_tag  a tag that reached a field along field lineage (key 'tags', SYSTEM scope;
@@ -220,9 +222,20 @@ names as (
 
 ),
 
+job_types as (
+
+    select entity_key, namespace, 'program' as entity_type, entity_details, entity_key as grant_key,
+           'SYSTEM' as scope, 'property' as kind, 'jobType' as key, job_type as value, created_at
+    from programs
+    where job_type is not null
+
+),
+
 terms as (
 
     select * from names
+    union all
+    select * from job_types
     union all
     select * from tags
     union all

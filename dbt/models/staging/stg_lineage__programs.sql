@@ -15,6 +15,8 @@ renamed as (
         application,
         program_type,
         program,
+        -- an OpenLineage job's jobType facet as one word (airflow_task, dbt_model, ...; migration 0040)
+        job_type,
         entity_key,
         entity as entity_details,
         application_key,

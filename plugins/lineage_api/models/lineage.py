@@ -38,6 +38,9 @@ class ProgramId(Body):
 
 class ProgramNode(Body):
     id: ProgramId
+    jobType: str | None = Field(description="an OpenLineage job's type from its jobType facet (airflow_dag, "
+                                            "airflow_task, spark_application, spark_sql_job, dbt_model, dbt_job, "
+                                            "flink_job, ...); null for other programs and jobs without the facet")
 
 
 class DataId(Body):

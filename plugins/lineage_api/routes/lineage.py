@@ -100,8 +100,8 @@ def _lineage(conn: psycopg.Connection, namespace: str, data_type: str, name: str
     if rolled_up_to is not None:
         accesses = roll_up(accesses, lambda runs: run_store.run_links(conn, runs), rolled_up_to)
     shown = hide_for(caller, accesses)
-    return {**lineage_response(*seconds(window), shown, collapse_types, shape), "links": node_links(shown),
-            "truncated": truncated}
+    return lineage_store.with_job_types(conn, {**lineage_response(*seconds(window), shown, collapse_types, shape),
+                                               "links": node_links(shown), "truncated": truncated})
 
 
 def node_links(relations: list[Relation]) -> dict[str, dict[str, str]]:

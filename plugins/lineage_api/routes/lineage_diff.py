@@ -28,7 +28,7 @@ def lineage_diff(conn: psycopg.Connection, namespace: str, data_type: str, name:
     origin = origin_of(conn, namespace, data_type, name, caller)
     answer = lineage_store.diff(conn, origin, window, base, levels, changed_only=changed,
                                 shown=lambda relations: hide_for(caller, relations))
-    return {**answer, "links": node_links(answer.pop("nodes"))}
+    return lineage_store.with_job_types(conn, {**answer, "links": node_links(answer.pop("nodes"))})
 
 
 @router.get("/datasets/{dataset:name}/lineage/diff", response_model=LineageDiffAnswer)

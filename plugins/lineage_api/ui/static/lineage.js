@@ -38,11 +38,12 @@ function lineageElements(body, groupByApplication) {
   const nodes = new Map(), edges = new Map();
   const programNode = (id) => {
     const p = body.programs[id].id;
+    const kind = body.programs[id].jobType || p.type;  // an OpenLineage job's type (airflow_task, dbt_model, ...)
     return groupByApplication
       ? {id: `application.${p.namespace}.${p.application}`, label: p.application, classes: "application",
          ns: p.namespace, app: p.application}
-      : {id, label: `${p.id} (${p.type})`, classes: "program", ns: p.namespace, app: p.application, type: p.type, program: p.id,
-         links: body.links[id]};
+      : {id, label: `${p.id} (${kind})`, classes: "program", ns: p.namespace, app: p.application, type: p.type, program: p.id,
+         kind, links: body.links[id]};
   };
   for (const relation of body.relations) {
     const d = body.data[relation.data].id;
@@ -130,7 +131,7 @@ window.PAGES.lineage = async function (main) {
       return;
     }
     const found = await api(data.links.runs, window_);
-    panel.replaceChildren(el("h2", {}, `${data.program}`), el("p", {class: "muted"}, `${data.type} in ${data.app}: ${found.runs.length} runs`),
+    panel.replaceChildren(el("h2", {}, `${data.program}`), el("p", {class: "muted"}, `${data.kind || data.type} in ${data.app}: ${found.runs.length} runs`),
       el("ul", {id: "runs"}, ...found.runs.map((r) => el("li", {}, pageLink(r.links, r.run_id), ` ${r.status}, ${when(r.started_at)}`))));
   }
   async function load() {

@@ -1,0 +1,73 @@
+"""The job type is told (issue 30, item 3): an OpenLineage job's ``jobType`` facet, as the
+producers send it (their recorded events, ``tests/fixtures/openlineage``), compacted into real
+PostgreSQL, gives its program's job type; the program keeps its identity (type ``openlineage``),
+so its parent links and its events without the facet still name it."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from lineage.naming.identity import NamespaceMap
+from lineage.openlineage.mapping import wrap
+from spark_jobs.compaction.job import run_compaction
+from tests.factories import write_log
+from warehouse.db.connection import connect
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openlineage"
+
+
+def recorded(name: str) -> list[dict[str, Any]]:
+    loaded = json.loads((FIXTURES / f"{name}.json").read_text())
+    return loaded if isinstance(loaded, list) else [loaded]
+
+
+def test_each_producer_s_job_type_facet_gives_its_program_s_job_type(warehouse_db: str, log_root: Path,
+                                                                    settings_for) -> None:  # type: ignore[no-untyped-def]
+    producers = ("airflow_sql_execute_query_postgres_column_lineage", "dbt_snowflake_structured_logs_run",
+                 "spark_ctas_hive_column_lineage", "flink_kafka_sql_streaming", "hive_ctas_column_lineage")
+    events = [event for name in producers for event in recorded(name)]
+    write_log(log_root, [wrap(event, NamespaceMap()) for event in events])
+    run_compaction(None, interval_end=datetime(2030, 1, 1, tzinfo=UTC),
+                   settings=settings_for(warehouse_db, LINEAGE_AUTO_CREATE_NAMESPACES="true"))
+    with connect(warehouse_db) as conn:
+        typed = dict(conn.execute("""select program, job_type from lineage.programs
+                                     where program_type = 'openlineage' and job_type is not null""").fetchall())
+        parents = conn.execute("""select distinct program_type, program from lineage.run_parents
+                                  where relation = 'parent' and program in ('mydag', 'dbt-run-jaffle_shop')
+                                  order by program""").fetchall()
+    assert typed == {
+        "mydag.mytask": "airflow_task",
+        "dbt-run-jaffle_shop": "dbt_job",
+        "model.jaffle_shop.orders": "dbt_model",
+        "model.jaffle_shop.orders.sql.1": "dbt_sql",
+        "open_lineage_integration_create_table.execute_create_hive_table_as_select_command.default_tbl1":
+            "spark_sql_job",
+        "insert-into_default_catalog.default_database.kafka_output": "flink_job",
+        "createtable_as_select.mydatabase.target_table": "hive_query",
+    }
+    # a parent facet names its job by namespace and name only: the link names the program by the
+    # identity every event of the job gives, whatever its job type (the dbt job's is dbt_job)
+    assert parents == [("openlineage", "dbt-run-jaffle_shop"), ("openlineage", "mydag")]
+
+
+@pytest.mark.parametrize(("facet", "expected"), [
+    ({"integration": "AIRFLOW", "jobType": "DAG", "processingType": "BATCH"}, "airflow_dag"),
+    ({"integration": "SPARK", "jobType": "APPLICATION", "processingType": "BATCH"}, "spark_application"),
+    ({"integration": "SPARK", "jobType": "SQL_JOB"}, "spark_sql_job"),
+    ({"integration": "Great Expectations", "jobType": "Checkpoint"}, "great_expectations_checkpoint"),
+    ({"integration": "AIRFLOW", "processingType": "BATCH"}, "airflow"),  # no jobType: the integration alone
+    ({"processingType": "STREAMING"}, None),  # nothing names it
+    ({"integration": "42", "jobType": "JOB"}, None),  # a type starts with a letter
+    ({"integration": "X" * 40, "jobType": "JOB"}, "x" * 32),  # cut to 32 characters
+    ({"integration": "<script>", "jobType": "'; drop table x; --"}, "script_drop_table_x"),
+    ({"integration": 7, "jobType": "JOB"}, None),  # a number renders as text: starts with a digit
+])
+def test_the_job_type_is_one_lower_case_word(warehouse_db: str, facet: dict[str, Any], expected: str | None) -> None:
+    with psycopg.connect(warehouse_db.replace("postgresql+psycopg", "postgresql")) as conn:
+        assert conn.execute("select lineage.job_type(%s::jsonb)", (json.dumps(facet),)).fetchone() == (expected,)
