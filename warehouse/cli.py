@@ -531,8 +531,8 @@ def export(since: Since = "1d",
 
 def _export_window(conn: psycopg.Connection, start: datetime, end: datetime, namespaces: list[str] | None,
                    sink: Any, *, datasets: bool = False) -> int:
-    from warehouse.db.openlineage_export_store import quiet_datasets, snapshot, stream_window
-    from warehouse.service.openlineage_export import dataset_event
+    from warehouse.db.openlineage_export_store import declared_jobs, quiet_datasets, snapshot, stream_window
+    from warehouse.service.openlineage_export import dataset_event, job_event
 
     total = 0
     with snapshot(conn):  # one state of the warehouse, however compactions run meanwhile
@@ -540,6 +540,9 @@ def _export_window(conn: psycopg.Connection, start: datetime, end: datetime, nam
             for dataset in quiet_datasets(conn, start, end, namespaces):
                 sink.write(dataset_event(dataset))
                 total += 1
+        for job in declared_jobs(conn, start, end, namespaces):  # declared lineage: JobEvents
+            sink.write(job_event(job))
+            total += 1
         for event in stream_window(conn, start, end, namespaces):
             sink.write(event)
             total += 1

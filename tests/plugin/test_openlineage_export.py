@@ -25,6 +25,7 @@ from fastapi.testclient import TestClient
 from openlineage.client.serde import Serde
 
 from lineage.naming.identity import NO_MAPPING
+from lineage.openlineage.mapping import wrap
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
@@ -331,3 +332,41 @@ def test_a_stream_stopped_early_stops_its_reader_and_leaves_the_connection_usabl
         assert conn.execute("select 1").fetchone() == (1,)
         with snapshot(conn):  # and a whole stream, a chunk of two items at a time, is the endpoint's window
             assert list(stream_window(conn, datetime(1970, 1, 1, tzinfo=UTC), END, None, chunk=2)) == whole
+
+
+def test_declared_lineage_goes_out_as_job_events_and_comes_back_declared(tmp_path: Path) -> None:
+    """A JobEvent in is a JobEvent out: ``lineage export`` gives each program's latest declaration
+    made in the window as a JobEvent, valid against the spec, which another warehouse compacts
+    into the same declared lineage (a native program's by the reserved scheme)."""
+    job_event = {"eventTime": (AT + timedelta(minutes=30)).isoformat(), "producer": "dbt-ol",
+                 "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+                 "job": {"namespace": "dbt", "name": "shop.clean_orders"},
+                 "inputs": [{"namespace": "postgres://db:5432", "name": "shop.public.raw_orders"}],
+                 "outputs": [{"namespace": "postgres://db:5432", "name": "shop.public.clean_orders"}]}
+    job = {"application": "Crm", "program_type": "spark", "program": "Contacts"}
+    native = event("dataset_access", {"dataset": {"name": "crm"}, "access": "read"}, schema_version=2, job=job,
+                   event_time=iso(AT))
+    del native["run"]
+    declared = """select p.application, p.program_type, p.program, d.dataset, a.access
+                  from lineage.declared_accesses a join lineage.programs p using (program_key)
+                  join lineage.datasets d using (dataset_key) order by 1, 2, 3, 4, 5"""
+    first, again = create_scratch_db("ol_export_declared"), create_scratch_db("ol_export_declared_again")
+    try:
+        write_log(tmp_path / "log", [wrap(job_event, NO_MAPPING), native])
+        compacted(first, tmp_path / "log")
+        out = tmp_path / "declared.jsonl"
+        lineage("export", "--since", "0", "--until", str(int(END.timestamp())), "--out", str(out), database=first)
+        events = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+        assert [(e["job"]["namespace"], e["job"]["name"], "run" in e) for e in events] == [
+            ("lineage://default/Crm", "spark/Contacts", False), ("dbt", "shop.clean_orders", False)]
+        validate_events(events)  # OpenLineage 2-0-2 JobEvents
+        write_log(tmp_path / "again", [wrap(item, NO_MAPPING) for item in events])
+        compacted(again, tmp_path / "again")
+        assert _rows(again, declared) == _rows(first, declared) == [
+            ("Crm", "spark", "Contacts", "crm", "read"),
+            ("dbt", "openlineage", "shop.clean_orders", "postgres://db:5432/shop.public.clean_orders", "write"),
+            ("dbt", "openlineage", "shop.clean_orders", "postgres://db:5432/shop.public.raw_orders", "read")]
+        assert _rows(again, "select count(*) from lineage.runs") == [(0,)]  # declared: still no run
+    finally:
+        drop_scratch_db(first)
+        drop_scratch_db(again)

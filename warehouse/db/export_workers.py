@@ -30,10 +30,11 @@ from warehouse.db.openlineage_export_store import (
     _assembled,
     _events,
     _read_chunk,
+    declared_jobs,
     quiet_datasets,
     snapshot,
 )
-from warehouse.service.openlineage_export import dataset_event
+from warehouse.service.openlineage_export import dataset_event, job_event
 
 _worker: tuple[psycopg.Connection, ExportCache] | None = None  # each worker's connection and cache
 
@@ -68,6 +69,9 @@ def export_lines(conn: psycopg.Connection, database_url: str, after: datetime, b
             quiet = [orjson.dumps(dataset_event(item)) for item in quiet_datasets(conn, after, before, readable)]
             if quiet:
                 yield b"\n".join(quiet) + b"\n", len(quiet)
+        declared = [orjson.dumps(job_event(job)) for job in declared_jobs(conn, after, before, readable)]
+        if declared:  # declared lineage: JobEvents
+            yield b"\n".join(declared) + b"\n", len(declared)
         snapshot_id = conn.execute("select pg_export_snapshot()").fetchone()[0]  # type: ignore[index]
         context = multiprocessing.get_context("spawn")  # no inherited connection or thread
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,

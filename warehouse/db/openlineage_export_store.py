@@ -29,6 +29,7 @@ from warehouse.service.openlineage_export import (
     DatasetDescription,
     DatasetExport,
     DatasetRef,
+    JobExport,
     LinkedRunRef,
     Program,
     RunExport,
@@ -394,3 +395,31 @@ def quiet_datasets(conn: psycopg.Connection, after: datetime, before: datetime, 
     described = _dataset_descriptions(conn, set(refs))
     return [DatasetExport(ref=ref, updated_at=row[3], description=described[ref])
             for ref, row in zip(refs, rows, strict=True) if row[3] is not None]
+
+
+def declared_jobs(conn: psycopg.Connection, after: datetime, before: datetime, readable: Sequence[str] | None
+                  ) -> list[JobExport]:
+    """The programs whose latest declaration (declared lineage) was made in ``[after, before)``,
+    each with what it declares it reads and writes; one touching a namespace outside ``readable``
+    (None: all) is left out whole, as a run's events are."""
+    rows = conn.execute(
+        """with declared as (
+               select a.program_key, max(a.declared_at) as declared_at,
+                      array_agg(array[d.namespace, d.dataset_type, d.dataset, a.access]
+                                order by d.namespace, d.dataset_type, d.dataset, a.access) as accesses,
+                      bool_and(%(all)s or d.namespace = any(%(readable)s)) as readable
+               from lineage.declared_accesses a join lineage.datasets d using (dataset_key)
+               group by a.program_key
+           )
+           select p.namespace, p.application, p.program_type, p.program, x.declared_at, x.accesses
+           from declared x join lineage.programs p using (program_key)
+           where x.declared_at >= %(after)s and x.declared_at < %(before)s and x.readable
+             and (%(all)s or p.namespace = any(%(readable)s))
+           order by x.declared_at, p.namespace, p.application, p.program_type, p.program""",
+        {"all": readable is None, "readable": list(readable or []), "after": after, "before": before}).fetchall()
+    jobs = []
+    for namespace, application, program_type, program, declared_at, accesses in rows:
+        reads = tuple(DatasetRef(*item[:3]) for item in accesses if item[3] in ("read", "read_write", "unknown"))
+        writes = tuple(DatasetRef(*item[:3]) for item in accesses if item[3] in ("write", "read_write"))
+        jobs.append(JobExport(Program(namespace, application, program_type, program), declared_at, reads, writes))
+    return jobs

@@ -36,6 +36,7 @@ from lineage.openlineage.facets import WAREHOUSE_ACCESS_FACET, WAREHOUSE_RUN_FAC
 PRODUCER = "https://github.com/lineage-warehouse/lineage-warehouse/export"
 SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 DATASET_EVENT_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent"
+JOB_EVENT_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent"
 _FACETS = "https://openlineage.io/spec/facets"
 _SCHEMA_URLS = {
     "parent": f"{_FACETS}/1-2-0/ParentRunFacet.json#/$defs/ParentRunFacet",
@@ -284,3 +285,26 @@ def dataset_event(dataset: DatasetExport) -> dict[str, Any]:
     return {"eventTime": dataset.updated_at.isoformat(), "producer": PRODUCER, "schemaURL": DATASET_EVENT_URL,
             "dataset": {"namespace": identity.namespace, "name": identity.name,
                         "facets": dict(dataset.description.facets)}}
+
+
+@dataclass(frozen=True, slots=True)
+class JobExport:
+    """A program's declared lineage (an OpenLineage JobEvent's): what its latest declaration, made
+    at ``declared_at``, says it reads and writes."""
+
+    program: Program
+    declared_at: datetime
+    inputs: tuple[DatasetRef, ...]
+    outputs: tuple[DatasetRef, ...]
+
+
+def job_event(job: JobExport) -> dict[str, Any]:
+    """An OpenLineage JobEvent for a program's declared lineage: what came in as one goes out as one."""
+    namespace, name = exported_job(*job.program)
+
+    def named(refs: Sequence[DatasetRef]) -> list[dict[str, str]]:
+        identities = (exported_dataset(ref.namespace, ref.dataset_type, ref.name) for ref in refs)
+        return [{"namespace": identity.namespace, "name": identity.name} for identity in identities]
+
+    return {"eventTime": job.declared_at.isoformat(), "producer": PRODUCER, "schemaURL": JOB_EVENT_URL,
+            "job": {"namespace": namespace, "name": name}, "inputs": named(job.inputs), "outputs": named(job.outputs)}
