@@ -122,9 +122,9 @@ def test_names_differing_only_where_a_dot_falls_compact_build_the_marts_and_stay
         shared = lineage(client, SHARED)
         assert shared["programs"] == {
             "openlineage.default.a\\.b.c": {"id": {"namespace": "default", "application": "a.b",
-                                                   "type": "openlineage", "id": "c"}},
+                                                   "type": "openlineage", "id": "c"}, "jobType": None},
             "openlineage.default.a.b.c": {"id": {"namespace": "default", "application": "a",
-                                                 "type": "openlineage", "id": "b.c"}},
+                                                 "type": "openlineage", "id": "b.c"}, "jobType": None},
         }
         assert sorted((r["data"], r["program"], r["access"]) for r in shared["relations"]) == [
             ("dataset.default.s3://lake/one", "openlineage.default.a\\.b.c", "read"),

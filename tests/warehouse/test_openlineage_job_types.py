@@ -71,3 +71,25 @@ def test_each_producer_s_job_type_facet_gives_its_program_s_job_type(warehouse_d
 def test_the_job_type_is_one_lower_case_word(warehouse_db: str, facet: dict[str, Any], expected: str | None) -> None:
     with psycopg.connect(warehouse_db.replace("postgresql+psycopg", "postgresql")) as conn:
         assert conn.execute("select lineage.job_type(%s::jsonb)", (json.dumps(facet),)).fetchone() == (expected,)
+
+
+def test_the_latest_event_s_job_type_holds_whatever_the_arrival_order(warehouse_db: str, log_root: Path,
+                                                                      settings_for) -> None:  # type: ignore[no-untyped-def]
+    def sent(hour: int, job_type: str) -> dict[str, Any]:
+        return wrap({"eventType": "COMPLETE", "eventTime": f"2026-11-20T{hour:02d}:00:00+00:00", "producer": "p",
+                     "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+                     "run": {"runId": f"0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a{hour:02d}"},
+                     "job": {"namespace": "default", "name": "nightly", "facets": {"jobType": {
+                         "_producer": "p", "_schemaURL": "s", "integration": "AIRFLOW", "jobType": job_type,
+                         "processingType": "BATCH"}}}}, NamespaceMap())
+
+    def job_type() -> tuple[Any, ...]:
+        with connect(warehouse_db) as conn:
+            return tuple(conn.execute("select job_type, job_type_at from lineage.programs where program = 'nightly'"
+                                      ).fetchone() or ())
+
+    settings = settings_for(warehouse_db)
+    for hour, kind in ((1, "TASK"), (3, "TASK"), (2, "DAG")):  # the same type again, then an older one, late
+        write_log(log_root, [sent(hour, kind)])
+        run_compaction(None, interval_end=datetime(2030, 1, 1, tzinfo=UTC), settings=settings)
+    assert job_type() == ("airflow_task", datetime(2026, 11, 20, 3, tzinfo=UTC))

@@ -154,3 +154,64 @@ def test_two_applications_at_once_apply_each_change_once(
     assert sorted(summary.events for summary in summaries) == [0, 30]
     assert sum(len(summary.change_ids) for summary in summaries) == 30
     assert sorted(system(warehouse_db)["tags"]) == sorted(f"t{minute}" for minute in range(30))
+
+
+def test_observations_applied_a_chunk_at_a_time_leave_what_applying_each_alone_leaves(
+        warehouse_db: str, log_root: Path, settings_for) -> None:  # type: ignore[no-untyped-def]
+    """The chunk's unchanged observed schemas are applied together (``_Unchanged``): on a mixed,
+    shuffled history of 4 datasets (observations repeating or changing the schema, properties,
+    tags, "remove all" and declared schemas, older events arriving after newer ones), the
+    metadata, its change records, the schema versions, the watermarks and the quarantine are
+    what applying every change on its own gives."""
+    import random
+
+    from tests.conftest import create_scratch_db, drop_scratch_db
+
+    chooser = random.Random(30)
+    schemas = [[{"name": "id", "type": "long"}], [{"name": "id", "type": "long"}, {"name": "amount", "type": "double"}],
+               [{"name": "id", "type": "string"}]]
+    lines = []
+    for index in range(240):
+        subject = [["namespace", "default"], ["dataset", f"table_{chooser.randrange(4)}"]]
+        roll = chooser.random()
+        if roll < 0.75:
+            payload = {"operation": "observe_schema", "schema": {"fields": schemas[chooser.randrange(3) if roll < 0.1
+                                                                                   else index % 40 // 20]}}
+        elif roll < 0.85:
+            payload = {"operation": "add_properties", "properties": {"owner": chooser.choice(["a", "b"])}}
+        elif roll < 0.9:
+            payload = {"operation": "remove_properties"}  # all of them
+        elif roll < 0.95:
+            payload = {"operation": "add_tags", "tags": [chooser.choice(["pii", "gold"])]}
+        else:
+            payload = {"operation": "set_schema", "schema": {"fields": schemas[chooser.randrange(3)]}}
+        moment = datetime(2026, 11, 21, 5, tzinfo=UTC).timestamp() + chooser.randrange(3000)
+        lines.append(event("metadata_change", {"entity": subject, **payload}, schema_version=2,
+                           event_time=datetime.fromtimestamp(moment, UTC).isoformat().replace("+00:00", "Z")))
+    alone = create_scratch_db("metadata_alone")
+    compared = ("select entity_key, scope, kind, key, value from lineage.metadata order by 1, 2, 3, 4",
+                "select entity_key, scope, kind, key, event_time from lineage.metadata_event_times order by 1, 2, 3, 4",
+                """select entity_key, version, schema, created_by, source, event_time, changes
+                   from lineage.dataset_schema_versions order by 1, 2""",
+                """select entity_key, scope, updater, previous, updated, additions, deletions
+                   from lineage.metadata_changes order by change_id""",
+                "select reason, raw_text from lineage.quarantine order by 1, 2",
+                "select count(*) filter (where processed_at is null), count(*) from lineage.pending_events")
+    try:
+        results, unchanged = [], []
+        for url, fast in ((warehouse_db, True), (alone, False)):
+            write_log(log_root, lines)
+            run_compaction(None, interval_end=END, settings=settings_for(url))
+            with connect(url) as conn:
+                summary = apply_program_metadata(conn, chunk=50, fast=fast)
+                results.append((summary.events, len(summary.change_ids), summary.quarantined,
+                                [conn.execute(query).fetchall() for query in compared]))
+                unchanged.append(summary.unchanged)
+            for path in log_root.rglob("*.jsonl"):
+                path.unlink()
+        assert results[0] == results[1]
+        assert unchanged[0] > 50 and unchanged[1] == 0  # many went together; alone, none did
+        assert results[0][0] == 240 and results[0][3][5] == [(0, 240)]  # every change applied or quarantined
+        assert len(results[0][3][2]) >= 4  # schema versions were made (the history is not trivial)
+    finally:
+        drop_scratch_db(alone)

@@ -350,9 +350,9 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
             where e.kind = 'run_facets' and typed.job_type is not null
             order by q.program_key, e.event_time_us desc, typed.job_type desc
         ) as latest
-        where p.program_key = latest.program_key
-          and (p.job_type_at is null or latest.event_time >= p.job_type_at)
-          and p.job_type is distinct from latest.job_type""", kinds=("run_facets",)),
+        where p.program_key = latest.program_key  -- the later event wins, ties by content, in any arrival order
+          and (p.job_type_at is null or (latest.event_time, latest.job_type) > (p.job_type_at, p.job_type))""",
+              kinds=("run_facets",)),
     MergeStep("openlineage events", f"""
         insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event, batch_id)
         select e.event_id, r.run_key, {_EVENT_TIME},

@@ -407,14 +407,17 @@ def declared_jobs(conn: psycopg.Connection, after: datetime, before: datetime, r
                select a.program_key, max(a.declared_at) as declared_at,
                       array_agg(array[d.namespace, d.dataset_type, d.dataset, a.access]
                                 order by d.namespace, d.dataset_type, d.dataset, a.access) as accesses,
-                      bool_and(%(all)s or d.namespace = any(%(readable)s)) as readable
+                      array_agg(distinct d.namespace) as namespaces
                from lineage.declared_accesses a join lineage.datasets d using (dataset_key)
                group by a.program_key
            )
            select p.namespace, p.application, p.program_type, p.program, x.declared_at, x.accesses
            from declared x join lineage.programs p using (program_key)
-           where x.declared_at >= %(after)s and x.declared_at < %(before)s and x.readable
-             and (%(all)s or p.namespace = any(%(readable)s))
+           where x.declared_at >= %(after)s and x.declared_at < %(before)s
+             and (%(all)s or p.namespace || x.namespaces <@ %(readable)s::text[])
+             -- the race guard, as for runs: nothing of a deleted namespace from before it was created again
+             and not exists (select from lineage.namespace_guards g
+                             where g.namespace = any(p.namespace || x.namespaces) and x.declared_at < g.visible_since)
            order by x.declared_at, p.namespace, p.application, p.program_type, p.program""",
         {"all": readable is None, "readable": list(readable or []), "after": after, "before": before}).fetchall()
     jobs = []

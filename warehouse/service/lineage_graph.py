@@ -207,7 +207,7 @@ def node_entries(relations: Iterable[Relation]) -> tuple[dict[str, Any], dict[st
     data: Mapping[str, DataRef] = {a.data.id: a.data for a in rows}
     return (
         {key: {"id": {"namespace": p.namespace, "application": p.application, "type": p.type, "id": p.name},
-               "jobType": None}  # an OpenLineage job's, from its jobType facet (lineage_store.job_types)
+               "jobType": None}  # an OpenLineage job's, from its jobType facet (lineage_store.with_job_types)
          for key, p in sorted(programs.items())},
         {key: {"id": {"namespace": d.namespace, "type": d.type, "id": d.name}} for key, d in sorted(data.items())},
     )

@@ -10,9 +10,9 @@ alter table lineage.programs
 create function lineage.job_type(facet jsonb) returns text
 language sql immutable as $$
     select case when word ~ '^[a-z][a-z0-9_]{0,31}$' then word end
-    from (select left(trim(both '_' from regexp_replace(
+    from (select rtrim(left(trim(both '_' from regexp_replace(
                      lower(coalesce(facet ->> 'integration', '') || '_' || coalesce(facet ->> 'jobType', '')),
-                     '[^a-z0-9]+', '_', 'g')), 32) as word) as named
+                     '[^a-z0-9]+', '_', 'g')), 32), '_') as word) as named
 $$;
 
 -- Programs whose runs carried the facet before this migration.
@@ -23,7 +23,7 @@ from (
     from lineage.run_facets f
     join lineage.runs r using (run_key)
     where f.facet_of = 'job' and f.name = 'jobType' and lineage.job_type(f.facet) is not null
-    order by r.program_key, f.event_time desc
+    order by r.program_key, f.event_time desc, lineage.job_type(f.facet) desc
 ) as latest
 where p.program_key = latest.program_key;
 
