@@ -98,6 +98,8 @@ def apply_program_metadata(conn: psycopg.Connection, chunk: int = 1000, *,
                 events += 1
                 absorbed += 1
                 continue
+            if unchanged is not None:
+                unchanged.settle(payload)  # its entity's queued watermark first; its state read again after
             with conn.transaction():
                 updater = (DECLARED if run_id is None
                            else program_run_entity(namespace, application, program_type, program, run_id).render())
@@ -114,8 +116,6 @@ def apply_program_metadata(conn: psycopg.Connection, chunk: int = 1000, *,
                         change_ids.append(change_id)
                 conn.execute("""update lineage.pending_events set processed_at = now()
                                 where namespace = %s and event_id = %s""", (namespace, event_id))
-            if unchanged is not None:
-                unchanged.forget(payload)  # the entity's state may have changed
             events += 1
         if unchanged is not None:
             unchanged.flush()
@@ -176,28 +176,46 @@ class _Unchanged:
         current, proposed = self.schemas[key], payload["schema"]
         if current is None:
             return False
-        if self.seen.get(key) != proposed:
+        text = orjson.dumps(proposed)  # compared as JSON text: 1 is not true there, as it is in Python
+        if self.seen.get(key) != text:
             try:
                 if parse_schema(proposed) != current:
                     return False
             except InvalidSchemaError:
                 return False  # refused on its own, with the reason
-            self.seen[key] = proposed
+            self.seen[key] = text
         self.marks[key] = max(at, self.marks.get(key, at))
         self.done.append((namespace, event_id))
         return True
 
-    def forget(self, payload: Any) -> None:
-        """A change applied on its own: its entity's state is read again when next needed."""
+    def settle(self, payload: Any) -> None:
+        """Before a change applied on its own: its entity's queued watermark is written first (so
+        the change sees, and leaves, what applying each alone would), and its state is read again
+        when next needed."""
         try:
             key = entity((str(k), str(v)) for k, v in payload["entity"]).render()
         except (InvalidEntityError, KeyError, TypeError, ValueError):
             self.schemas.clear()
+            self._write_marks(self.marks)
+            self.marks = {}
             return
         self.schemas.pop(key, None)
+        if key in self.marks:
+            self._write_marks({key: self.marks.pop(key)})
 
     def flush(self) -> None:
-        if self.marks:
+        self._write_marks(self.marks)
+        self.marks = {}
+        if self.done:
+            self.conn.execute(
+                """update lineage.pending_events e set processed_at = now()
+                   from unnest(%s::text[], %s::text[]) as done(namespace, event_id)
+                   where e.namespace = done.namespace and e.event_id = done.event_id""",
+                ([namespace for namespace, _ in self.done], [event_id for _, event_id in self.done]))
+            self.done = []
+
+    def _write_marks(self, marks: dict[str, datetime]) -> None:
+        if marks:
             self.conn.execute(
                 """insert into lineage.metadata_event_times (entity_key, scope, kind, key, event_time)
                    select entity_key, %(scope)s, 'property', %(key)s, event_time
@@ -209,14 +227,8 @@ class _Unchanged:
                    on conflict (entity_key, scope, kind, key) do update
                    set event_time = excluded.event_time, written_at = clock_timestamp()
                    where lineage.metadata_event_times.event_time < excluded.event_time""",
-                {"scope": SCOPE, "key": SCHEMA_PROPERTY, "all": ALL_KEYS, "keys": list(self.marks),
-                 "times": list(self.marks.values())})
-        if self.done:
-            self.conn.execute(
-                """update lineage.pending_events e set processed_at = now()
-                   from unnest(%s::text[], %s::text[]) as done(namespace, event_id)
-                   where e.namespace = done.namespace and e.event_id = done.event_id""",
-                ([namespace for namespace, _ in self.done], [event_id for _, event_id in self.done]))
+                {"scope": SCOPE, "key": SCHEMA_PROPERTY, "all": ALL_KEYS, "keys": list(marks),
+                 "times": list(marks.values())})
 
     def _subject(self, payload: Any) -> MetadataEntity | None:
         """The dataset an observed schema (of nothing but its schema) is about, when its namespace
