@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ENV := source scripts/env.sh
 
-.PHONY: help demo test test-fast test-services up down setup venv pg migrate compact examples marts dist client bench bench-lineage bench-fields bench-search bench-pages bench-openlineage bench-metadata bench-ingest-bounds bench-capture bench-tags bench-blast bench-export bench-column-accuracy bench-managed-pg bench-freshness lint clean
+.PHONY: help demo test test-fast test-services up down setup venv pg migrate compact examples marts dist client bench bench-lineage bench-fields bench-search bench-pages bench-openlineage bench-metadata bench-storage bench-ingest-bounds bench-capture bench-tags bench-blast bench-export bench-column-accuracy bench-managed-pg bench-freshness lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -73,6 +73,9 @@ bench-openlineage: setup  ## benchmark: OpenLineage over HTTP, a platform's hour
 
 bench-metadata: venv pg  ## benchmark: the metadata stage on OpenLineage schema facets, each change alone vs a chunk's unchanged ones together
 	@$(ENV) && .venv/bin/python -m bench.program_metadata
+
+bench-storage: venv pg  ## benchmark: what the warehouse stores for two days of a 2,000-task platform's OpenLineage events
+	@$(ENV) && .venv/bin/python -m bench.storage
 
 bench-ingest-bounds: setup  ## benchmark: what a hostile OpenLineage request costs (BENCH_ARGS="--baseline DIR": another checkout first)
 	@$(ENV) && .venv/bin/python -m bench.ingest_bounds $${BENCH_ARGS:-}

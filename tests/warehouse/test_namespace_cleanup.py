@@ -111,8 +111,9 @@ def test_declared_accesses_of_a_deleted_namespace_s_programs_and_to_its_datasets
                                         values (%s, 'dataset', 'orders') returning dataset_key""",
                                      (ns,)).fetchone()[0] for ns in ("c1", "c2", "a1b")}  # type: ignore[index]
         for program, dataset in (("c1", "a1b"), ("a1b", "c2"), ("a1b", "a1b")):
-            conn.execute("""insert into lineage.declared_accesses (program_key, dataset_key, access, declared_at,
-                                                                   batch_id) values (%s, %s, 'read', now(), 'b')""",
+            conn.execute("""insert into lineage.declared_accesses
+                                (program_key, dataset_key, access, first_declared_at, declared_at, batch_id)
+                                values (%s, %s, 'read', now(), now(), 'b')""",
                          (programs[program], datasets[dataset]))
         for namespace in ("c1", "c2"):
             namespace_store.delete_namespace(conn, namespace, "admin")

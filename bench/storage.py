@@ -1,0 +1,113 @@
+"""Benchmark: what the warehouse stores for a platform's OpenLineage events (issue 30 item 8).
+
+A platform of Airflow tasks (``bench.openlineage_ingest.task_events``: START, RUNNING and COMPLETE
+of each task run, two inputs and an output with its 20-field schema and column lineage) runs
+hourly. Each hour is compacted, its field lineage derived and its metadata applied, as the DAG
+does; then the warehouse's size is reported by table, with the processed records kept for
+``LINEAGE_PENDING_RETENTION_DAYS`` (7, the default) and once a compaction with retention 0 has
+removed them (the raw log keeps every event).
+
+    make bench-storage                               # 2,000 tasks hourly for two days (288,000 events)
+    .venv/bin/python -m bench.storage --tasks 200 --hours 12
+
+The issue's reference: Data.Rentgen stored the same two days in 186 MiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import orjson
+import psycopg
+
+from bench.compaction import scratch_database
+from bench.openlineage_ingest import task_events
+from lineage.naming.identity import NO_MAPPING
+from lineage.openlineage.mapping import wrap
+from lineage.settings import Settings, libpq_url
+from lineage.transport.log_file import partition_of
+from spark_jobs.compaction.job import run_compaction
+from spark_jobs.field_lineage.job import run_field_lineage
+from warehouse.db.migrate import apply_migrations
+from warehouse.db.program_metadata_store import apply_program_metadata
+
+START = datetime(2026, 11, 20, tzinfo=UTC)
+DATA_RENTGEN_MIB = 186  # the issue's figure for the same two days
+
+
+def _sizes(url: str) -> tuple[int, list[tuple[str, int]]]:
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        conn.execute("vacuum full")  # the live data's size: what deleted rows and updates left is not counted
+        total = conn.execute("select pg_database_size(current_database())").fetchone()[0]  # type: ignore[index]
+        tables = conn.execute(
+            """select n.nspname || '.' || c.relname, pg_total_relation_size(c.oid)
+               from pg_class c join pg_namespace n on n.oid = c.relnamespace
+               where c.relkind in ('r', 'm') and n.nspname in ('lineage', 'lineage_marts')
+               order by 2 desc limit 8""").fetchall()
+    return int(total), [(name, int(size)) for name, size in tables]
+
+
+def _report(label: str, url: str) -> int:
+    total, tables = _sizes(url)
+    mib = total / 2**20
+    print(f"{label}: {mib:,.0f} MiB ({mib / DATA_RENTGEN_MIB:.1f}x Data.Rentgen's {DATA_RENTGEN_MIB} MiB for the "
+          "issue's two days)")
+    for name, size in tables:
+        print(f"  {name:45s} {size / 2**20:9,.1f} MiB")
+    return total
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="What the warehouse stores for a platform's OpenLineage events.")
+    parser.add_argument("--tasks", type=int, default=2000, help="task runs per hour (3 events each)")
+    parser.add_argument("--hours", type=int, default=48)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    base = Settings.from_env()
+    url = scratch_database(base.database_url, "lineage_bench_storage")
+    apply_migrations(url)
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        log_root = Path(folder)
+        env = {**os.environ, "LINEAGE_DATABASE_URL": url, "LINEAGE_LOG_ROOT": str(log_root),
+               "LINEAGE_AUTO_CREATE_NAMESPACES": "true"}
+        settings = Settings.from_env(env)
+        raw = 0
+        for hour in range(args.hours):
+            at = START + timedelta(hours=hour)
+            path = log_root / partition_of(at) / "platform.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"".join(orjson.dumps(wrap(event, NO_MAPPING)) + b"\n"
+                                      for task in range(args.tasks) for event in task_events(task, at)))
+            raw += path.stat().st_size
+            run_compaction(None, interval_end=at + timedelta(hours=1), settings=settings)
+            run_field_lineage(None, settings)
+            with psycopg.connect(libpq_url(url)) as conn:
+                apply_program_metadata(conn, auto_create_namespaces=True)
+            if (hour + 1) % 12 == 0 or hour + 1 == args.hours:
+                print(f"  {hour + 1} hours compacted, field lineage derived, metadata applied "
+                      f"({time.perf_counter() - began:.0f}s)", flush=True)
+        print(f"{args.tasks} tasks x {args.hours} hours: {args.tasks * args.hours * 3:,} OpenLineage events, "
+              f"{raw / 2**20:,.0f} MiB of raw log, in {time.perf_counter() - began:.0f}s")
+        kept = _report("the warehouse, processed records kept 7 days (the default)", url)
+        # the next hour's compaction (one task's run), with retention 0, removes the processed records
+        settings = Settings.from_env({**env, "LINEAGE_PENDING_RETENTION_DAYS": "0"})
+        at = START + timedelta(hours=args.hours)
+        path = log_root / partition_of(at) / "platform.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"".join(orjson.dumps(wrap(event, NO_MAPPING)) + b"\n" for event in task_events(0, at)))
+        run_compaction(None, interval_end=at + timedelta(hours=1), settings=settings)
+        removed = _report("the warehouse, processed records removed (LINEAGE_PENDING_RETENTION_DAYS=0)", url)
+    print(f"processed records: {(kept - removed) / 2**20:,.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
