@@ -22,7 +22,7 @@ from lineage.naming.identity import exported_dataset, exported_job
 from lineage.settings import Settings
 from tests.airflow_support import get_ok as get
 from tests.airflow_support import logged_in_client, serving
-from tests.conftest import drop_scratch_db
+from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.plugin.test_openlineage_export import seeded
 from tests.plugin.test_runs_api import DAG_RUN, END, LOAD_RUN
 from warehouse.db.connection import connect
@@ -334,3 +334,32 @@ def test_unknown_and_hostile_names_are_404s_and_change_nothing(served: tuple[str
     assert api.get(f"{versions}/not-a-version").status_code == 404
     with connect(warehouse) as conn:
         assert conn.execute("select count(*) from lineage.runs").fetchone() == before
+
+
+def test_a_job_only_declared_by_a_job_event_has_its_edges_in_marquez_lineage(tmp_path: Path) -> None:
+    """Marquez's graph around a job a JobEvent declared (no run) holds its declared inputs and
+    outputs, as this API's dataset lineage does."""
+    from lineage.naming.identity import NO_MAPPING
+    from lineage.openlineage.mapping import wrap
+    from tests.factories import write_log
+    from tests.plugin.test_openlineage_export import compacted
+
+    url = create_scratch_db("marquez_declared")
+    try:
+        write_log(tmp_path / "log", [wrap({
+            "eventTime": "2026-11-20T10:00:00+00:00", "producer": "dbt-ol",
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+            "job": {"namespace": "dbt", "name": "shop.clean_orders"},
+            "inputs": [{"namespace": "postgres://db:5432", "name": "shop.public.raw_orders"}],
+            "outputs": [{"namespace": "postgres://db:5432", "name": "shop.public.clean_orders"}]}, NO_MAPPING)])
+        compacted(url, tmp_path / "log")
+        build_marts(url, Settings.from_env({**os.environ, "LINEAGE_DATABASE_URL": url}), command="run",
+                    select="+lineage_walk")
+        with pytest.MonkeyPatch.context() as patch:
+            client = logged_in_client(url, patch)
+            graph = get(client, "/api/v1/lineage", nodeId="job:dbt:shop.clean_orders", depth=2)
+        edges = {(e["origin"], e["destination"]) for item in graph["graph"] for e in item["outEdges"]}
+        assert edges == {("dataset:postgres://db:5432:shop.public.raw_orders", "job:dbt:shop.clean_orders"),
+                         ("job:dbt:shop.clean_orders", "dataset:postgres://db:5432:shop.public.clean_orders")}
+    finally:
+        drop_scratch_db(url)

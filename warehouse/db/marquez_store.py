@@ -343,13 +343,18 @@ def programs_created(conn: psycopg.Connection, refs: Sequence[ProgramRef]) -> di
 
 
 def program_datasets(conn: psycopg.Connection, program_key: int, window: tuple[datetime, datetime]) -> list[DataRef]:
-    """The datasets the program's runs in ``window`` read or wrote."""
+    """The datasets the program's runs in ``window`` read or wrote, and those it declares it reads
+    or writes (declared lineage, a JobEvent's: declared before the window's end)."""
     rows = conn.execute(f"""
-        select distinct d.namespace, d.dataset_type, d.dataset
+        select d.namespace, d.dataset_type, d.dataset
         from lineage.runs r
         join lineage.dataset_accesses a on a.run_key = r.run_key
         join lineage.datasets d on d.dataset_key = a.dataset_key
         where r.program_key = %(program)s and {run_in_window('r')}
+        union
+        select d.namespace, d.dataset_type, d.dataset
+        from lineage.declared_accesses a join lineage.datasets d using (dataset_key)
+        where a.program_key = %(program)s and a.first_declared_at < %(end)s
         order by 1, 2, 3""", {"program": program_key, "start": window[0], "end": window[1]}).fetchall()
     return [DataRef(*row) for row in rows]
 
