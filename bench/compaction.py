@@ -63,13 +63,25 @@ class PeakMemory:
             time.sleep(self._interval)
 
 
-def scratch_database(url: str, name: str) -> str:
+def scratch_database(url: str, name: str, template: str | None = None) -> str:
+    """Database ``name`` on ``url``'s server, made afresh (empty, or a clone of ``template``); its URL."""
     parts = urlsplit(url)
-    admin = urlunsplit((parts.scheme, parts.netloc, "/postgres", "", ""))
-    with psycopg.connect(libpq_url(admin), autocommit=True) as conn:
-        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
-        conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+    drop_database(url, name)
+    statement = sql.SQL("create database {}").format(sql.Identifier(name))
+    if template:
+        statement = sql.SQL("{} template {}").format(statement, sql.Identifier(template))
+    with psycopg.connect(libpq_url(urlunsplit((parts.scheme, parts.netloc, "/postgres", "", ""))),
+                         autocommit=True) as conn:
+        conn.execute(statement)
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", "", ""))
+
+
+def drop_database(url: str, name: str) -> None:
+    """Drop database ``name`` on ``url``'s server, if it is there."""
+    parts = urlsplit(url)
+    with psycopg.connect(libpq_url(urlunsplit((parts.scheme, parts.netloc, "/postgres", "", ""))),
+                         autocommit=True) as conn:
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
 
 
 def fake_history(url: str, log_root: Path, files: int, end: datetime, hours: int) -> None:

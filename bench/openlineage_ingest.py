@@ -44,6 +44,7 @@ from bench.compaction import scratch_database
 from bench.generate import mark_compacted
 from bench.lineage_walk import percentiles
 from harness.api_server import ApiServer, token
+from lineage.naming.identity import NO_MAPPING
 from lineage.openlineage.mapping import wrap
 from lineage.settings import Settings, libpq_url
 from lineage.transport.log_file import EventLogWriter, partition_of
@@ -89,6 +90,16 @@ def task_events(task: int, start: datetime) -> list[dict[str, Any]]:
             "job": {"namespace": "airflow", "name": f"{dag}.task_{task % 20}"},
             "inputs": sources, "outputs": [output]})
     return events
+
+
+def write_platform_hour(log_root: Path, at: datetime, tasks: int, name: str = "platform.jsonl") -> Path:
+    """The hour ``at`` of ``tasks`` task runs (``task_events``), as the raw log holds OpenLineage
+    events (each wrapped as the endpoint writes it), in the hour's partition under ``log_root``."""
+    path = log_root / partition_of(at) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(wrap(event, NO_MAPPING)) + b"\n"
+                              for task in range(tasks) for event in task_events(task, at)))
+    return path
 
 
 @dataclass(frozen=True)

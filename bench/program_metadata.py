@@ -24,18 +24,12 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-import orjson
 import psycopg
-from psycopg import sql
 
-from bench.compaction import scratch_database
-from bench.openlineage_ingest import task_events
-from lineage.naming.identity import NO_MAPPING
-from lineage.openlineage.mapping import wrap
+from bench.compaction import drop_database, scratch_database
+from bench.openlineage_ingest import write_platform_hour
 from lineage.settings import Settings, libpq_url
-from lineage.transport.log_file import partition_of
 from spark_jobs.compaction.job import run_compaction
 from warehouse.db.migrate import apply_migrations
 from warehouse.db.program_metadata_store import apply_program_metadata
@@ -47,22 +41,6 @@ _COMPARED = ("select entity_key, scope, kind, key, value from lineage.metadata o
              "select entity_key, kind, key, event_time from lineage.metadata_event_times order by 1, 2, 3",
              "select count(*) from lineage.metadata_changes",
              "select count(*) filter (where processed_at is null) from lineage.pending_events")
-
-
-def _clone(url: str, template: str, name: str) -> str:
-    parts = urlsplit(url)
-    admin = urlunsplit((parts.scheme, parts.netloc, "/postgres", "", ""))
-    with psycopg.connect(libpq_url(admin), autocommit=True) as conn:
-        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
-        conn.execute(sql.SQL("create database {} template {}").format(sql.Identifier(name), sql.Identifier(template)))
-    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", "", ""))
-
-
-def _drop(url: str, name: str) -> None:
-    parts = urlsplit(url)
-    admin = urlunsplit((parts.scheme, parts.netloc, "/postgres", "", ""))
-    with psycopg.connect(libpq_url(admin), autocommit=True) as conn:
-        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
 
 
 def _apply(url: str, fast: bool) -> tuple[float, int, list[list[tuple[object, ...]]]]:
@@ -85,11 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         log_root = Path(folder)
         for hour in range(args.hours):
-            at = START + timedelta(hours=hour)
-            path = log_root / partition_of(at) / "bench.jsonl"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(b"".join(orjson.dumps(wrap(event, NO_MAPPING)) + b"\n"
-                                      for task in range(args.tasks) for event in task_events(task, at)))
+            write_platform_hour(log_root, START + timedelta(hours=hour), args.tasks)
         settings = Settings.from_env({**os.environ, "LINEAGE_DATABASE_URL": url, "LINEAGE_LOG_ROOT": str(log_root),
                                       "LINEAGE_AUTO_CREATE_NAMESPACES": "true"})
         began = time.perf_counter()
@@ -101,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
           f"in {time.perf_counter() - began:.0f}s, {pending:,} observed schemas to apply")
     ratios = []
     for round_ in range(1, args.rounds + 1):
-        alone_url = _clone(url, "lineage_bench_metadata", "lineage_bench_metadata_alone")
-        fast_url = _clone(url, "lineage_bench_metadata", "lineage_bench_metadata_fast")
+        alone_url = scratch_database(url, "lineage_bench_metadata_alone", template="lineage_bench_metadata")
+        fast_url = scratch_database(url, "lineage_bench_metadata_fast", template="lineage_bench_metadata")
         first, second = ((False, alone_url), (True, fast_url)) if round_ % 2 else ((True, fast_url), (False, alone_url))
         results = {fast: _apply(target, fast) for fast, target in (first, second)}
         (alone_s, events, alone_state), (fast_s, _, fast_state) = results[False], results[True]
@@ -114,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         if alone_state != fast_state:
             return 1
     for name in ("lineage_bench_metadata_alone", "lineage_bench_metadata_fast"):
-        _drop(url, name)
+        drop_database(url, name)
     print(f"metadata stage speed-up: {min(ratios):.1f}x to {max(ratios):.1f}x (target >= 10x)")
     return 0
 

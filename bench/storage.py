@@ -24,15 +24,11 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import orjson
 import psycopg
 
 from bench.compaction import scratch_database
-from bench.openlineage_ingest import task_events
-from lineage.naming.identity import NO_MAPPING
-from lineage.openlineage.mapping import wrap
+from bench.openlineage_ingest import write_platform_hour
 from lineage.settings import Settings, libpq_url
-from lineage.transport.log_file import partition_of
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
 from warehouse.db.migrate import apply_migrations
@@ -82,11 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         raw = 0
         for hour in range(args.hours):
             at = START + timedelta(hours=hour)
-            path = log_root / partition_of(at) / "platform.jsonl"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(b"".join(orjson.dumps(wrap(event, NO_MAPPING)) + b"\n"
-                                      for task in range(args.tasks) for event in task_events(task, at)))
-            raw += path.stat().st_size
+            raw += write_platform_hour(log_root, at, args.tasks).stat().st_size
             run_compaction(None, interval_end=at + timedelta(hours=1), settings=settings)
             run_field_lineage(None, settings)
             with psycopg.connect(libpq_url(url)) as conn:
@@ -100,9 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         # the next hour's compaction (one task's run), with retention 0, removes the processed records
         settings = Settings.from_env({**env, "LINEAGE_PENDING_RETENTION_DAYS": "0"})
         at = START + timedelta(hours=args.hours)
-        path = log_root / partition_of(at) / "platform.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"".join(orjson.dumps(wrap(event, NO_MAPPING)) + b"\n" for event in task_events(0, at)))
+        write_platform_hour(log_root, at, 1)
         run_compaction(None, interval_end=at + timedelta(hours=1), settings=settings)
         removed = _report("the warehouse, processed records removed (LINEAGE_PENDING_RETENTION_DAYS=0)", url)
     print(f"processed records: {(kept - removed) / 2**20:,.0f} MiB")
