@@ -139,7 +139,9 @@ def test_redelivered_events_in_a_later_file_are_counted_once(
 ) -> None:
     original = access("purchases", event_id="once")
     write_log(log_root, [original])
-    settings = settings_for(warehouse_db)
+    # event ids are remembered LINEAGE_EVENT_ID_RETENTION_DAYS back from now: the fixed event time
+    # (2026-11-21) must stay inside it whatever day the suite runs (7 days failed from 2026-11-28)
+    settings = settings_for(warehouse_db, LINEAGE_EVENT_ID_RETENTION_DAYS="3650")
     run_compaction(spark, interval_end=END, settings=settings)
     write_log(log_root, [original, access("history", event_id="new")])
     later = run_compaction(spark, interval_end=END, settings=settings)
