@@ -64,8 +64,11 @@ SCHEMA_URL = "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet
 
 
 def task_events(task: int, start: datetime) -> list[dict[str, Any]]:
-    """START, RUNNING and COMPLETE of one task run, each with the run's inputs and output."""
-    dag, run_id = f"dag_{task // 20}", str(uuid.UUID(int=task + 1))
+    """START, RUNNING and COMPLETE of one task run, each with the run's inputs and output. The
+    task's run and its DAG's run are new each hour (their ids hold the hour of ``start``), as an
+    hourly platform's are."""
+    hour = int(start.timestamp()) // 3600
+    dag, run_id = f"dag_{task // 20}", str(uuid.UUID(int=(hour << 64) + task + 1))
     sources = [{"namespace": "postgres://warehouse:5432", "name": f"analytics.public.source_{(task + k) % 500}"}
                for k in (0, 1)]
     fields = [f"column_{index:02d}" for index in range(20)]
@@ -85,7 +88,7 @@ def task_events(task: int, start: datetime) -> list[dict[str, Any]]:
             "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
             "run": {"runId": run_id, "facets": {"parent": {
                 "_producer": PRODUCER, "_schemaURL": SCHEMA_URL,
-                "run": {"runId": str(uuid.UUID(int=10_000_000 + task // 20))},
+                "run": {"runId": str(uuid.UUID(int=(hour << 64) + 10_000_000 + task // 20))},
                 "job": {"namespace": "airflow", "name": dag}}}},
             "job": {"namespace": "airflow", "name": f"{dag}.task_{task % 20}"},
             "inputs": sources, "outputs": [output]})

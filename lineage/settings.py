@@ -75,9 +75,9 @@ class Settings:
     max_clock_skew_hours: int = 24  # an event time further ahead of the compaction's clock is quarantined
     event_id_retention_days: int = 7
     # A processed field operation or metadata change record stays in lineage.pending_events this
-    # many days (to look at, and for a re-derivation after an upgrade), then a compaction deletes
-    # it; the raw log keeps every event. 0: deleted by the first compaction after it was processed.
-    pending_retention_days: int = 7
+    # many days (to look at), then a compaction deletes it; the raw log keeps every event. 0 (the
+    # default): deleted by the first compaction after it was processed.
+    pending_retention_days: int = 0
     compaction_chunk_mb: int = 32
     # A compaction started without a Spark session parses new local log files of at most this
     # many MB in its own process (no JVM start); larger batches and remote log roots use Spark.
@@ -149,7 +149,7 @@ class Settings:
             max_event_bytes=_int(env, "MAX_EVENT_BYTES", 1_048_576, minimum=1024, maximum=64 * 1_048_576),
             max_clock_skew_hours=_int(env, "MAX_CLOCK_SKEW_HOURS", 24, minimum=1, maximum=24 * 366),
             event_id_retention_days=_int(env, "EVENT_ID_RETENTION_DAYS", 7, minimum=1, maximum=3650),
-            pending_retention_days=_int(env, "PENDING_RETENTION_DAYS", 7, minimum=0, maximum=3650),
+            pending_retention_days=_int(env, "PENDING_RETENTION_DAYS", 0, minimum=0, maximum=3650),
             compaction_chunk_mb=_int(env, "COMPACTION_CHUNK_MB", 32, minimum=1, maximum=65536),
             in_process_mb=_int(env, "COMPACTION_IN_PROCESS_MB", IN_PROCESS_MB_CLUSTER if _spark_cluster(env)
                                else IN_PROCESS_MB_LOCAL, minimum=0, maximum=65536),

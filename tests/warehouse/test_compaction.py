@@ -261,14 +261,14 @@ def test_processed_records_expire_after_the_retention_and_the_answers_they_made_
                                     "tags": ["PII"]})
     first = [record("a"), record("b"), record("c"), tag]
     write_log(log_root, first)
-    settings = settings_for(warehouse_db)
+    settings = settings_for(warehouse_db, LINEAGE_PENDING_RETENTION_DAYS="7")
     assert run_compaction(None, interval_end=END, settings=settings).pending_kept == 4
     assert run_field_lineage(None, settings).records == 3
     assert apply_pending(warehouse_db, auto_create_namespaces=False).events == 1
     answers = ("select count(*) from lineage.field_lineage_runs",
                "select string_agg(key, ',') from lineage.metadata where kind = 'tag'")
     before = [rows(warehouse_db, query) for query in answers]
-    aged = [first[0]["event_id"], tag["event_id"]]  # processed 8 days ago: past the default 7
+    aged = [first[0]["event_id"], tag["event_id"]]  # processed 8 days ago: past the 7 kept
     with connect(warehouse_db) as conn:
         conn.execute("update lineage.pending_events set processed_at = now() - interval '8 days' "
                      "where event_id = any(%s)", (aged,))
@@ -283,8 +283,8 @@ def test_processed_records_expire_after_the_retention_and_the_answers_they_made_
         [(first[1]["event_id"], True), (first[2]["event_id"], True), (late["event_id"], False)])
     assert [rows(warehouse_db, query) for query in answers] == before  # what they made is kept
 
-    write_log(log_root, [record("e")])  # 0 days: every processed record goes at the next compaction
-    at_once = settings_for(warehouse_db, LINEAGE_PENDING_RETENTION_DAYS="0")
+    write_log(log_root, [record("e")])  # 0 days, the default: every processed record goes at the next compaction
+    at_once = settings_for(warehouse_db)
     now = run_compaction(None, interval_end=END, settings=at_once)
     assert now.pending_expired == 2
     assert rows(warehouse_db, "select count(*), count(processed_at) from lineage.pending_events") == [(2, 0)]

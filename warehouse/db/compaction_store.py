@@ -353,13 +353,24 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         where p.program_key = latest.program_key  -- the later event wins, ties by content, in any arrival order
           and (p.job_type_at is null or (latest.event_time, latest.job_type) > (p.job_type_at, p.job_type))""",
               kinds=("run_facets",)),
+    # Each kept event's distinct parts (its run facets, job, datasets) once, and the event with
+    # their ids in their place (migration 0041).
     MergeStep("openlineage events", f"""
+        with new_events as materialized (
+            select e.event_id, r.run_key, r.namespace, {_EVENT_TIME} as event_time,
+                   array(select jsonb_array_elements_text(e.payload::jsonb -> 'namespaces')) as namespaces,
+                   e.payload::jsonb -> 'event' as event
+            from {{events}} e {_EVENT_RUN}
+            where e.kind = 'openlineage'
+              and not exists (select from lineage.openlineage_events o where o.event_id = e.event_id)),
+        parts as (
+            insert into lineage.openlineage_parts (part_id, namespace, part)
+            select distinct on (p.part_id) p.part_id, n.namespace, p.part
+            from new_events n cross join lateral lineage.openlineage_parts_of(n.namespace, n.event) as p
+            on conflict (part_id) do nothing)
         insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event, batch_id)
-        select e.event_id, r.run_key, {_EVENT_TIME},
-               array(select jsonb_array_elements_text(e.payload::jsonb -> 'namespaces')),
-               e.payload::jsonb -> 'event', %(batch)s
-        from {{events}} e {_EVENT_RUN}
-        where e.kind = 'openlineage'
+        select event_id, run_key, event_time, namespaces, lineage.openlineage_skeleton(namespace, event), %(batch)s
+        from new_events
         on conflict (event_id) do nothing""",
               kinds=("openlineage",)),
     MergeStep("run warnings", f"""
@@ -520,7 +531,7 @@ class BatchMerge:
         started_at: datetime,
         events_read: int,
         event_id_retention_days: int,
-        pending_retention_days: int = 7,
+        pending_retention_days: int = 0,
         late_files: int = 0,
         late_checked: bool = True,
         settled: Sequence[tuple[str, int, int]] = (),

@@ -110,10 +110,41 @@ def window_page(conn: psycopg.Connection, after: datetime, before: datetime, rea
 
 
 def kept_events(conn: psycopg.Connection, event_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The kept OpenLineage events of ``event_ids``, as they came."""
+    """The kept OpenLineage events of ``event_ids``, as they came: each kept event with its parts
+    put back (migration 0041), the parts the events share read once."""
     rows = conn.execute("select event_id, event from lineage.openlineage_events where event_id = any(%s)",
                         (list(event_ids),)).fetchall()
-    return {row[0]: row[1] for row in rows}
+    facets = {part_id for _, skeleton in rows for part_id in _run_facets(skeleton).values()}
+    parts: dict[str, Any] = dict(conn.execute(
+        """with bodies as (select part_id, part from lineage.openlineage_parts where part_id = any(%(bodies)s::uuid[]))
+           select part_id::text, part from bodies
+           union all
+           select part_id::text, part from lineage.openlineage_parts
+           where part_id = any(%(facets)s::uuid[])
+              or part_id in (select lineage.openlineage_body_part_ids(part) from bodies)""",
+        {"bodies": sorted({skeleton["_body"] for _, skeleton in rows}), "facets": sorted(facets)}).fetchall())
+    return {event_id: assembled(skeleton, parts) for event_id, skeleton in rows}
+
+
+def _run_facets(skeleton: dict[str, Any]) -> dict[str, Any]:
+    run = skeleton.get("run")
+    facets = run.get("facets") if isinstance(run, dict) else None
+    return facets if isinstance(facets, dict) else {}
+
+
+def assembled(skeleton: dict[str, Any], parts: dict[str, Any]) -> dict[str, Any]:
+    """A kept event whole again (``lineage.openlineage_skeleton`` in reverse): its own keys with
+    each run facet's part, and its body's keys with the job's, each input's and each output's."""
+    event = dict(parts[skeleton["_body"]])
+    if "job" in event:
+        event["job"] = parts[event["job"]]
+    for side in ("inputs", "outputs"):
+        if isinstance(event.get(side), list):
+            event[side] = [parts[part_id] for part_id in event[side]]
+    event.update((key, value) for key, value in skeleton.items() if key != "_body")
+    if facets := _run_facets(skeleton):
+        event["run"] = {**skeleton["run"], "facets": {name: parts[part_id] for name, part_id in facets.items()}}
+    return event
 
 
 def _keys(values: Sequence[int]) -> str:

@@ -61,6 +61,16 @@ _STEPS: list[tuple[str, str]] = [
     ("run_facets", "delete from lineage.run_facets where run_key in (select run_key from old_runs)"),
     ("run_warnings", "delete from lineage.run_warnings where run_key in (select run_key from old_runs)"),
     ("openlineage_events", "delete from lineage.openlineage_events where run_key in (select run_key from old_runs)"),
+    # the parts of the namespace's kept events (migration 0041) that its remaining events do not use
+    ("openlineage_parts", """with still_used as (
+                                 select distinct u.part_id
+                                 from lineage.openlineage_events o
+                                 join lineage.runs r on r.run_key = o.run_key
+                                 cross join lateral lineage.openlineage_part_ids(o.event) as u(part_id)
+                                 where r.namespace = %(ns)s)
+                             delete from lineage.openlineage_parts p
+                             where p.namespace = %(ns)s
+                               and not exists (select from still_used s where s.part_id = p.part_id)"""),
     ("dataset_facets", """delete from lineage.dataset_facets f
                           where f.dataset_key in (select dataset_key from lineage.datasets where namespace = %(ns)s)
                             and f.event_time < %(before)s"""),

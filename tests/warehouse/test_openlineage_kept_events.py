@@ -1,0 +1,176 @@
+"""Kept OpenLineage events store each distinct part once (issue 30 item 8, migration 0041), on
+real PostgreSQL through the in-process compaction: a platform sends the same job and datasets
+in every event of every run; they are stored once per namespace, every event comes back whole,
+a namespace's cleanup removes the parts only its old runs used, and events kept before the
+migration are split the same way."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from lineage.transport.openlineage import RawLogConfig, RawLogTransport
+from spark_jobs.compaction.job import run_compaction
+from tests.warehouse.test_compaction import rows
+from warehouse.db import namespace_store
+from warehouse.db.connection import connect
+from warehouse.db.migrate import MIGRATIONS_DIR, apply_migrations
+from warehouse.db.openlineage_export_store import assembled, kept_events
+from warehouse.pipeline import namespace_cleanup
+
+START = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/airflow"
+SCHEMA = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+FACET = {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/SchemaDatasetFacet.json"}
+
+
+def hourly_events(job_namespace: str, hours: int, start: datetime = START) -> list[dict[str, Any]]:
+    """START and COMPLETE of an hourly task: the same job and datasets each time, run facets of
+    their own per run (its nominal time), and a custom facet on the output."""
+    orders = {"namespace": "postgres://db:5432", "name": "shop.public.orders", "facets": {
+        "schema": {**FACET, "fields": [{"name": "id", "type": "integer"}, {"name": "amount", "type": "numeric"}]}}}
+    totals = {"namespace": "s3://lake", "name": "marts/totals", "facets": {
+        "acme_quality": {**FACET, "rows": 12, "checked": ["id", "amount"]}},
+        "outputFacets": {"outputStatistics": {**FACET, "rowCount": 12}}}
+    events = []
+    for hour in range(hours):
+        at = start + timedelta(hours=hour)
+        run_id = f"0195f3b1-7a3e-7c6e-9d3f-{at:%m%d%H%M%S}{hour:02d}"
+        for state, minutes in (("START", 0), ("COMPLETE", 5)):
+            events.append({
+                "eventType": state, "eventTime": (at + timedelta(minutes=minutes)).isoformat(),
+                "producer": PRODUCER, "schemaURL": SCHEMA,
+                "run": {"runId": run_id, "facets": {
+                    "nominalTime": {**FACET, "nominalStartTime": at.isoformat()},
+                    "processing_engine": {**FACET, "name": "Airflow", "version": "3.1.0"}}},
+                "job": {"namespace": job_namespace, "name": "orders_dag.totals", "facets": {
+                    "jobType": {**FACET, "integration": "AIRFLOW", "jobType": "TASK", "processingType": "BATCH"}}},
+                "inputs": [copy.deepcopy(orders)], "outputs": [copy.deepcopy(totals)]})
+    return events
+
+
+def emit(log_root: Path, events: list[dict[str, Any]]) -> None:
+    """The events written to the raw log by the real in-process transport."""
+    transport = RawLogTransport(RawLogConfig.from_dict({"log_root": str(log_root)}))
+    for event in events:
+        transport.emit(event)
+
+
+def test_each_distinct_part_is_stored_once_and_every_event_comes_back_whole(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    sent = hourly_events("default", hours=3)
+    emit(log_root, sent)
+    run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings_for(warehouse_db))
+
+    with connect(warehouse_db) as conn:
+        ids = [row[0] for row in conn.execute("select event_id from lineage.openlineage_events order by event_time")]
+        back = kept_events(conn, ids)
+    assert [back[event_id] for event_id in ids] == sent  # every facet, custom ones included, in its place
+    # the job, the input and the output once for the six events, and the body naming them with the
+    # producer; the run facets once per run (nominalTime) or once in all (processing_engine)
+    assert rows(warehouse_db, "select count(*) from lineage.openlineage_parts "
+                              "where part ->> 'name' in ('orders_dag.totals', 'shop.public.orders', 'marts/totals')"
+                ) == [(3,)]
+    assert rows(warehouse_db, "select count(*) from lineage.openlineage_parts") == [(3 + 1 + 3 + 1,)]
+    # what each kept event holds itself: no facet, no dataset
+    assert rows(warehouse_db, "select count(*) from lineage.openlineage_events "
+                              "where event::text like '%%amount%%' or event::text like '%%shop.public%%'") == [(0,)]
+
+
+def test_a_namespace_cleanup_removes_the_parts_only_its_old_runs_used(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    settings = settings_for(warehouse_db)
+    with connect(warehouse_db, autocommit=True) as conn:
+        for namespace in ("team_a", "team_b"):
+            namespace_store.create_namespace(conn, namespace, None)
+    emit(log_root, hourly_events("team_a", hours=2) + hourly_events("team_b", hours=2))
+    run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
+    parts_of = "select namespace, count(*) from lineage.openlineage_parts group by 1 order by 1"
+    assert rows(warehouse_db, parts_of) == [("team_a", 7), ("team_b", 7)]  # the same content, once per namespace
+
+    with connect(warehouse_db, autocommit=True) as conn:
+        assert namespace_store.delete_namespace(conn, "team_a", "admin") is not None
+        namespace_store.create_namespace(conn, "team_a", None)
+    # a run after the namespace came back: its job, datasets and engine facet are the old runs' parts
+    emit(log_root, hourly_events("team_a", hours=1, start=datetime.now(UTC) + timedelta(seconds=1)))
+    run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=2), settings=settings)
+    [summary] = namespace_cleanup.clean_pending(warehouse_db)
+
+    assert summary.removed["openlineage_events"] == 4
+    assert summary.removed["openlineage_parts"] == 2  # the old runs' nominal times; the rest is used again
+    assert rows(warehouse_db, parts_of) == [("team_a", 6), ("team_b", 7)]
+    with connect(warehouse_db) as conn:
+        ids = [row[0] for row in conn.execute("select event_id from lineage.openlineage_events order by event_time")]
+        back = list(kept_events(conn, ids).values())
+    assert [event["job"]["namespace"] for event in back] == ["team_b"] * 4 + ["team_a"] * 2
+    assert all(event["inputs"][0]["facets"]["schema"]["fields"][1]["name"] == "amount" for event in back)
+
+
+def test_events_kept_before_the_migration_are_split_and_come_back_the_same(empty_db: str, tmp_path: Path) -> None:
+    for migration in sorted(MIGRATIONS_DIR.glob("*.sql")):
+        if migration.name < "0041":
+            (tmp_path / migration.name).write_text(migration.read_text())
+    apply_migrations(empty_db, tmp_path)
+    [event] = hourly_events("default", hours=1)[:1]
+    with connect(empty_db, autocommit=True) as conn:
+        conn.execute("""insert into lineage.compaction_batches (batch_id, interval_end, started_at, files, events_read,
+                            events_compacted, duplicates, quarantined, runs_touched, accesses_added)
+                        values ('b1', now(), now(), 1, 1, 1, 0, 0, 1, 0)""")
+        program = conn.execute("""insert into lineage.programs (namespace, application, program_type, program)
+                                  values ('default', 'default', 'openlineage', 'orders_dag.totals')
+                                  returning program_key""").fetchone()
+        run = conn.execute("""insert into lineage.runs (namespace, program_key, run_id, status, first_batch_id,
+                                                        last_batch_id)
+                              values ('default', %s, 'r1', 'running', 'b1', 'b1') returning run_key""",
+                           (program[0],)).fetchone()  # type: ignore[index]
+        conn.execute("""insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event,
+                                                                 batch_id)
+                        values ('ol-1', %s, now(), '{default}', %s, 'b1')""",
+                     (run[0], orjson.dumps(event).decode()))  # type: ignore[index]
+
+    apply_migrations(empty_db)
+
+    with connect(empty_db) as conn:
+        assert kept_events(conn, ["ol-1"]) == {"ol-1": event}
+        [(skeleton,)] = conn.execute("select event from lineage.openlineage_events").fetchall()
+    assert set(skeleton) == {"eventType", "eventTime", "run", "_body"}
+    assert rows(empty_db, "select count(*) from lineage.openlineage_parts") == [(6,)]
+
+
+ODD_EVENTS = [
+    {"eventTime": "2026-11-23T09:00:00Z", "run": {"runId": "r1"}, "job": {"namespace": "default", "name": "j"}},
+    {"eventType": "OTHER", "eventTime": "2026-11-23T09:00:00Z", "run": {"runId": "r1", "facets": {}},
+     "job": {"namespace": "default", "name": "j"}, "inputs": [], "outputs": None},
+    {"eventType": None, "eventTime": "t", "run": {"runId": "r1", "facets": {"odd": 1, "list": [1, {"a": None}]},
+                                                 "extra": "kept"},
+     "job": {"namespace": "default", "name": "j"}, "_body": "a key of the producer's own", "acme": {"x": [1, 2]},
+     "inputs": [{"namespace": "n", "name": "o'; drop table x; --"}, {"namespace": "n", "name": "o'; drop table x; --"}],
+     "outputs": [{"namespace": "n", "name": "ünïcode ✓", "facets": {"schema": {"fields": []}}}]},
+]
+
+
+def test_odd_and_hostile_events_come_back_exactly(warehouse_db: str) -> None:
+    """No facets, empty or null lists, a null event type, a non-object facet, a key named as the
+    kept event's own ``_body``, repeated datasets, quotes and unicode: each event comes back
+    exactly as it was split."""
+    with connect(warehouse_db, autocommit=True) as conn:
+        for event in ODD_EVENTS:
+            conn.execute("""insert into lineage.openlineage_parts (part_id, namespace, part)
+                            select distinct on (part_id) part_id, 'default', part
+                            from lineage.openlineage_parts_of('default', %(e)s::jsonb)
+                            on conflict do nothing""", {"e": orjson.dumps(event).decode()})
+        skeletons = [conn.execute("select lineage.openlineage_skeleton('default', %s::jsonb)",
+                                  (orjson.dumps(event).decode(),)).fetchone()[0]  # type: ignore[index]
+                     for event in ODD_EVENTS]
+        parts = dict(conn.execute("select part_id::text, part from lineage.openlineage_parts").fetchall())
+        used = [sorted(str(row[0]) for row in conn.execute("select lineage.openlineage_part_ids(%s::jsonb)",
+                                                            (orjson.dumps(skeleton).decode(),)))
+                for skeleton in skeletons]
+    assert [assembled(skeleton, parts) for skeleton in skeletons] == ODD_EVENTS
+    assert set().union(*used) == set(parts)  # every part stored is one an event uses, and the lookup finds them
