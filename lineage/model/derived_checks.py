@@ -35,10 +35,13 @@ _ANNOTATIONS = {"description", "title"}
 
 def _plain_runless(event: Mapping[str, Any]) -> bool:
     """A dataset declared without a run: its facets (no failed checks) or its observed schema; or
-    a program's declared access (``job``, no run)."""
+    a program's declared access (``job``, no run); or an OpenLineage event's envelope (its run is
+    in its payload)."""
     payload = event["payload"]
     if "job" in event:
         return bool(event["kind"] == "dataset_access")
+    if event["kind"] == "openlineage":
+        return True
     if event["kind"] == "dataset_facets":
         return "failed_assertions" not in payload
     return bool(event["kind"] == "metadata_change" and payload.get("operation") == "observe_schema")
@@ -84,16 +87,17 @@ def _plain_payload(kind: str, payload: Any, check: Check) -> bool:
 @cache
 def _checks() -> tuple[dict[str, Check], dict[str, Check]]:
     """The checks of the envelope's varying parts (id, namespace, run, producer) and of each
-    kind's payload but ``openlineage`` (which the expansion never derives), compiled from the
-    schema; a schema change also passes ``parse_change``."""
+    kind's payload, compiled from the schema; a schema change also passes ``parse_change``. (An
+    ``openlineage`` envelope is built by ``lineage.openlineage.mapping.wrap`` around an event
+    ``check_openlineage`` accepted; its payload rule is the schema's all the same.)"""
     root = schema()
     envelope = {key: _compiled(root["properties"][key]) for key in ("event_id", "namespace", "run", "job", "producer")}
     payloads = {}
     for branch in root["allOf"]:
         kind = branch["if"].get("properties", {}).get("kind", {}).get("const")
         payload = branch["then"].get("properties", {}).get("payload", {})
-        if kind is not None and kind != "openlineage" and "$ref" in payload:  # the rules on run-less
-            payloads[kind] = _compiled(payload)  # events are ``_plain_runless``'s
+        if kind is not None and "$ref" in payload:  # the rules on run-less events are ``_plain_runless``'s
+            payloads[kind] = _compiled(payload)
     shape = payloads["metadata_change"]
     payloads["metadata_change"] = lambda payload: shape(payload) and _makes_a_change(payload)
     return envelope, payloads
@@ -111,7 +115,13 @@ def _compiled(spec: Mapping[str, Any]) -> Check:
     """A yes/no check of the values ``spec`` accepts (no looser than the schema's validator)."""
     while "$ref" in spec:
         spec = schema()["definitions"][spec["$ref"].rsplit("/", 1)[1]]
+    if not set(spec) - _ANNOTATIONS:  # the empty schema: anything
+        return lambda _: True
     kind = spec.get("type")
+    if isinstance(kind, list):  # any of several types, each with the spec's other rules
+        alternatives: list[Check] = [_is_null if each == "null" else _compiled({**spec, "type": each})
+                                     for each in kind]
+        return lambda value: any(check(value) for check in alternatives)
     if "enum" in spec and set(spec) - _ANNOTATIONS <= {"enum", "type"}:
         allowed = frozenset(spec["enum"])
         if not all(isinstance(value, str) for value in allowed):
@@ -126,6 +136,10 @@ def _compiled(spec: Mapping[str, Any]) -> Check:
     if kind == "object":
         return _object(spec)
     raise ValueError(f"schema rule not compiled into a check: {dict(spec)}")
+
+
+def _is_null(value: Any) -> bool:
+    return value is None
 
 
 def _text(spec: Mapping[str, Any]) -> Check:

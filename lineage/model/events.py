@@ -199,7 +199,7 @@ def _check_whole(event: dict[str, Any]) -> None:
     except TypeError as exc:  # a lone surrogate (e.g. '\ud800' from a bad decode) has no UTF-8 form
         raise InvalidEventError(f"strings must be valid Unicode text that UTF-8 can encode: {exc}") from exc
     # JSON writes NUL as \u0000: only then walk the event (the text "\u0000" also renders so)
-    if b"\\u0000" in rendered and _contains_nul(event):
+    if b"\\u0000" in rendered and contains_nul(event):
         raise InvalidEventError("strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
 
 
@@ -265,7 +265,7 @@ def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         return Rejection(f"malformed JSON at column {exc.colno}: {exc.msg}")
     if not isinstance(event, dict):
         return Rejection(f"an event must be a JSON object, got {type(event).__name__}")
-    if ("\\u0000" in line or "\x00" in line) and _contains_nul(event):
+    if ("\\u0000" in line or "\x00" in line) and contains_nul(event):
         return Rejection("strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
     try:
         validate_event(event)
@@ -292,13 +292,14 @@ def quarantine_text(line: str, limit: int = QUARANTINE_TEXT_LIMIT) -> str:
             f"sha256 {hashlib.sha256(whole).hexdigest()}]")
 
 
-def _contains_nul(value: Any) -> bool:
+def contains_nul(value: Any) -> bool:
+    """Whether a NUL character is in any text of ``value`` (keys included)."""
     if isinstance(value, str):
         return "\x00" in value
     if isinstance(value, dict):
-        return any(_contains_nul(key) or _contains_nul(item) for key, item in value.items())
+        return any(contains_nul(key) or contains_nul(item) for key, item in value.items())
     if isinstance(value, list):
-        return any(_contains_nul(item) for item in value)
+        return any(contains_nul(item) for item in value)
     return False
 
 

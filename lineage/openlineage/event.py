@@ -107,8 +107,19 @@ def _parsed_time(event: dict[str, Any]) -> datetime:
 
 def content_id(event: dict[str, Any]) -> str:
     """The event's id, derived from its content: the same event sent twice has the same id."""
+    return id_of(canonical_json(event))
+
+
+def canonical_json(event: dict[str, Any]) -> bytes:
+    """The event as JSON with its keys sorted, the text its id is derived from; InvalidEventError
+    when the log could not hold it."""
     try:
-        canonical = orjson.dumps(event, option=orjson.OPT_SORT_KEYS)
-    except orjson.JSONEncodeError as exc:  # nested past the 254 levels orjson writes, an integer past 64 bits
+        return orjson.dumps(event, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError as exc:  # nested past the 254 levels orjson writes, an integer past 64 bits,
+        # a lone surrogate (no UTF-8 form)
         raise InvalidEventError(f"OpenLineage event: it cannot be written to the log: {exc}") from exc
+
+
+def id_of(canonical: bytes) -> str:
+    """``content_id`` of the event whose ``canonical_json`` is ``canonical``."""
     return "ol-" + hashlib.sha256(canonical).hexdigest()[:32]

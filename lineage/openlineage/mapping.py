@@ -37,7 +37,7 @@ from typing import Any
 import orjson
 
 from lineage.errors import InvalidEntityError, InvalidEventError
-from lineage.model.events import SCHEMA_VERSION, derived_event, format_time, new_event
+from lineage.model.events import SCHEMA_VERSION, contains_nul, derived_event, format_time
 from lineage.naming.identity import (
     DEFAULT_NAMESPACE,
     DatasetIdentity,
@@ -47,7 +47,15 @@ from lineage.naming.identity import (
     job_program,
     pin_namespaces,
 )
-from lineage.openlineage.event import check_openlineage, content_id, envelope_warnings, event_shape, event_time
+from lineage.openlineage.event import (
+    canonical_json,
+    check_openlineage,
+    content_id,
+    envelope_warnings,
+    event_shape,
+    event_time,
+    id_of,
+)
 from lineage.openlineage.facets import (
     MAPPED_DATASET_FACETS,
     MAPPED_RUN_FACETS,
@@ -80,8 +88,14 @@ def wrap(event: dict[str, Any], namespaces: NamespaceMap, *, producer: str | Non
     the record, never with a map changed since.
     """
     check_openlineage(event)
-    envelope = new_event(KIND, event_namespace(event, namespaces), {}, event, event_time=event_time(event),
-                         event_id=content_id(event), producer=(producer or str(event.get("producer") or ""))[:256])
+    canonical = canonical_json(event)
+    if b"\\u0000" in canonical and contains_nul(event):  # JSON writes NUL as \u0000: only then walk it
+        raise InvalidEventError("strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
+    # the trusted construction: checked above, the envelope's own parts are checked as the schema
+    # says without its validator's walk (the endpoint's path: most of a request's work was that walk)
+    envelope = derived_event(KIND, event_namespace(event, namespaces), {}, event, event_time=event_time(event),
+                             event_id=id_of(canonical),
+                             producer=(producer or str(event.get("producer") or ""))[:256])
     envelope["namespaces"] = pin_namespaces(namespaces, *referenced_namespaces(event))
     return envelope
 

@@ -26,7 +26,9 @@ def events_of(name: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("name", sorted(path.name for path in FIXTURES.glob("*.json")))
 def test_every_recorded_event_maps_to_valid_native_events(name: str) -> None:
     for event in events_of(name):
-        for native in expand(wrap(event, NO_MAPPING), NO_MAPPING):
+        envelope = wrap(event, NO_MAPPING)
+        validate_event(envelope)  # the envelope's trusted construction agrees with the full check
+        for native in expand(envelope, NO_MAPPING):
             validate_event(native)
             assert plainly_valid(native)  # the trusted construction's check agrees (see derived_event)
             if native["kind"] == "field_operations":

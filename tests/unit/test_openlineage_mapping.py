@@ -7,14 +7,16 @@ import copy
 import re
 from typing import Any
 
+import orjson
 import pytest
 
 from lineage.errors import InvalidEventError
 from lineage.model.derived_checks import plainly_valid
-from lineage.model.events import validate_event
+from lineage.model.events import new_event, validate_event
 from lineage.model.field_paths import field_paths, normalize
 from lineage.naming.identity import NO_MAPPING, NamespaceMap
-from lineage.openlineage.mapping import expand, touched_namespaces, wrap
+from lineage.openlineage.event import check_openlineage, content_id, event_time
+from lineage.openlineage.mapping import event_namespace, expand, touched_namespaces, wrap
 
 RUN_ID = "0195f3b1-7a3e-7c6e-9d3f-2f1c0b8e4a11"
 
@@ -295,6 +297,56 @@ def test_derived_events_are_plainly_valid_exactly_when_they_are_valid() -> None:
         assert not plainly_valid(wrong)
         with pytest.raises(InvalidEventError):
             validate_event(wrong)
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(levels):
+        value = {"x": value}
+    return value
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda e: None,
+    lambda e: e["run"]["facets"].update(acme={"note": "a\x00b"}),
+    lambda e: e["run"]["facets"].update({"a\x00b": {}}),
+    lambda e: e["run"]["facets"].update(acme={"note": "\ud800"}),
+    lambda e: e["run"]["facets"].update(acme=_deep(300)),
+    lambda e: e["run"]["facets"].update(acme={"big": 2**70}),
+    lambda e: e.update(eventType="BOGUS"),
+    lambda e: e.update(eventType=None),
+    lambda e: e.update(eventTime="yesterday"),
+    lambda e: e.update(eventTime="2026-11-23T10:00:00.000000000000000000000000000000000000000000000000000000Z"),
+    lambda e: e.update(producer="p" * 5000),
+    lambda e: e["run"].update(runId="r" * 129),
+    lambda e: e["run"].update(runId="not a uuid"),
+    lambda e: e["job"].update(name=""),
+    lambda e: e["job"].update(namespace="Not A Warehouse Namespace!"),
+    lambda e: e.update(inputs={"namespace": "n", "name": "d"}),
+    lambda e: e.update(inputs=None, outputs=[]),
+    lambda e: e["outputs"].append({"namespace": "n"}),
+])
+def test_an_envelope_wrapped_without_the_schema_walk_is_valid_exactly_when_the_walk_says_so(mutate: Any) -> None:
+    """``wrap`` builds the envelope by the trusted construction (the endpoint's hot path): what it
+    accepts passes the full validation and can be written to the log; what it refuses, it refuses
+    with a reason."""
+    event = run_event()
+    mutate(event)
+    try:
+        check_openlineage(event)  # the envelope as the full validation builds it
+        new_event("openlineage", event_namespace(event, NO_MAPPING), {}, event, event_time=event_time(event),
+                  event_id=content_id(event), producer=str(event.get("producer") or "")[:256])
+        full: str | None = None
+    except InvalidEventError as exc:
+        full = str(exc)
+    try:
+        envelope = wrap(event, NO_MAPPING)
+    except InvalidEventError as exc:
+        assert full is not None and str(exc)
+        return
+    assert full is None
+    validate_event(envelope)
+    assert b"\\u0000" not in orjson.dumps(envelope)
 
 
 def test_the_column_lineage_memo_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
