@@ -7,16 +7,18 @@ migration are split the same way."""
 from __future__ import annotations
 
 import copy
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from lineage.transport.openlineage import RawLogConfig, RawLogTransport
 from spark_jobs.compaction.job import run_compaction
 from tests.warehouse.test_compaction import rows
-from warehouse.db import namespace_store
+from warehouse.db import compaction_store, namespace_store
 from warehouse.db.connection import connect
 from warehouse.db.migrate import MIGRATIONS_DIR, apply_migrations
 from warehouse.db.openlineage_export_store import assembled, kept_events
@@ -174,3 +176,51 @@ def test_odd_and_hostile_events_come_back_exactly(warehouse_db: str) -> None:
                 for skeleton in skeletons]
     assert [assembled(skeleton, parts) for skeleton in skeletons] == ODD_EVENTS
     assert set().union(*used) == set(parts)  # every part stored is one an event uses, and the lookup finds them
+
+
+def test_a_cleanup_waits_for_a_compaction_re_using_the_parts_it_would_remove(
+    warehouse_db: str, log_root: Path, settings_for, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    """A compaction merged, not committed, whose new event re-uses a part of a deleted namespace's
+    old runs (their engine facet): the cleanup removes the old events, then waits for that
+    compaction before removing the parts no event uses; the new event comes back whole."""
+    settings = settings_for(warehouse_db)
+    with connect(warehouse_db, autocommit=True) as conn:
+        namespace_store.create_namespace(conn, "team_a", None)
+    emit(log_root, hourly_events("team_a", hours=1))
+    run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings)
+    with connect(warehouse_db, autocommit=True) as conn:
+        namespace_store.delete_namespace(conn, "team_a", "admin")
+        namespace_store.create_namespace(conn, "team_a", None)
+    [new] = hourly_events("team_a", hours=1, start=datetime.now(UTC) + timedelta(seconds=1))[:1]
+    new.update(job={"namespace": "team_a", "name": "other_dag.task"}, inputs=[], outputs=[])
+    emit(log_root, [new])
+
+    at_commit, go = threading.Event(), threading.Event()
+    real = compaction_store.failpoint
+
+    def paused(name: str) -> None:
+        if name == "compaction.committing":
+            at_commit.set()
+            go.wait(60)
+        real(name)
+
+    monkeypatch.setattr(compaction_store, "failpoint", paused)
+    compaction = threading.Thread(target=run_compaction, args=(None,), kwargs={
+        "interval_end": datetime.now(UTC) + timedelta(hours=2), "settings": settings})
+    compaction.start()
+    assert at_commit.wait(60)
+    cleaned: list[namespace_cleanup.CleanupSummary] = []
+    cleanup = threading.Thread(target=lambda: cleaned.extend(namespace_cleanup.clean_pending(warehouse_db)))
+    cleanup.start()
+    cleanup.join(3)
+    assert cleanup.is_alive()  # waiting for the compaction
+    go.set()
+    compaction.join(60)
+    cleanup.join(60)
+
+    assert cleaned[0].removed["openlineage_events"] == 2
+    assert cleaned[0].removed["openlineage_parts"] == 5  # all but the engine facet the new event uses
+    with connect(warehouse_db) as conn:
+        ids = [row[0] for row in conn.execute("select event_id from lineage.openlineage_events")]
+        assert list(kept_events(conn, ids).values()) == [new]

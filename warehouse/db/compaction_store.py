@@ -31,6 +31,7 @@ from warehouse.db import entity_keys
 log = logging.getLogger(__name__)
 STAGING_SCHEMA = "lineage_staging"
 _COMPACTION_LOCK = 7_265_402
+_PARTS_LOCK = 7_265_403  # kept OpenLineage events' parts: compactions shared, their removal alone
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,20 @@ class CompactionSummary:
 
 
 def take_lock(conn: psycopg.Connection) -> None:
-    """Take the compaction lock for ``conn``'s open transaction or raise CompactionBusyError."""
+    """Take the compaction lock for ``conn``'s open transaction or raise CompactionBusyError;
+    and the kept events' parts lock, shared (``lock_kept_event_parts``)."""
     got = conn.execute("select pg_try_advisory_xact_lock(%s)", (_COMPACTION_LOCK,)).fetchone()
     if not got or not got[0]:
         raise CompactionBusyError("another compaction is running against this warehouse; try again when it ends")
+    conn.execute("select pg_advisory_xact_lock_shared(%s)", (_PARTS_LOCK,))
+
+
+def lock_kept_event_parts(conn: psycopg.Connection) -> None:
+    """Wait until no compaction is running, and keep new ones waiting until ``conn``'s open
+    transaction ends: a compaction re-uses the parts of kept OpenLineage events (migration 0041)
+    before it commits the events naming them, so what removes parts no event names must not
+    run meanwhile (it would not see those events)."""
+    conn.execute("select pg_advisory_xact_lock(%s)", (_PARTS_LOCK,))
 
 
 def listed_until(conn: psycopg.Connection) -> datetime | None:
@@ -361,8 +372,7 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
                    array(select jsonb_array_elements_text(e.payload::jsonb -> 'namespaces')) as namespaces,
                    e.payload::jsonb -> 'event' as event
             from {{events}} e {_EVENT_RUN}
-            where e.kind = 'openlineage'
-              and not exists (select from lineage.openlineage_events o where o.event_id = e.event_id)),
+            where e.kind = 'openlineage'),
         parts as (
             insert into lineage.openlineage_parts (part_id, namespace, part)
             select distinct on (p.part_id) p.part_id, n.namespace, p.part

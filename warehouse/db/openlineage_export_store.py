@@ -114,15 +114,19 @@ def kept_events(conn: psycopg.Connection, event_ids: Sequence[str]) -> dict[str,
     put back (migration 0041), the parts the events share read once."""
     rows = conn.execute("select event_id, event from lineage.openlineage_events where event_id = any(%s)",
                         (list(event_ids),)).fetchall()
-    facets = {part_id for _, skeleton in rows for part_id in _run_facets(skeleton).values()}
+    bodies = sorted({skeleton["_body"] for _, skeleton in rows if "_body" in skeleton})
+    facets = sorted({part_id for _, skeleton in rows for part_id in _run_facets(skeleton).values()})
     parts: dict[str, Any] = dict(conn.execute(
         """with bodies as (select part_id, part from lineage.openlineage_parts where part_id = any(%(bodies)s::uuid[]))
            select part_id::text, part from bodies
            union all
-           select part_id::text, part from lineage.openlineage_parts
-           where part_id = any(%(facets)s::uuid[])
-              or part_id in (select lineage.openlineage_body_part_ids(part) from bodies)""",
-        {"bodies": sorted({skeleton["_body"] for _, skeleton in rows}), "facets": sorted(facets)}).fetchall())
+           select part_id::text, part from lineage.openlineage_parts where part_id = any(%(facets)s::uuid[])
+           union all
+           select p.part_id::text, p.part
+           from bodies b
+           cross join lateral lineage.openlineage_body_part_ids(b.part) as named(part_id)
+           join lineage.openlineage_parts p on p.part_id = named.part_id""",
+        {"bodies": bodies, "facets": facets}).fetchall()) if bodies else {}
     return {event_id: assembled(skeleton, parts) for event_id, skeleton in rows}
 
 
@@ -135,6 +139,8 @@ def _run_facets(skeleton: dict[str, Any]) -> dict[str, Any]:
 def assembled(skeleton: dict[str, Any], parts: dict[str, Any]) -> dict[str, Any]:
     """A kept event whole again (``lineage.openlineage_skeleton`` in reverse): its own keys with
     each run facet's part, and its body's keys with the job's, each input's and each output's."""
+    if "_body" not in skeleton:  # kept whole (by a compaction of the code before migration 0041)
+        return skeleton
     event = dict(parts[skeleton["_body"]])
     if "job" in event:
         event["job"] = parts[event["job"]]

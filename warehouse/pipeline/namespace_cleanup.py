@@ -23,6 +23,7 @@ import psycopg
 from psycopg import sql
 
 from warehouse.db import metadata_search
+from warehouse.db.compaction_store import lock_kept_event_parts
 from warehouse.db.connection import connect
 from warehouse.service.authorization import namespace_key
 
@@ -61,16 +62,6 @@ _STEPS: list[tuple[str, str]] = [
     ("run_facets", "delete from lineage.run_facets where run_key in (select run_key from old_runs)"),
     ("run_warnings", "delete from lineage.run_warnings where run_key in (select run_key from old_runs)"),
     ("openlineage_events", "delete from lineage.openlineage_events where run_key in (select run_key from old_runs)"),
-    # the parts of the namespace's kept events (migration 0041) that its remaining events do not use
-    ("openlineage_parts", """with still_used as (
-                                 select distinct u.part_id
-                                 from lineage.openlineage_events o
-                                 join lineage.runs r on r.run_key = o.run_key
-                                 cross join lateral lineage.openlineage_part_ids(o.event) as u(part_id)
-                                 where r.namespace = %(ns)s)
-                             delete from lineage.openlineage_parts p
-                             where p.namespace = %(ns)s
-                               and not exists (select from still_used s where s.part_id = p.part_id)"""),
     ("dataset_facets", """delete from lineage.dataset_facets f
                           where f.dataset_key in (select dataset_key from lineage.datasets where namespace = %(ns)s)
                             and f.event_time < %(before)s"""),
@@ -146,7 +137,33 @@ def clean(conn: psycopg.Connection, deletion_id: int, namespace: str, deleted_at
         conn.execute("drop table old_runs, old_sets")  # "on commit drop" too, but not inside a caller's savepoint
         conn.execute("update lineage.namespace_deletions set removed = %s where deletion_id = %s",
                      (orjson.dumps(removed).decode(), deletion_id))
+    removed["openlineage_parts"] = _remove_unused_parts(conn, namespace)
     return CleanupSummary(deletion_id, namespace, removed, time.perf_counter() - began)
+
+
+def _remove_unused_parts(conn: psycopg.Connection, namespace: str) -> int:
+    """Remove the parts of the namespace's kept OpenLineage events (migration 0041) that no
+    remaining event of its runs uses, in a transaction of its own once the events are gone: it
+    waits for a running compaction to commit (which may be re-using such a part for an event of
+    its own) and keeps new ones waiting until it ends. Left undone (an error here), the parts
+    only take room until the namespace's next cleanup."""
+    started = time.perf_counter()
+    with conn.transaction():
+        lock_kept_event_parts(conn)
+        conn.execute("set local jit = off")
+        count = conn.execute(
+            """with still_used as (
+                   select distinct u.part_id
+                   from lineage.openlineage_events o
+                   join lineage.runs r on r.run_key = o.run_key
+                   cross join lateral lineage.openlineage_part_ids(o.event) as u(part_id)
+                   where r.namespace = %(ns)s)
+               delete from lineage.openlineage_parts p
+               where p.namespace = %(ns)s
+                 and not exists (select from still_used s where s.part_id = p.part_id)""",
+            {"ns": namespace}).rowcount
+    log.info("cleanup %s: openlineage_parts: %d rows in %.1fs", namespace, count, time.perf_counter() - started)
+    return count
 
 
 def clean_pending(database_url: str) -> list[CleanupSummary]:

@@ -109,7 +109,10 @@ language sql stable parallel safe as $$
     where b.part_id = (skeleton ->> '_body')::uuid
 $$;
 
--- The events kept before this migration, split the same way.
+-- The events kept before this migration, split the same way, once a running compaction has
+-- committed (its lock, warehouse.db.compaction_store): none adds a whole event after the split.
+select pg_advisory_xact_lock(7265402);
+
 insert into lineage.openlineage_parts (part_id, namespace, part)
 select p.part_id, r.namespace, p.part
 from lineage.openlineage_events o
