@@ -47,6 +47,7 @@ from lineage.naming.identity import (
     job_program,
     pin_namespaces,
 )
+from lineage.openlineage import kept_parts
 from lineage.openlineage.event import (
     canonical_json,
     check_openlineage,
@@ -292,9 +293,11 @@ def kept_verbatim(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> dict
     """A RunEvent as it came, for the warehouse to give back (the export); None for a DatasetEvent
     or JobEvent. It is the checked envelope itself, of kind ``openlineage``, named by its run,
     whose payload holds the event and the warehouse namespaces it touches (an export gives it
-    only to a caller who may read them all). No raw-format event (the format's ``openlineage``
-    kind has no run): only the compaction's staging reads it, beside what ``expand`` derives,
-    keyed by the envelope's content id, so the same event is kept once."""
+    only to a caller who may read them all), the event as a skeleton and its parts
+    (``lineage.openlineage.kept_parts``: what every event repeats is stored once). No raw-format
+    event (the format's ``openlineage`` kind has no run): only the compaction's staging reads it,
+    beside what ``expand`` derives, keyed by the envelope's content id, so the same event is kept
+    once."""
     event = envelope["payload"]
     if event_shape(event) != "run":
         return None
@@ -303,7 +306,9 @@ def kept_verbatim(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> dict
         run = job_program(event["job"]["namespace"], event["job"]["name"], namespaces).run(run_id_of(event))
     except InvalidEntityError as exc:
         raise InvalidEventError(f"OpenLineage event: {exc}") from exc
-    return {**envelope, "run": run, "payload": {"event": event, "namespaces": sorted(touched_namespaces(envelope))}}
+    skeleton, parts = kept_parts.split(envelope["namespace"], event)
+    return {**envelope, "run": run,
+            "payload": {"event": skeleton, "parts": parts, "namespaces": sorted(touched_namespaces(envelope))}}
 
 
 def _kept_events(event: dict[str, Any], envelope: Mapping[str, Any], run: dict[str, str],

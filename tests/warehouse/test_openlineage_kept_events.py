@@ -14,14 +14,16 @@ from typing import Any
 
 import orjson
 import pytest
+from psycopg.types.json import Jsonb
 
+from lineage.openlineage import kept_parts
 from lineage.transport.openlineage import RawLogConfig, RawLogTransport
 from spark_jobs.compaction.job import run_compaction
 from tests.warehouse.test_compaction import rows
 from warehouse.db import compaction_store, namespace_store
 from warehouse.db.connection import connect
 from warehouse.db.migrate import MIGRATIONS_DIR, apply_migrations
-from warehouse.db.openlineage_export_store import assembled, kept_events
+from warehouse.db.openlineage_export_store import kept_events
 from warehouse.pipeline import namespace_cleanup
 
 START = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
@@ -157,25 +159,19 @@ ODD_EVENTS = [
 ]
 
 
-def test_odd_and_hostile_events_come_back_exactly(warehouse_db: str) -> None:
-    """No facets, empty or null lists, a null event type, a non-object facet, a key named as the
-    kept event's own ``_body``, repeated datasets, quotes and unicode: each event comes back
-    exactly as it was split."""
+def test_the_part_ids_the_database_lists_are_those_the_split_names(warehouse_db: str) -> None:
+    """The cleanup finds the parts an event uses in SQL (``lineage.openlineage_part_ids``); they
+    are exactly those ``kept_parts.split`` stored, for odd and hostile events too."""
     with connect(warehouse_db, autocommit=True) as conn:
         for event in ODD_EVENTS:
-            conn.execute("""insert into lineage.openlineage_parts (part_id, namespace, part)
-                            select distinct on (part_id) part_id, 'default', part
-                            from lineage.openlineage_parts_of('default', %(e)s::jsonb)
-                            on conflict do nothing""", {"e": orjson.dumps(event).decode()})
-        skeletons = [conn.execute("select lineage.openlineage_skeleton('default', %s::jsonb)",
-                                  (orjson.dumps(event).decode(),)).fetchone()[0]  # type: ignore[index]
-                     for event in ODD_EVENTS]
-        parts = dict(conn.execute("select part_id::text, part from lineage.openlineage_parts").fetchall())
-        used = [sorted(str(row[0]) for row in conn.execute("select lineage.openlineage_part_ids(%s::jsonb)",
-                                                            (orjson.dumps(skeleton).decode(),)))
-                for skeleton in skeletons]
-    assert [assembled(skeleton, parts) for skeleton in skeletons] == ODD_EVENTS
-    assert set().union(*used) == set(parts)  # every part stored is one an event uses, and the lookup finds them
+            skeleton, parts = kept_parts.split("default", event)
+            for key, part in parts.items():
+                conn.execute("insert into lineage.openlineage_parts values (%s, 'default', %s) on conflict do nothing",
+                             (key, Jsonb(part)))
+            listed = {str(row[0]) for row in conn.execute("select lineage.openlineage_part_ids(%s)",
+                                                            (Jsonb(skeleton),))}
+            assert listed == set(parts)
+            assert kept_parts.assembled(skeleton, parts) == event
 
 
 def test_a_cleanup_waits_for_a_compaction_re_using_the_parts_it_would_remove(

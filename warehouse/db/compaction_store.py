@@ -364,22 +364,20 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         where p.program_key = latest.program_key  -- the later event wins, ties by content, in any arrival order
           and (p.job_type_at is null or (latest.event_time, latest.job_type) > (p.job_type_at, p.job_type))""",
               kinds=("run_facets",)),
-    # Each kept event's distinct parts (its run facets, job, datasets) once, and the event with
-    # their ids in their place (migration 0041).
+    # Each kept event as its skeleton, and its parts once (lineage.openlineage.kept_parts, migration 0041).
     MergeStep("openlineage events", f"""
         with new_events as materialized (
-            select e.event_id, r.run_key, r.namespace, {_EVENT_TIME} as event_time,
-                   array(select jsonb_array_elements_text(e.payload::jsonb -> 'namespaces')) as namespaces,
-                   e.payload::jsonb -> 'event' as event
+            select e.event_id, r.run_key, r.namespace, {_EVENT_TIME} as event_time, e.payload::jsonb as payload
             from {{events}} e {_EVENT_RUN}
             where e.kind = 'openlineage'),
         parts as (
             insert into lineage.openlineage_parts (part_id, namespace, part)
-            select distinct on (p.part_id) p.part_id, n.namespace, p.part
-            from new_events n cross join lateral lineage.openlineage_parts_of(n.namespace, n.event) as p
+            select p.key::uuid, n.namespace, p.value
+            from new_events n cross join lateral jsonb_each(n.payload -> 'parts') as p
             on conflict (part_id) do nothing)
         insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event, batch_id)
-        select event_id, run_key, event_time, namespaces, lineage.openlineage_skeleton(namespace, event), %(batch)s
+        select event_id, run_key, event_time, array(select jsonb_array_elements_text(payload -> 'namespaces')),
+               payload -> 'event', %(batch)s
         from new_events
         on conflict (event_id) do nothing""",
               kinds=("openlineage",)),

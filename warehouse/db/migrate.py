@@ -21,7 +21,7 @@ import psycopg
 
 from lineage.errors import MigrationError
 from lineage.settings import redact_url
-from warehouse.db import entity_keys, metadata_search, schema_store
+from warehouse.db import entity_keys, metadata_search, openlineage_export_store, schema_store
 from warehouse.db.connection import connect
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -45,7 +45,7 @@ class Migration:
 # 24: what each kept schema version changed from the one before).
 _BACKFILLS: dict[int, Callable[[psycopg.Connection], object]] = {
     11: entity_keys.backfill, 21: entity_keys.backfill_ids, 22: metadata_search.rebuild_in_place,
-    24: schema_store.backfill_changes}
+    24: schema_store.backfill_changes, 41: openlineage_export_store.backfill_parts}
 
 
 def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:

@@ -22,8 +22,10 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 
 from lineage.model.column_lineage import ColumnSource
+from lineage.openlineage import kept_parts
 from warehouse.service.openlineage_export import (
     ColumnEdge,
     DatasetDescription,
@@ -111,46 +113,42 @@ def window_page(conn: psycopg.Connection, after: datetime, before: datetime, rea
 
 def kept_events(conn: psycopg.Connection, event_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The kept OpenLineage events of ``event_ids``, as they came: each kept event with its parts
-    put back (migration 0041), the parts the events share read once."""
+    put back (``lineage.openlineage.kept_parts``), the parts the events share read once."""
     rows = conn.execute("select event_id, event from lineage.openlineage_events where event_id = any(%s)",
                         (list(event_ids),)).fetchall()
-    bodies = sorted({skeleton["_body"] for _, skeleton in rows if "_body" in skeleton})
-    facets = sorted({part_id for _, skeleton in rows for part_id in _run_facets(skeleton).values()})
-    parts: dict[str, Any] = dict(conn.execute(
-        """with bodies as (select part_id, part from lineage.openlineage_parts where part_id = any(%(bodies)s::uuid[]))
-           select part_id::text, part from bodies
-           union all
-           select part_id::text, part from lineage.openlineage_parts where part_id = any(%(facets)s::uuid[])
+    bodies = sorted({skeleton[kept_parts.BODY] for _, skeleton in rows if kept_parts.BODY in skeleton})
+    named = sorted({part_id for _, skeleton in rows for part_id in kept_parts.skeleton_part_ids(skeleton)})
+    parts: dict[str, Any] = {} if not named else dict(conn.execute(
+        """select part_id::text, part from lineage.openlineage_parts where part_id = any(%(named)s::uuid[])
            union all
            select p.part_id::text, p.part
-           from bodies b
-           cross join lateral lineage.openlineage_body_part_ids(b.part) as named(part_id)
-           join lineage.openlineage_parts p on p.part_id = named.part_id""",
-        {"bodies": bodies, "facets": facets}).fetchall()) if bodies else {}
-    return {event_id: assembled(skeleton, parts) for event_id, skeleton in rows}
+           from lineage.openlineage_parts b
+           cross join lateral lineage.openlineage_body_part_ids(b.part) as body(part_id)
+           join lineage.openlineage_parts p on p.part_id = body.part_id
+           where b.part_id = any(%(bodies)s::uuid[])""", {"named": named, "bodies": bodies}).fetchall())
+    return {event_id: kept_parts.assembled(skeleton, parts) for event_id, skeleton in rows}
 
 
-def _run_facets(skeleton: dict[str, Any]) -> dict[str, Any]:
-    run = skeleton.get("run")
-    facets = run.get("facets") if isinstance(run, dict) else None
-    return facets if isinstance(facets, dict) else {}
-
-
-def assembled(skeleton: dict[str, Any], parts: dict[str, Any]) -> dict[str, Any]:
-    """A kept event whole again (``lineage.openlineage_skeleton`` in reverse): its own keys with
-    each run facet's part, and its body's keys with the job's, each input's and each output's."""
-    if "_body" not in skeleton:  # kept whole (by a compaction of the code before migration 0041)
-        return skeleton
-    event = dict(parts[skeleton["_body"]])
-    if "job" in event:
-        event["job"] = parts[event["job"]]
-    for side in ("inputs", "outputs"):
-        if isinstance(event.get(side), list):
-            event[side] = [parts[part_id] for part_id in event[side]]
-    event.update((key, value) for key, value in skeleton.items() if key != "_body")
-    if facets := _run_facets(skeleton):
-        event["run"] = {**skeleton["run"], "facets": {name: parts[part_id] for name, part_id in facets.items()}}
-    return event
+def backfill_parts(conn: psycopg.Connection) -> int:
+    """Migration 0041: split each event kept whole before it, a thousand at a time; how many."""
+    split, after = 0, ""
+    while True:
+        rows = conn.execute(
+            """select o.event_id, r.namespace, o.event from lineage.openlineage_events o
+               join lineage.runs r on r.run_key = o.run_key
+               where o.event_id > %s order by o.event_id limit 1000""", (after,)).fetchall()
+        if not rows:
+            return split
+        for event_id, namespace, event in rows:
+            skeleton, parts = kept_parts.split(namespace, event)
+            with conn.cursor() as cursor:
+                cursor.executemany("""insert into lineage.openlineage_parts (part_id, namespace, part)
+                                      values (%s, %s, %s) on conflict (part_id) do nothing""",
+                                   [(key, namespace, Jsonb(part)) for key, part in parts.items()])
+            conn.execute("update lineage.openlineage_events set event = %s where event_id = %s",
+                         (Jsonb(skeleton), event_id))
+        split += len(rows)
+        after = rows[-1][0]
 
 
 def _keys(values: Sequence[int]) -> str:

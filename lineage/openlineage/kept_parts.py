@@ -1,0 +1,94 @@
+"""A kept OpenLineage RunEvent in parts, and back (the warehouse's ``lineage.openlineage_events``
+and ``lineage.openlineage_parts``, migration 0041).
+
+A platform's producers send the same job, datasets and facets in every event of every run (a
+task's START, RUNNING and COMPLETE, then again each hour); kept whole, they were most of the
+warehouse's growth. An event is kept as its *skeleton*: its own ``eventType``, ``eventTime`` and
+``run`` with each run facet replaced by a part id, and ``_body``, the id of the part holding
+everything else (producer, schemaURL, job, inputs, outputs, any other key), whose job and each
+input and output (a dataset with its facets) are parts again, named by id. A part's id is the
+MD5 of the run's warehouse namespace and the part's canonical JSON (keys sorted), as a UUID: the
+same part of the same namespace is stored once, and a namespace's cleanup can remove the parts
+only its runs used. ``assembled`` puts an event back together, exactly as it came.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import orjson
+
+BODY = "_body"  # the skeleton's key naming its body (every other key of the event is in the body)
+_OWN = ("eventType", "eventTime", "run")
+_SIDES = ("inputs", "outputs")
+
+
+def part_id(namespace: str, part: Any) -> str:
+    """The id of ``part`` kept for runs of ``namespace``."""
+    canonical = orjson.dumps(part, option=orjson.OPT_SORT_KEYS)
+    return str(uuid.UUID(bytes=hashlib.md5(namespace.encode() + b"|" + canonical, usedforsecurity=False).digest()))
+
+
+def split(namespace: str, event: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``event`` as a skeleton, and its parts by id."""
+    parts: dict[str, Any] = {}
+
+    def named(part: Any) -> str:
+        key = part_id(namespace, part)
+        parts[key] = part
+        return key
+
+    body = {key: value for key, value in event.items() if key not in _OWN}
+    if "job" in body:
+        body["job"] = named(body["job"])
+    for side in _SIDES:
+        if isinstance(body.get(side), list):
+            body[side] = [named(dataset) for dataset in body[side]]
+    skeleton = {key: event[key] for key in _OWN if key in event}
+    if facets := _run_facets(skeleton):
+        skeleton["run"] = {**skeleton["run"], "facets": {name: named(facet) for name, facet in facets.items()}}
+    skeleton[BODY] = named(body)
+    return skeleton, parts
+
+
+def assembled(skeleton: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any]:
+    """The event ``split`` made ``skeleton`` of, whole again (``parts``: at least those it names,
+    ``part_ids``). A skeleton without a body is an event kept whole, given back as it is."""
+    if BODY not in skeleton:
+        return dict(skeleton)
+    event = dict(parts[skeleton[BODY]])
+    if "job" in event:
+        event["job"] = parts[event["job"]]
+    for side in _SIDES:
+        if isinstance(event.get(side), list):
+            event[side] = [parts[key] for key in event[side]]
+    event.update((key, value) for key, value in skeleton.items() if key != BODY)
+    if facets := _run_facets(skeleton):
+        event["run"] = {**skeleton["run"], "facets": {name: parts[key] for name, key in facets.items()}}
+    return event
+
+
+def skeleton_part_ids(skeleton: Mapping[str, Any]) -> Iterator[str]:
+    """The ids a skeleton names itself: its run facets' and its body's (the body names the rest,
+    ``body_part_ids``)."""
+    yield from _run_facets(skeleton).values()
+    if BODY in skeleton:
+        yield skeleton[BODY]
+
+
+def body_part_ids(body: Mapping[str, Any]) -> Iterator[str]:
+    """The ids a body names: its job's, each input's and each output's."""
+    if "job" in body:
+        yield body["job"]
+    for side in _SIDES:
+        if isinstance(body.get(side), list):
+            yield from body[side]
+
+
+def _run_facets(event: Mapping[str, Any]) -> dict[str, Any]:
+    run = event.get("run")
+    facets = run.get("facets") if isinstance(run, dict) else None
+    return facets if isinstance(facets, dict) else {}
