@@ -15,7 +15,6 @@ only its runs used. ``assembled`` puts an event back together, exactly as it cam
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -27,9 +26,10 @@ _SIDES = ("inputs", "outputs")
 
 
 def part_id(namespace: str, part: Any) -> str:
-    """The id of ``part`` kept for runs of ``namespace``."""
-    canonical = orjson.dumps(part, option=orjson.OPT_SORT_KEYS)
-    return str(uuid.UUID(bytes=hashlib.md5(namespace.encode() + b"|" + canonical, usedforsecurity=False).digest()))
+    """The id of ``part`` kept for runs of ``namespace`` (a UUID's text, as PostgreSQL writes it)."""
+    digest = hashlib.md5(namespace.encode() + b"|" + orjson.dumps(part, option=orjson.OPT_SORT_KEYS),
+                         usedforsecurity=False).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"
 
 
 def split(namespace: str, event: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
