@@ -100,9 +100,14 @@ def is_uuid(text: str) -> bool:
 def _parsed_time(event: dict[str, Any]) -> datetime:
     text = event["eventTime"]
     try:
-        return datetime.fromisoformat(text)
+        moment = datetime.fromisoformat(text)
+        if moment.tzinfo is not None:
+            moment.astimezone(UTC)  # 0001-01-01T00:00:00+01:00 has no UTC time
     except ValueError as exc:
         raise InvalidEventError(f"OpenLineage event: eventTime {text[:40]!r} is not an ISO 8601 time") from exc
+    except OverflowError as exc:
+        raise InvalidEventError(f"OpenLineage event: eventTime {text[:40]!r} is out of range in UTC") from exc
+    return moment
 
 
 def content_id(event: dict[str, Any]) -> str:

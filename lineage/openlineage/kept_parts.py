@@ -15,6 +15,7 @@ only its runs used. ``assembled`` puts an event back together, exactly as it cam
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -27,8 +28,11 @@ _SIDES = ("inputs", "outputs")
 
 def part_id(namespace: str, part: Any) -> str:
     """The id of ``part`` kept for runs of ``namespace`` (a UUID's text, as PostgreSQL writes it)."""
-    digest = hashlib.md5(namespace.encode() + b"|" + orjson.dumps(part, option=orjson.OPT_SORT_KEYS),
-                         usedforsecurity=False).hexdigest()
+    try:
+        canonical = orjson.dumps(part, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # an integer past 64 bits (PostgreSQL gives one back for a large number), ...
+        canonical = json.dumps(part, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    digest = hashlib.md5(namespace.encode() + b"|" + canonical, usedforsecurity=False).hexdigest()
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"
 
 
@@ -74,8 +78,8 @@ def assembled(skeleton: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str
 def skeleton_part_ids(skeleton: Mapping[str, Any]) -> Iterator[str]:
     """The ids a skeleton names itself: its run facets' and its body's (the body names the rest,
     ``body_part_ids``)."""
-    yield from _run_facets(skeleton).values()
-    if BODY in skeleton:
+    if BODY in skeleton:  # else an event kept whole: it names none
+        yield from _run_facets(skeleton).values()
         yield skeleton[BODY]
 
 

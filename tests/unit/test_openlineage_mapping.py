@@ -316,6 +316,7 @@ def _deep(levels: int) -> dict[str, Any]:
     lambda e: e.update(eventType="BOGUS"),
     lambda e: e.update(eventType=None),
     lambda e: e.update(eventTime="yesterday"),
+    lambda e: e.update(eventTime="0001-01-01T00:00:00+01:00"),
     lambda e: e.update(eventTime="2026-11-23T10:00:00.000000000000000000000000000000000000000000000000000000Z"),
     lambda e: e.update(producer="p" * 5000),
     lambda e: e["run"].update(runId="r" * 129),

@@ -7,12 +7,12 @@ migration are split the same way."""
 from __future__ import annotations
 
 import copy
+import json
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from psycopg.types.json import Jsonb
 
@@ -122,6 +122,7 @@ def test_events_kept_before_the_migration_are_split_and_come_back_the_same(empty
             (tmp_path / migration.name).write_text(migration.read_text())
     apply_migrations(empty_db, tmp_path)
     [event] = hourly_events("default", hours=1)[:1]
+    event["outputs"][0]["facets"]["acme_quality"]["bytes"] = 10**25  # past what orjson writes
     with connect(empty_db, autocommit=True) as conn:
         conn.execute("""insert into lineage.compaction_batches (batch_id, interval_end, started_at, files, events_read,
                             events_compacted, duplicates, quarantined, runs_touched, accesses_added)
@@ -136,7 +137,7 @@ def test_events_kept_before_the_migration_are_split_and_come_back_the_same(empty
         conn.execute("""insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event,
                                                                  batch_id)
                         values ('ol-1', %s, now(), '{default}', %s, 'b1')""",
-                     (run[0], orjson.dumps(event).decode()))  # type: ignore[index]
+                     (run[0], json.dumps(event)))  # type: ignore[index]
 
     apply_migrations(empty_db)
 

@@ -130,7 +130,8 @@ def kept_events(conn: psycopg.Connection, event_ids: Sequence[str]) -> dict[str,
 
 
 def backfill_parts(conn: psycopg.Connection) -> int:
-    """Migration 0041: split each event kept whole before it, a thousand at a time; how many."""
+    """Migration 0041: split each event kept whole before it, a thousand at a time (each page's
+    parts written once, its events in one statement); how many."""
     split, after = 0, ""
     while True:
         rows = conn.execute(
@@ -139,14 +140,16 @@ def backfill_parts(conn: psycopg.Connection) -> int:
                where o.event_id > %s order by o.event_id limit 1000""", (after,)).fetchall()
         if not rows:
             return split
+        parts: dict[str, tuple[str, str, Jsonb]] = {}
+        skeletons = []
         for event_id, namespace, event in rows:
-            skeleton, parts = kept_parts.split(namespace, event)
-            with conn.cursor() as cursor:
-                cursor.executemany("""insert into lineage.openlineage_parts (part_id, namespace, part)
-                                      values (%s, %s, %s) on conflict (part_id) do nothing""",
-                                   [(key, namespace, Jsonb(part)) for key, part in parts.items()])
-            conn.execute("update lineage.openlineage_events set event = %s where event_id = %s",
-                         (Jsonb(skeleton), event_id))
+            skeleton, named = kept_parts.split(namespace, event)
+            parts.update((key, (key, namespace, Jsonb(part))) for key, part in named.items())
+            skeletons.append((Jsonb(skeleton), event_id))
+        with conn.cursor() as cursor:
+            cursor.executemany("""insert into lineage.openlineage_parts (part_id, namespace, part)
+                                  values (%s, %s, %s) on conflict (part_id) do nothing""", list(parts.values()))
+            cursor.executemany("update lineage.openlineage_events set event = %s where event_id = %s", skeletons)
         split += len(rows)
         after = rows[-1][0]
 
