@@ -38,8 +38,9 @@ def _plain_runless(event: Mapping[str, Any]) -> bool:
     a program's declared access (``job``, no run); or an OpenLineage event's envelope (its run is
     in its payload)."""
     payload = event["payload"]
-    if "job" in event:
-        return bool(event["kind"] == "dataset_access")
+    if "job" in event:  # a program's declared access, or its job's facets (no run facets, no warnings)
+        return bool(event["kind"] == "dataset_access"
+                    or (event["kind"] == "run_facets" and set(payload) == {"job"}))
     if event["kind"] == "openlineage":
         return True
     if event["kind"] == "dataset_facets":

@@ -215,9 +215,9 @@ def validate_event(event: Any) -> None:
         if "run" in event:
             raise InvalidEventError("an event names a run or, for a declared access, a program without a run "
                                     "(job); not both")
-        if event.get("kind") != "dataset_access":
-            raise InvalidEventError(f"only a dataset_access may name a program without a run (job), not a "
-                                    f"{str(event.get('kind'))[:40]!r} event")
+        if event.get("kind") not in ("dataset_access", "run_facets"):
+            raise InvalidEventError(f"only a dataset_access or run_facets may name a program without a run (job), "
+                                    f"not a {str(event.get('kind'))[:40]!r} event")
     try:
         envelope(event)
     except fastjsonschema.JsonSchemaValueException as exc:

@@ -235,7 +235,8 @@ def _declared_job(event: dict[str, Any], envelope: Mapping[str, Any], namespaces
     """A JobEvent's events, without a run: declared lineage. Each input is a declared read and
     each output a declared write of the job's program (a ``dataset_access`` naming the program as
     ``job``, no run: the compaction keeps the program's latest declaration); a dataset carrying
-    facets is declared with them, as a DatasetEvent's is."""
+    facets is declared with them, as a DatasetEvent's is; the job's facets are kept as the
+    program's (``run_facets`` naming it as ``job``: its ``jobType`` gives its job type)."""
     try:
         program = job_program(event["job"]["namespace"], event["job"]["name"], namespaces)
     except InvalidEntityError as exc:
@@ -252,6 +253,14 @@ def _declared_job(event: dict[str, Any], envelope: Mapping[str, Any], namespaces
     for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
         if dataset.get("facets") or dataset.get("inputFacets") or dataset.get("outputFacets"):
             events += _declared_dataset(dataset, event, envelope, namespaces, first_index=len(events))
+    kept = kept_facets(event["job"], frozenset(), "job")  # its jobType: the program's job type
+    if kept.facets:
+        try:
+            events.append(derived_event("run_facets", envelope["namespace"], {}, {"job": kept.facets},
+                                        event_time=moment, event_id=f"{envelope['event_id']}.{len(events)}",
+                                        producer=envelope.get("producer"), job=program.job()))
+        except InvalidEventError:
+            pass  # facets the raw format refuses leave the declared lineage standing, as a dataset's do
     return events
 
 

@@ -350,6 +350,24 @@ def test_an_envelope_wrapped_without_the_schema_walk_is_valid_exactly_when_the_w
     assert b"\\u0000" not in orjson.dumps(envelope)
 
 
+def test_a_job_event_s_job_facets_are_its_program_s_and_only_a_job_s_facets_go_without_a_run() -> None:
+    job_event = {"eventTime": "2026-11-23T10:00:00Z", "inputs": [], "outputs": [],
+                 "job": {"namespace": "dbt", "name": "model.shop.orders",
+                         "facets": {"jobType": {"integration": "DBT", "jobType": "MODEL"}}}}
+    [facets] = [native for native in expanded(job_event) if native["kind"] == "run_facets"]
+    assert facets["payload"] == {"job": {"jobType": {"integration": "DBT", "jobType": "MODEL"}}}
+    assert "run" not in facets and facets["job"]["program"] == "model.shop.orders"
+    validate_event(facets)
+    assert plainly_valid(facets)
+    for payload in ({**facets["payload"], "run": {"x": {}}}, {**facets["payload"], "warnings": ["w"]}):
+        wrong = {**facets, "payload": payload}
+        assert not plainly_valid(wrong)
+        with pytest.raises(InvalidEventError):
+            validate_event(wrong)
+    with pytest.raises(InvalidEventError, match="only a dataset_access or run_facets may name a program"):
+        validate_event({**facets, "kind": "run_end", "payload": {"status": "completed"}})
+
+
 def test_the_column_lineage_memo_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """200 distinct 1 MB outputs once held half a gigabyte: the memo now never holds more than
     its byte budget (here 1 MB), and an output too large to be worth it is never memoized."""

@@ -93,3 +93,27 @@ def test_the_latest_event_s_job_type_holds_whatever_the_arrival_order(warehouse_
         write_log(log_root, [sent(hour, kind)])
         run_compaction(None, interval_end=datetime(2030, 1, 1, tzinfo=UTC), settings=settings)
     assert job_type() == ("airflow_task", datetime(2026, 11, 20, 3, tzinfo=UTC))
+
+
+def test_a_job_only_a_job_event_declares_gets_its_job_type_and_no_run(warehouse_db: str, log_root: Path,
+                                                                      settings_for) -> None:  # type: ignore[no-untyped-def]
+    """A dbt manifest's JobEvent (no run): its job's jobType facet is kept as the program's, so a
+    program known only by its declaration is typed too; its facets make no run."""
+    job_event = {
+        "eventTime": "2026-11-23T10:00:00Z", "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/dbt",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+        "job": {"namespace": "dbt", "name": "model.shop.orders", "facets": {"jobType": {
+            "_producer": "dbt", "_schemaURL": "https://openlineage.io/spec/facets/2-0-3/JobTypeJobFacet.json",
+            "integration": "DBT", "jobType": "MODEL", "processingType": "BATCH"}}},
+        "inputs": [{"namespace": "postgres://db:5432", "name": "shop.public.raw_orders"}],
+        "outputs": [{"namespace": "postgres://db:5432", "name": "shop.public.orders"}]}
+    write_log(log_root, [wrap(job_event, NamespaceMap())])
+    summary = run_compaction(None, interval_end=datetime(2030, 1, 1, tzinfo=UTC),
+                             settings=settings_for(warehouse_db, LINEAGE_AUTO_CREATE_NAMESPACES="true"))
+    assert summary.quarantined == 0
+    with connect(warehouse_db) as conn:
+        assert conn.execute("select program, job_type from lineage.programs").fetchall() == [
+            ("model.shop.orders", "dbt_model")]
+        assert conn.execute("select count(*) from lineage.runs").fetchone() == (0,)
+        assert conn.execute("select count(*), count(distinct access) from lineage.declared_accesses").fetchone() == (
+            2, 2)
