@@ -198,9 +198,7 @@ def _check_whole(event: dict[str, Any]) -> None:
         rendered = orjson.dumps(event)
     except TypeError as exc:  # a lone surrogate (e.g. '\ud800' from a bad decode) has no UTF-8 form
         raise InvalidEventError(f"strings must be valid Unicode text that UTF-8 can encode: {exc}") from exc
-    # JSON writes NUL as \u0000: only then walk the event (the text "\u0000" also renders so)
-    if b"\\u0000" in rendered and contains_nul(event):
-        raise InvalidEventError("strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
+    refuse_nul(rendered, event)
 
 
 def validate_event(event: Any) -> None:
@@ -266,7 +264,7 @@ def parse_line(line: str, max_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     if not isinstance(event, dict):
         return Rejection(f"an event must be a JSON object, got {type(event).__name__}")
     if ("\\u0000" in line or "\x00" in line) and contains_nul(event):
-        return Rejection("strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
+        return Rejection(NUL_REFUSAL)
     try:
         validate_event(event)
     except InvalidEventError as exc:
@@ -290,6 +288,16 @@ def quarantine_text(line: str, limit: int = QUARANTINE_TEXT_LIMIT) -> str:
     whole = line.encode("utf-8", errors="surrogateescape")
     return (f"{text[:limit]}… [cut: the line is {len(whole)} bytes, "
             f"sha256 {hashlib.sha256(whole).hexdigest()}]")
+
+
+NUL_REFUSAL = "strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them"
+
+
+def refuse_nul(rendered: bytes, value: Any) -> None:
+    """InvalidEventError when a text of ``value`` holds a NUL character; ``rendered`` is its JSON
+    (which writes NUL as \\u0000: only then is ``value`` walked, the text "\\u0000" also renders so)."""
+    if b"\\u0000" in rendered and contains_nul(value):
+        raise InvalidEventError(NUL_REFUSAL)
 
 
 def contains_nul(value: Any) -> bool:

@@ -76,20 +76,11 @@ def assembled(skeleton: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str
 
 
 def skeleton_part_ids(skeleton: Mapping[str, Any]) -> Iterator[str]:
-    """The ids a skeleton names itself: its run facets' and its body's (the body names the rest,
-    ``body_part_ids``)."""
+    """The ids a skeleton names itself: its run facets' and its body's (the body names the rest:
+    its job's, each input's and each output's, as ``lineage.openlineage_body_part_ids`` reads them)."""
     if BODY in skeleton:  # else an event kept whole: it names none
         yield from _run_facets(skeleton).values()
         yield skeleton[BODY]
-
-
-def body_part_ids(body: Mapping[str, Any]) -> Iterator[str]:
-    """The ids a body names: its job's, each input's and each output's."""
-    if "job" in body:
-        yield body["job"]
-    for side in _SIDES:
-        if isinstance(body.get(side), list):
-            yield from body[side]
 
 
 def _run_facets(event: Mapping[str, Any]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from typing import Any
 import orjson
 
 from lineage.errors import InvalidEntityError, InvalidEventError
-from lineage.model.events import SCHEMA_VERSION, contains_nul, derived_event, format_time
+from lineage.model.events import SCHEMA_VERSION, derived_event, format_time, refuse_nul
 from lineage.naming.identity import (
     DEFAULT_NAMESPACE,
     DatasetIdentity,
@@ -90,8 +90,7 @@ def wrap(event: dict[str, Any], namespaces: NamespaceMap, *, producer: str | Non
     """
     check_openlineage(event)
     canonical = canonical_json(event)
-    if b"\\u0000" in canonical and contains_nul(event):  # JSON writes NUL as \u0000: only then walk it
-        raise InvalidEventError("strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
+    refuse_nul(canonical, event)
     # the trusted construction: checked above, the envelope's own parts are checked as the schema
     # says without its validator's walk (the endpoint's path: most of a request's work was that walk)
     envelope = derived_event(KIND, event_namespace(event, namespaces), {}, event, event_time=event_time(event),

@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from lineage.errors import InvalidEventError, InvalidRequestError, RequestTooLargeError
+from lineage.model.events import NUL_REFUSAL
 from lineage.naming.identity import NamespaceMap
 from lineage.openlineage.mapping import touched_namespaces, wrap
 
@@ -257,6 +258,6 @@ def _sorted_one(index: int, event: Any, namespaces: NamespaceMap, may_write: Cal
         return Refused(index, f"the event is {len(line)} bytes in the log, over the {max_event_bytes}-byte "
                               "limit (LINEAGE_MAX_EVENT_BYTES)", too_large=True)
     if b"\\u0000" in line:
-        return Refused(index, "strings must not contain NUL (U+0000) characters; PostgreSQL text cannot store them")
+        return Refused(index, NUL_REFUSAL)
     return line + b"\n"
 
