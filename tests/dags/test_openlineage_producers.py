@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -47,6 +48,21 @@ def raw_events(log_root: Path) -> list[dict]:  # type: ignore[type-arg]
             for line in path.read_text().splitlines()]
 
 
+def _wait_for_task_events(log_root: Path, tasks: tuple[str, ...], seconds: float = 90) -> None:
+    """Until each task's COMPLETE event is in the raw log: the provider emits a task's events from
+    a process of its own after the task ends, so ``airflow dags test`` can return first (the
+    compaction then found only the DAG run's events, once in seven runs)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        done = {event["job"]["name"].rsplit(".", 1)[-1] for event in raw_events(log_root)
+                if event.get("eventType") == "COMPLETE" and isinstance(event.get("job"), dict)}
+        missing = [task for task in tasks if task not in done]
+        if not missing or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert not missing, f"the provider's COMPLETE events of {missing} never reached the raw log in {seconds:.0f}s"
+
+
 def _diagnosis(output: str) -> str:
     """What a failed run of the compaction DAG said about its batch (this test failed once in
     seven runs without its SUMMARY line): the lines naming the batch, quarantines, skips and
@@ -67,6 +83,7 @@ def test_airflow_and_dbt_lineage_reach_the_warehouse_through_the_transport(
     database = f"postgres://{parts.hostname}:{parts.port}/{parts.path.lstrip('/')}"
 
     dags_test("example_openlineage_sql", log_root, warehouse_db)
+    _wait_for_task_events(log_root, ("seed_shop", "build_customer_totals", "load_big_spenders"))
     compaction = dags_test("lineage_compaction", log_root, warehouse_db)
     assert "quarantined=0" in compaction and "field_records=2" in compaction, _diagnosis(compaction)
     assert re.search(r"dbt build: \d+ passed, 0 warnings, \d+ OpenLineage events\b", compaction)
