@@ -42,8 +42,10 @@ STAGED_COLUMNS: dict[str, str] = {
     "event_id": "text", "kind": "text", "event_time_us": "bigint", "namespace": "text", "application": "text",
     "program_type": "text", "program": "text", "run_id": "text", "status": "text", "dataset_namespace": "text",
     "dataset_type": "text", "dataset": "text", "access": "text", "component": "text", "payload": "text",
-    "source_file": "text", "line_number": "bigint",
+    "source_file": "text", "line_number": "bigint", "line_id": "text",
 }
+# ``line_id``: for the events an OpenLineage line stands for (its kept event and what it expands
+# to), the line's own event id: the compaction's ledger records the line once, not each event.
 # A parsed log line: a valid event's staged columns, or a rejected line's reason and raw text.
 PARSED_COLUMNS: dict[str, str] = {**STAGED_COLUMNS, "reason": "text", "raw_text": "text"}
 

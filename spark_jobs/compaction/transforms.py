@@ -75,16 +75,18 @@ def _parse_one(line: str, file_path: str, line_number: int, max_event_bytes: int
     parsed = parse_line(line, max_event_bytes, latest)
     if isinstance(parsed, Rejection):
         return [_rejected(line, file_path, line_number, parsed.reason)]
-    events = [parsed]
+    events, line_id = [parsed], None
     if parsed["kind"] == OPENLINEAGE:
         try:
             kept = kept_verbatim(parsed, namespaces)
             events = [*([kept] if kept else []), *expand(parsed, namespaces)]
         except InvalidEventError as exc:
             return [_rejected(line, file_path, line_number, str(exc))]
+        line_id = parsed["event_id"]  # the ledger records the line, not each event it stands for
     rows = []
     for event in events:
         row = to_staged_row(event, file_path, line_number)
+        row["line_id"] = line_id
         row["reason"] = None
         row["raw_text"] = None
         rows.append(row)

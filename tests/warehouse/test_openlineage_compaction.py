@@ -17,7 +17,9 @@ from spark_jobs.field_lineage.job import run_field_lineage
 from tests.warehouse.test_compaction import rows
 from warehouse.db.connection import connect
 from warehouse.db.field_lineage_store import FieldLineageQueries
+from warehouse.db.namespace_store import create_namespace
 from warehouse.db.program_metadata_store import apply_pending
+from warehouse.db.quarantine_store import Selection, replay
 from warehouse.service.field_lineage_response import FieldKey, field_lineage
 from warehouse.service.field_transformations import TransformationFilter
 
@@ -196,3 +198,58 @@ def test_two_field_lineage_jobs_at_once_process_each_record_once(
     assert rows(warehouse_db, "select count(*) from lineage.field_lineage_runs") == [(6,)]
     assert rows(warehouse_db, "select count(*) from lineage.pending_events where kind = 'field_operations' "
                               "and processed_at is null") == [(0,)]
+
+
+def test_the_ledger_records_an_openlineage_line_once_and_a_replayed_line_merges_only_what_was_set_aside(
+    warehouse_db: str, log_root: Path, settings_for, monkeypatch  # type: ignore[no-untyped-def]
+) -> None:
+    """An OpenLineage line stands for several events; the ledger of compacted ids records the line
+    once. A line some of whose events were quarantined (the lake namespace does not exist yet)
+    records the events merged instead, so once the namespace exists its replay is taken and
+    merges only what was set aside; a line delivered again after that is a duplicate as a whole."""
+    monkeypatch.setenv("LINEAGE_NAMESPACE_MAP", "s3://lake=lake")
+    settings = settings_for(warehouse_db)
+    later = datetime.now(UTC) + timedelta(hours=1)
+    recent = later - timedelta(hours=2)  # the ledger keeps ids LINEAGE_EVENT_ID_RETENTION_DAYS
+    client_for(log_root).emit(run_event(RunState.COMPLETE, recent, with_io=True))
+    first = run_compaction(None, interval_end=later, settings=settings)
+    # 7 events (kept event, run end, read, write, field operations, 2 schemas): the write of
+    # s3://lake is set aside
+    assert (first.events_read, first.events_compacted, first.quarantined) == (7, 6, 1)
+    assert rows(warehouse_db, "select count(*) from lineage.quarantine") == [(1,)]
+    assert rows(warehouse_db, "select dataset, access from lineage.access_details") == [
+        ("postgres://db:5432/shop.public.orders", "read")]
+    # the kept events' own ids, not the line's: the line is not compacted as a whole
+    assert rows(warehouse_db, "select count(*) from lineage.event_ids") == [(first.events_compacted - 1,)]
+
+    with connect(warehouse_db) as conn:
+        create_namespace(conn, "lake", None)
+        conn.commit()
+        replayed = replay(conn, str(log_root), Selection())
+    assert (replayed.replayed, replayed.not_replayable) == (1, {})
+    second = run_compaction(None, interval_end=later + timedelta(hours=1), settings=settings)
+    # the write set aside, and the line's kept event again (its id is the line's: the partial line
+    # could not record it), which is stored once all the same
+    assert (second.events_read, second.events_compacted, second.duplicates, second.quarantined) == (7, 2, 5, 0)
+    assert sorted(rows(warehouse_db, "select dataset, access from lineage.access_details")) == [
+        ("postgres://db:5432/shop.public.orders", "read"), ("s3://lake/marts/order totals", "write")]
+    assert rows(warehouse_db, "select count(*) from lineage.openlineage_events") == [(1,)]
+
+    # the same line again: the replay recorded the line itself, so all of it is a duplicate
+    client_for(log_root).emit(run_event(RunState.COMPLETE, recent, with_io=True))
+    third = run_compaction(None, interval_end=later + timedelta(hours=2), settings=settings)
+    assert (third.events_compacted, third.quarantined) == (0, 0) and third.duplicates == third.events_read > 2
+    with connect(warehouse_db) as conn:
+        again = replay(conn, str(log_root), Selection(include_replayed=True))
+    assert again.not_replayable == {"already compacted (quarantined by a later stage: field lineage or metadata)": 1}
+
+
+def test_a_whole_openlineage_line_takes_one_ledger_key(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    recent = datetime.now(UTC) - timedelta(hours=1)  # the ledger keeps ids LINEAGE_EVENT_ID_RETENTION_DAYS
+    client_for(log_root).emit(run_event(RunState.COMPLETE, recent, with_io=True))
+    summary = run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1),
+                             settings=settings_for(warehouse_db))
+    assert summary.events_compacted > 4 and summary.quarantined == 0
+    assert rows(warehouse_db, "select count(*) from lineage.event_ids") == [(1,)]
