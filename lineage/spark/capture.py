@@ -22,7 +22,6 @@ plan access: ``track`` says so at once.
 from __future__ import annotations
 
 import atexit
-import gc
 import logging
 import os
 import queue
@@ -30,8 +29,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import replace
 from types import TracebackType
 from typing import Any
@@ -40,6 +38,7 @@ import orjson
 
 from lineage.client.run_context import RunContext
 from lineage.errors import InvalidEntityError
+from lineage.gc_paused import paused_collection
 from lineage.naming.identity import (
     DatasetIdentity,
     NamespaceMap,
@@ -149,7 +148,7 @@ class Tracker:
         try:
             if func_name == NESTED_WRITE:
                 return
-            with _no_collection():
+            with paused_collection():  # a capture's objects die with it (lineage.gc_paused)
                 self._capture(func_name, execution, began)
         except Exception as error:
             self.note(f"lineage: capture of a {func_name!r} action failed: {type(error).__name__}: {error}")
@@ -233,25 +232,6 @@ class Tracker:
     def _access(self, identity: DatasetIdentity, access: str) -> None:
         self.run.record_captured("dataset_access", {"dataset": {
             **self.namespaces.dataset_ref(identity), "type": "dataset"}, "access": access}, once=True)
-
-
-@contextmanager
-def _no_collection() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while a write is captured. A capture makes some
-    ten thousand short-lived objects (the plan's JSON, its trees) that reference counting frees
-    at its end; a collection in the middle would move them to older generations until a full
-    collection walks the whole driver's heap: 60 ms, measured, on a bare PySpark driver, every
-    twenty writes or so. Left as it was when the job itself paused it."""
-    # The collector is the process's: a job thread that calls gc.disable() while a capture runs
-    # (tens of milliseconds) finds it enabled again after; a job that disabled it before keeps it so.
-    enabled = gc.isenabled()
-    if enabled:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class PlanJson:

@@ -168,6 +168,18 @@ def test_provenance_and_impact_follow_fields_across_datasets(api: TestClient) ->
     assert lineage(api, "user_data", "body", direction="outgoing", levels=2)["truncated"] is False
 
 
+def test_an_impact_drawn_once_for_the_whole_answer(api: TestClient) -> None:
+    each = lineage(api, "user_data", "body", direction="outgoing", levels=2, view="detailed")
+    one = lineage(api, "user_data", "body", direction="outgoing", levels=2, view="detailed", graph="answer")
+    drawings = [path.pop("graph") for item in each["impacts"] for path in item["paths"]]
+    assert each["impacts"] == one["impacts"] and len(drawings) > len(DESTINATION_FIELDS)  # id has two paths
+    nodes = {node["id"] for drawing in drawings for node in drawing["nodes"]}
+    assert [node["id"] for node in one["graph"]["nodes"]] == sorted(nodes)
+    assert "field.scores.uid" in nodes  # level 2 too
+    edges = {(e["from"], e["to"], e["operation"]) for drawing in drawings for e in drawing["edges"]}
+    assert sorted((e["from"], e["to"], e["operation"]) for e in one["graph"]["edges"]) == sorted(edges)
+
+
 def test_dataset_fields_say_which_have_lineage_in_the_window(api: TestClient) -> None:
     response = api.get("/v3/namespaces/myns/datasets/mytableds/lineage/fields", params=WINDOW)
     assert without_links(response.json()["fields"]) == [{"name": f, "hasLineage": True, "inSchema": False}
@@ -201,6 +213,9 @@ def test_a_record_without_a_read_is_quarantined_and_the_runs_other_records_kept(
      "query.transformations: Input should be 'all' or 'direct'"),
     ("datasets/totals/fields/total/lineage", {"transformations": "DIRECT", "direction": "outgoing"}, 400,
      "transformations"),
+    ("datasets/mytableds/fields/id/lineage", {"graph": "answer"}, 400,
+     "graph=answer draws the answer in a view: give view=simple or view=detailed"),
+    ("datasets/mytableds/fields/id/lineage", {"view": "detailed", "graph": "all"}, 400, "query.graph"),
 ])
 def test_bad_field_lineage_requests_get_json_errors(api: TestClient, path: str, params: dict[str, str], status: int,
                                                     message: str) -> None:

@@ -267,3 +267,72 @@ def test_a_caller_sees_nothing_of_an_unreadable_dataset_but_that_something_hidde
 def test_an_admin_sees_every_name() -> None:
     body = field_lineage(Warehouse([row(A, "fa", path("x", SECRET), ["r1"], 1, 1)]), A, 0, 1)
     assert body["paths"][0]["sources"] == [{"namespace": "hr", "type": "dataset", "name": "salaries", "field": "pay"}]
+
+
+def wide_warehouse() -> tuple[Warehouse, list[FieldKey]]:
+    """The rows a store answers for a wide record (fields f0..f8 read from ``wide``; a spine
+    merging them one by one; out_i a rename of the spine after f_i, written to ``out``): each
+    path's operations rebuilt from its set's, so the paths share their operation objects as the
+    store's do; each source field feeds the fields whose paths start at it (f0 all of them)."""
+    from lineage.model.field_paths import field_paths, normalize, path_operations
+    from tests.unit.test_field_flows import op, read, record, write
+
+    operations, spine = [read("read", "wide", *(f"f{i}" for i in range(9)))], "f0"
+    for i in range(1, 9):
+        operations += [op(f"spine{i}", [spine, f"f{i}"], f"s{i}"), op(f"mix{i}", [f"s{i}"], f"o{i}")]
+        spine = f"s{i}"
+    operations.append(write("write", [f"o{i}" for i in range(1, 9)], *(f"out{i}" for i in range(1, 9))))
+    normalized = normalize(record(*operations), "ns")
+    by_id = {operation.id: operation.identity() for operation in normalized.operations}
+    rows, feeds = [], {}
+    for found in field_paths(normalized):
+        stored = found.to_dict()
+        stored["operations"] = path_operations(by_id, [operation["id"] for operation in stored["operations"]],
+                                               found.field)
+        key = FieldKey("ns", "out", found.field)
+        rows.append(row(key, stored["fingerprint"], stored, ["r1", "r2"], 1, 2))
+        for source in stored["sources"]:
+            feeds.setdefault(FieldKey(source["namespace"], source["name"], source["field"]), []).append(key)
+    return Warehouse(rows, feeds), sorted(feeds)
+
+
+@pytest.mark.parametrize("view", ["simple", "detailed"])
+def test_one_drawing_of_an_answer_is_the_union_of_its_paths_drawings_each_node_and_edge_once(view: str) -> None:
+    warehouse, sources = wide_warehouse()
+    widest = 0
+    for source in sources:
+        each = field_lineage(warehouse, source, 0, 1, direction="outgoing", view=view)
+        one = field_lineage(warehouse, source, 0, 1, direction="outgoing", view=view, graph="answer")
+        drawn = [path.pop("graph") for item in each["impacts"] for path in item["paths"]]
+        assert each["impacts"] == one["impacts"]  # the same answer, but for the drawings
+        widest = max(widest, len(drawn))
+        nodes = {node["id"]: node for drawing in drawn for node in drawing["nodes"]}
+        edges = {repr(sorted(edge.items())): edge for drawing in drawn for edge in drawing["edges"]}
+        graph = one["graph"]
+        assert [node["id"] for node in graph["nodes"]] == sorted(nodes)  # each once, in id order
+        assert {node["id"]: node for node in graph["nodes"]} == nodes
+        assert sorted(repr(sorted(edge.items())) for edge in graph["edges"]) == sorted(edges)
+    assert widest == 8  # f0 reaches every field through the shared spine
+
+
+def test_one_drawing_holds_only_the_paths_the_answer_shows() -> None:
+    """The walk looks one level beyond ``levels`` to say ``truncated``: what it found there is
+    neither in the answer nor in its drawing."""
+    warehouse = Warehouse([row(A, "fa", path("x", B), ["r1"], 1, 1), row(C, "fc", path("z", A), ["r2"], 2, 2)],
+                          feeds={B: [A], A: [C]})
+    body = field_lineage(warehouse, B, 0, 1, direction="outgoing", view="detailed", graph="answer")
+    assert body["truncated"] is True and [item["field"] for item in body["impacts"]] == ["x"]
+    assert "graph" not in body["impacts"][0]["paths"][0]
+    assert {node["id"] for node in body["graph"]["nodes"]} == {"field.a.x", "operation.read.y"}
+
+
+def test_one_drawing_names_nothing_a_caller_cannot_read() -> None:
+    stored = path("x", B, SECRET)
+    rows = [row(A, "fa", stored, ["r1"], 1, 1), row(SECRET, "fs", path("pay", C), ["r2"], 1, 1)]
+    body = field_lineage(Warehouse(rows), A, 0, 1, levels=2, view="detailed", graph="answer",
+                         readable=lambda namespace, kind, name: namespace == "ns")
+    assert "salaries" not in repr(body) and "pay" not in repr(body)
+    each = field_lineage(Warehouse(rows), A, 0, 1, levels=2, view="detailed",
+                         readable=lambda namespace, kind, name: namespace == "ns")
+    assert body["graph"] == each["paths"][0]["graph"]  # the hidden field upstream has no path shown
+    assert "operation.hidden:1.hidden" in {node["id"] for node in body["graph"]["nodes"]}

@@ -17,18 +17,21 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
+from lineage.gc_paused import paused_collection
 from warehouse.service.authorization import HIDDEN
 from warehouse.service.field_hiding import Readable, hide_flow, hide_path
 from warehouse.service.field_lineage_rows import FieldKey as FieldKey  # re-exported: the walk's keys
-from warehouse.service.field_lineage_rows import FlowRow, OperationSetRow, PathRow, ProgramLastRun
+from warehouse.service.field_lineage_rows import FlowRow, OperationSetRow, PathDocument, PathRow
 from warehouse.service.field_summaries import program_infos
 from warehouse.service.field_transformations import TransformationFilter, kept_rows
-from warehouse.service.field_views import DetailedMemo, detailed_view, simple_view
+from warehouse.service.field_views import AnswerDrawing, DetailedMemo, detailed_view, simple_view
 from warehouse.service.graph_walk import Bounded, walk_bounded
 
 VIEWS = {"simple": simple_view, "detailed": detailed_view}
+Documents = dict[tuple[FieldKey, str], PathDocument]
+"""The path documents an answer rendered, by field and fingerprint (as shown), for its one drawing."""
 
 
 class FieldLineageQueries(Protocol):
@@ -47,18 +50,19 @@ class FieldLineageQueries(Protocol):
 
 
 Row = TypeVar("Row", bound=OperationSetRow)
+Graph = Literal["path", "answer"]
+"""Where a view's drawing goes: on each path, or once for the whole answer."""
 
 
 @dataclasses.dataclass(slots=True)
 class Merged(Generic[Row]):
     """The rows of one path (or flow) as one: the first row met, the most recently described one
-    (``latest``: its document and descriptions are shown), every run and program, and the first
-    and last run times of them all."""
+    (``latest``: its document and descriptions are shown), every row (their runs and programs),
+    and the first and last run times of them all."""
 
     first: Row
     latest: Row
-    runs: set[str]
-    programs: list[ProgramLastRun]
+    rows: list[Row]
     first_seen: datetime
     last_seen: datetime
 
@@ -68,17 +72,16 @@ Key = TypeVar("Key", bound=Hashable)
 
 def merge_rows(rows: Iterable[Row], key_of: Callable[[Row], Key]) -> dict[Key, Merged[Row]]:
     """Rows of one key (a path's or a flow's fingerprint, with its field or destination) as one:
-    their runs (a set) and programs merge, first and last seen widen, and the most recently
-    described row gives the document (path or flow) and its descriptions."""
+    their rows gather (``_seen`` merges their runs and programs), first and last seen widen, and
+    the most recently described row gives the document (path or flow) and its descriptions."""
     merged: dict[Key, Merged[Row]] = {}
     for row in rows:
         key = key_of(row)
         entry = merged.get(key)
         if entry is None:
-            merged[key] = Merged(row, row, set(row.runs), list(row.programs), row.first_seen, row.last_seen)
+            merged[key] = Merged(row, row, [row], row.first_seen, row.last_seen)
             continue
-        entry.runs.update(row.runs)
-        entry.programs.extend(row.programs)
+        entry.rows.append(row)
         entry.first_seen = min(entry.first_seen, row.first_seen)
         entry.last_seen = max(entry.last_seen, row.last_seen)
         if row.described_at > entry.latest.described_at:
@@ -86,25 +89,41 @@ def merge_rows(rows: Iterable[Row], key_of: Callable[[Row], Key]) -> dict[Key, M
     return merged
 
 
-def _seen(entry: Merged[Any]) -> dict[str, Any]:
-    """A merged entry's runs and programs and when they were first and last seen, as rendered."""
-    return {"runs": sorted(entry.runs), "runCount": len(entry.runs), "programs": program_infos(entry.programs),
+SeenMemo = dict[tuple[int, ...], tuple[list[OperationSetRow], list[str], list[dict[str, Any]]]]
+"""Runs and programs as rendered, by the identity of the rows' run and program tuples, for one
+rendering: the store shares one tuple per operation set among its fields (a wide record's 100
+paths share 1,000 runs), so they are sorted once. Keeps the rows, whose tuples' ids key it."""
+
+
+def _seen(entry: Merged[Any], memo: SeenMemo) -> dict[str, Any]:
+    """A merged entry's runs and programs and when they were first and last seen, as rendered
+    (the lists are shared with the entries of the same rows: not to be changed in place)."""
+    key = tuple(id(part) for row in entry.rows for part in (row.runs, row.programs))
+    known = memo.get(key)
+    if known is None:
+        runs = sorted({run for row in entry.rows for run in row.runs})
+        known = memo[key] = (entry.rows, runs, program_infos(program for row in entry.rows for program in row.programs))
+    _, runs, programs = known
+    return {"runs": runs, "runCount": len(runs), "programs": programs,
             "firstSeenInSeconds": int(entry.first_seen.timestamp()),
             "lastSeenInSeconds": int(entry.last_seen.timestamp())}
 
 
 def render_paths(rows: Iterable[PathRow], keys: Iterable[FieldKey], view: str | None = None, *,
-                 transformations: TransformationFilter = "all", readable: Readable | None = None
-                 ) -> dict[FieldKey, list[dict[str, Any]]]:
+                 transformations: TransformationFilter = "all", readable: Readable | None = None,
+                 documents: Documents | None = None) -> dict[FieldKey, list[dict[str, Any]]]:
     """Each field's distinct paths as the API renders them, for every field of ``keys`` (an
     empty list for a field without rows): the rows of one path fingerprint merge (their runs,
     first and last seen; the most recently described row gives the path and its descriptions);
     paths in order of first run, then fingerprint. ``view`` adds a ``graph`` of that view;
     ``transformations="direct"`` keeps each path's direct chains only (``kept_rows``); with
-    ``readable``, each path is rendered as that caller sees it (``field_hiding.hide_path``)."""
+    ``readable``, each path is rendered as that caller sees it (``field_hiding.hide_path``).
+    ``documents``: no drawing per path; each path's document (as shown) is kept there instead,
+    for the answer's one drawing."""
     merged = merge_rows(kept_rows(rows, transformations), lambda row: (row.key, row.path_fingerprint))
     paths: dict[FieldKey, list[dict[str, Any]]] = {key: [] for key in keys}
     memo = DetailedMemo()  # the drawings of one set's paths share their operations' fields
+    seen: SeenMemo = {}  # and their runs and programs
     ordered = sorted(merged.items(), key=lambda item: (item[0][0], item[1].first_seen, item[0][1]))
     for (field_key, fingerprint), entry in ordered:
         path, descriptions = entry.latest.path, entry.latest.descriptions
@@ -113,12 +132,14 @@ def render_paths(rows: Iterable[PathRow], keys: Iterable[FieldKey], view: str | 
         rendered: dict[str, Any] = {
             "operations": _described(path["operations"], descriptions),
             "sources": path["sources"],
-            **_seen(entry),
+            **_seen(entry, seen),
             "fingerprint": fingerprint,
         }
         if path.get("warnings"):
             rendered["warnings"] = path["warnings"]
-        if view:
+        if documents is not None:
+            documents[(field_key, fingerprint)] = path
+        elif view:
             rendered["graph"] = (detailed_view(path, field_key.dataset, memo) if view == "detailed"
                                  else VIEWS[view](path, field_key.dataset))
         paths.setdefault(field_key, []).append(rendered)
@@ -142,20 +163,22 @@ def path_sources(paths: Iterable[Mapping[str, Any]]) -> list[FieldKey]:
 class Rendering:
     """How paths are rendered: the view drawn (None: no drawing), the transformations kept, and
     what the caller may read (None: everything). The walk follows the paths as stored; what the
-    answer shows of each (hidden parts, drawing) is kept aside, by field and fingerprint."""
+    answer shows of each (hidden parts, drawing) is kept aside, by field and fingerprint.
+    ``documents`` (``graph=answer``): no drawing per path, the documents kept for the answer's one."""
 
     view: str | None = None
     transformations: TransformationFilter = "all"
     readable: Readable | None = None
     shown: dict[tuple[FieldKey, str], dict[str, Any]] = dataclasses.field(default_factory=dict)
+    documents: Documents | None = None
 
     def paths(self, rows: Iterable[PathRow], keys: Iterable[FieldKey]) -> dict[FieldKey, list[dict[str, Any]]]:
         if self.readable is None:
-            return render_paths(rows, keys, self.view, transformations=self.transformations)
+            return render_paths(rows, keys, self.view, transformations=self.transformations, documents=self.documents)
         rows, keys = list(rows), list(keys)
         walked = render_paths(rows, keys, transformations=self.transformations)
         for key, rendered in render_paths(rows, keys, self.view, transformations=self.transformations,
-                                          readable=self.readable).items():  # in the same order
+                                          readable=self.readable, documents=self.documents).items():  # same order
             self.shown.update(((key, path["fingerprint"]), shown) for path, shown in zip(walked[key], rendered,
                                                                                           strict=True))
         return walked
@@ -163,6 +186,18 @@ class Rendering:
     def show(self, key: FieldKey, paths: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """``paths`` of ``key`` as the answer shows them."""
         return [self.shown.get((key, path["fingerprint"]), path) for path in paths]
+
+    def drawing(self, body: Mapping[str, Any], key: FieldKey) -> dict[str, Any]:
+        """The answer's one drawing (``graph=answer``): every path it shows, of ``key`` and of its
+        upstream or impacted fields, in the view, each node and edge once."""
+        assert self.view is not None and self.documents is not None
+        drawing = AnswerDrawing(self.view)
+        listed = [(key, path) for path in body.get("paths", [])]
+        listed += [(FieldKey(item["namespace"], item["dataset"], item["field"]), path)
+                   for listing in ("upstream", "impacts") for item in body.get(listing, []) for path in item["paths"]]
+        for field_key, path in listed:
+            drawing.add(self.documents[(field_key, path["fingerprint"])], field_key.dataset)
+        return drawing.graph()
 
     def show_field(self, key: FieldKey, level: int, paths: Iterable[dict[str, Any]]) -> dict[str, Any]:
         """An upstream or impacted field: of a dataset the caller cannot read, only its place."""
@@ -174,8 +209,8 @@ class Rendering:
 
 def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: int, *,
                   direction: str = "incoming", view: str | None = None, levels: int = 1,
-                  transformations: TransformationFilter = "all", readable: Readable | None = None
-                  ) -> dict[str, Any]:
+                  transformations: TransformationFilter = "all", readable: Readable | None = None,
+                  graph: Graph = "path") -> dict[str, Any]:
     """The *Field Level Lineage* design's answer for the field ``key`` in the window [start, end) (epoch seconds, as
     ``queries`` was asked): its paths (incoming) with ``upstream`` fields up to ``levels``
     datasets away, or the fields generated from it up to ``levels`` datasets away (outgoing,
@@ -184,11 +219,21 @@ def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: 
     so every step of the walk, is narrowed to its chains of direct edges. ``readable``: what the
     caller may read (None: everything); the walk goes through what they cannot read, the answer
     shows only that something hidden is there (``warehouse.service.field_hiding``). ``truncated``:
-    fields with lineage lay beyond ``levels`` (the walk looks one level further to know)."""
+    fields with lineage lay beyond ``levels`` (the walk looks one level further to know).
+    ``graph="answer"`` (with a ``view``): one drawing of every path shown, ``graph`` at the
+    answer's top, instead of one per path (``field_views.AnswerDrawing``)."""
+    with paused_collection():  # a wide answer's objects die with it (lineage.gc_paused)
+        return _field_lineage(queries, key, start, end, direction=direction, view=view, levels=levels,
+                              transformations=transformations, readable=readable, graph=graph)
+
+
+def _field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: int, *, direction: str,
+                   view: str | None, levels: int, transformations: TransformationFilter, readable: Readable | None,
+                   graph: Graph) -> dict[str, Any]:
     body: dict[str, Any] = {"fieldName": key.field, "startTimeInSeconds": start, "endTimeInSeconds": end,
                             "direction": direction}
     paths: dict[FieldKey, list[dict[str, Any]]] = {}
-    rendering = Rendering(view, transformations, readable)
+    rendering = Rendering(view, transformations, readable, documents={} if view and graph == "answer" else None)
     if direction == "incoming":
         paths.update(rendering.paths(queries.paths([key]), [key]))
         body["paths"] = rendering.show(key, paths[key])
@@ -202,6 +247,8 @@ def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: 
         walked = downstream(queries, key, paths, rendering, levels)
         body["impacts"] = _found(walked.levels, paths, rendering)
         body["truncated"] = walked.truncated
+    if rendering.documents is not None:
+        body["graph"] = rendering.drawing(body, key)
     return body
 
 
@@ -212,7 +259,8 @@ def render_flows(rows: Iterable[FlowRow]) -> list[dict[str, Any]]:
     id, name, description) and ``reachesNothing`` for a field read and neither written nor
     dropped; in order of first run."""
     merged = merge_rows(rows, lambda row: (row.destination.namespace, row.destination.name, row.flow_fingerprint))
-    rendered = []
+    rendered: list[dict[str, Any]] = []
+    seen: SeenMemo = {}
     for (namespace, dataset, fingerprint), entry in sorted(merged.items(),
                                                            key=lambda item: (item[1].first_seen, item[0])):
         flow, descriptions = entry.latest.flow, entry.latest.descriptions
@@ -225,7 +273,7 @@ def render_flows(rows: Iterable[FlowRow]) -> list[dict[str, Any]]:
             "drops": [{"operation": op_id, "name": names[op_id], "description": descriptions.get(op_id, "")}
                       for op_id in flow["drops"]],
             "reachesNothing": not flow["destinationFields"] and not flow["drops"],
-            **_seen(entry),
+            **_seen(entry, seen),
             "fingerprint": fingerprint,
         })
     return rendered

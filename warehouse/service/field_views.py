@@ -56,25 +56,38 @@ def detailed_view(path: PathDocument, dataset: str, memo: DetailedMemo | None = 
     """Nodes and edges of the detailed view; the field is the node ``dataset:field`` (every write
     of it leads there). The warnings a record was accepted with, on the path's operations, are
     shown as ``warnings``. ``memo``: what the answer's other drawings built (``DetailedMemo``)."""
-    memo = memo or DetailedMemo()
+    nodes: dict[str, dict[str, Any]] = {}
+    edges: dict[tuple[Any, ...], dict[str, Any]] = {}  # one per input (and transformation)
+    _draw_detailed(path, dataset, memo or DetailedMemo(), nodes, edges)
+    drawing: dict[str, Any] = {"nodes": [nodes[key] for key in sorted(nodes)],
+                               "edges": [edges[key] for key in sorted(edges)]}
+    if path.get("warnings"):
+        drawing["warnings"] = path["warnings"]
+    return drawing
+
+
+def _draw_detailed(path: PathDocument, dataset: str, memo: DetailedMemo, nodes: dict[str, dict[str, Any]],
+                   edges: dict[tuple[Any, ...], dict[str, Any]], walked: set[tuple[int, str]] | None = None) -> None:
+    """Add the detailed view of ``path`` to ``nodes`` and ``edges``. ``walked``: the intermediate
+    fields (operation object, field) drawn already with everything before them, where the walk
+    stops (an answer's one drawing); it gains those this path draws."""
     operations = {operation["id"]: operation for operation in path["operations"]}
     field = path["field"]
     targets = {(field, origin) for origin in path_origins(path)}
     field_key = field_node_id(dataset, field)
-    nodes: dict[str, dict[str, Any]] = {}
-    edges: dict[tuple[Any, ...], dict[str, Any]] = {}  # one per input (and transformation)
 
     def key_of(ref: tuple[str, str]) -> str:
         return field_key if ref in targets else operation_node_id(ref[1], ref[0])
 
     def drawn(ref: tuple[str, str]) -> tuple[dict[str, Any], list[tuple[tuple[str, str], tuple[Any, ...],
-                                                                       dict[str, Any]]]]:
-        """The node of ``ref`` and the edges into it, with their sort keys."""
+                                                                       dict[str, Any]]], bool]:
+        """The node of ``ref``, the edges into it with their sort keys, and whether they are the
+        same in every path (not when it reads this path's field itself)."""
         operation = operations[ref[1]]
         target = ref in targets
         known = None if target else memo.drawn.get((id(operation), ref[0]))
         if known is not None and not any(parent in targets for parent, _, _ in known[1]):
-            return known[0], known[1]
+            return known[0], known[1], True
         head = key_of(ref)
         if target:
             entry = {"id": head, "field": field, "dataset": dataset, "kind": "field"}
@@ -94,9 +107,10 @@ def detailed_view(path: PathDocument, dataset: str, memo: DetailedMemo | None = 
             into.append((parent, (source, head, op_id, name, sort_key(transformation)), edge))
         # the same in every path, unless it reads this path's field itself (a write's output read
         # again by a later operation), whose node is the path's own field node
-        if not target and not any(parent in targets for parent, _, _ in into):
+        shared = not target and not any(parent in targets for parent, _, _ in into)
+        if shared:
             memo.drawn[(id(operation), ref[0])] = (entry, into, operation)
-        return entry, into
+        return entry, into, shared
 
     stack, seen = list(targets), set()
     while stack:
@@ -104,17 +118,51 @@ def detailed_view(path: PathDocument, dataset: str, memo: DetailedMemo | None = 
         if ref in seen:
             continue
         seen.add(ref)
-        entry, into = drawn(ref)
+        if walked is not None and ref not in targets and (id(operations[ref[1]]), ref[0]) in walked:
+            continue  # drawn by another path of the answer, with everything before it
+        entry, into, shared = drawn(ref)
         nodes.setdefault(entry["id"], entry)
         for parent, sort, edge in into:
             edges[sort] = edge
             if parent not in seen:
                 stack.append(parent)
-    drawing: dict[str, Any] = {"nodes": [nodes[key] for key in sorted(nodes)],
-                               "edges": [edges[key] for key in sorted(edges)]}
-    if path.get("warnings"):
-        drawing["warnings"] = path["warnings"]
-    return drawing
+        if walked is not None and shared:
+            walked.add((id(operations[ref[1]]), ref[0]))  # its parents are on the stack: drawn by the end
+
+
+class AnswerDrawing:
+    """One drawing of a whole answer (``graph=answer``): the union of its paths' drawings in one
+    view, each node and edge once. A detailed drawing stops at an intermediate field the answer
+    drew already (the edges into it, and so everything before it, are drawn), so a wide record's
+    impact costs its distinct operations, not the sum of its paths (each repeating the shared
+    chain). Live for one answer: it keeps the operations it saw (their ids key what it drew)."""
+
+    def __init__(self, view: str) -> None:
+        self.view = view
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.edges: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.warnings: list[dict[str, Any]] = []
+        self._memo = DetailedMemo()
+        self._walked: set[tuple[int, str]] = set()
+
+    def add(self, path: PathDocument, dataset: str) -> None:
+        """Draw ``path`` (a path of a field of ``dataset``) into the answer's drawing."""
+        if self.view == "detailed":
+            _draw_detailed(path, dataset, self._memo, self.nodes, self.edges, self._walked)
+        else:
+            drawing = simple_view(path, dataset)
+            for node in drawing["nodes"]:
+                self.nodes.setdefault(node["id"], node)
+            for edge in drawing["edges"]:
+                self.edges.setdefault((edge["from"], edge["to"], *edge["operations"]), edge)
+        self.warnings += [warning for warning in path.get("warnings") or [] if warning not in self.warnings]
+
+    def graph(self) -> dict[str, Any]:
+        drawing: dict[str, Any] = {"nodes": [self.nodes[key] for key in sorted(self.nodes)],
+                                   "edges": [self.edges[key] for key in sorted(self.edges)]}
+        if self.warnings:
+            drawing["warnings"] = self.warnings
+        return drawing
 
 
 def simple_view(path: PathDocument, dataset: str) -> dict[str, Any]:

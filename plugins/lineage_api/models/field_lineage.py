@@ -100,6 +100,9 @@ class FieldLineageAnswer(Body):
     impacts: list[RelatedField] | None = None
     truncated: bool | None = Field(None, description="true when fields with lineage lay beyond `levels`: the "
                                                      "walk (upstream or impacts) was cut there")
+    graph: dict[str, Any] | None = Field(
+        None, description="with `graph=answer`: one drawing of every path the answer shows, in the view asked "
+                          "(the union of the paths' drawings, each node and edge once); the paths then carry none")
 
 
 class DatasetField(Body):

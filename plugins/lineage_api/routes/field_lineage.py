@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 import psycopg
 from fastapi import APIRouter, Query
 
-from lineage.errors import NotFoundError
+from lineage.errors import InvalidLineageRequestError, NotFoundError
 from lineage.limits import check_levels, check_window
 from lineage.model.dataset_schema import DatasetSchema
 from lineage.model.metadata_entity import dataset_entity
@@ -34,7 +34,7 @@ from warehouse.db import namespace_store, schema_store
 from warehouse.service import field_lineage_response
 from warehouse.service.authorization import Access, Privilege
 from warehouse.service.field_hiding import hide_unreadable_programs
-from warehouse.service.field_lineage_response import FieldKey
+from warehouse.service.field_lineage_response import FieldKey, Graph
 from warehouse.service.field_transformations import TransformationFilter
 from warehouse.service.timespec import base_window, visible_window
 
@@ -49,17 +49,24 @@ def field_lineage(window: LineageWindow, namespace: Namespace, dataset: str, fie
                   levels: Annotated[int, Query(description="datasets away, 1 to LINEAGE_LIMIT_LEVELS (100)")] = 1,
                   transformations: Annotated[TransformationFilter, Query(description=(
                       "all, or direct: only the chains whose every edge is DIRECT or has no transformation "
-                      "recorded"))] = "all") -> dict[str, Any]:
+                      "recorded"))] = "all",
+                  graph: Annotated[Graph, Query(description=(
+                      "with a view: path, each path carries its drawing; answer, one drawing of every path "
+                      "the answer shows, `graph` at its top, each node and edge once (a wide record's impact "
+                      "draws its shared operations once instead of once per impacted field)"))] = "path"
+                  ) -> dict[str, Any]:
     """Provenance (incoming, FLL-2) or impact (outgoing, FLL-1) of ``dataset.field`` in [start, end);
     each input of an operation, and each edge of a view, carries its transformation when one was
     recorded (OpenLineage's column lineage: type, subtype, description, masking)."""
+    if graph == "answer" and view is None:
+        raise InvalidLineageRequestError("graph=answer draws the answer in a view: give view=simple or view=detailed")
     return field_answer(conn, caller, namespace, dataset, segment(field), window, direction=direction, view=view,
-                        levels=levels, transformations=transformations)
+                        levels=levels, transformations=transformations, graph=graph)
 
 
 def field_answer(conn: psycopg.Connection, caller: Access, namespace: str, dataset: str, field: str,
                  window: TimeWindow, *, direction: str, levels: int, view: View | None = None,
-                 transformations: TransformationFilter = "all") -> dict[str, Any]:
+                 transformations: TransformationFilter = "all", graph: Graph = "path") -> dict[str, Any]:
     """The field lineage answer for the caller: READ on the dataset, what it cannot read hidden."""
     check_levels(levels)
     check_window(*window)
@@ -71,7 +78,7 @@ def field_answer(conn: psycopg.Connection, caller: Access, namespace: str, datas
         raise NotFoundError(f"field {field!r} of dataset {dataset!r} has no recorded lineage")
     found = field_lineage_response.field_lineage(
         store.FieldLineageQueries(conn, *visible), FieldKey(namespace, dataset, field), *seconds(visible),
-        direction=direction, view=view, levels=levels, transformations=transformations,
+        direction=direction, view=view, levels=levels, transformations=transformations, graph=graph,
         readable=None if caller.instance_admin else (  # an instance admin reads everything
             lambda ns, kind, name: caller.allows(dataset_entity(ns, kind, name), Privilege.READ)))
     if not caller.instance_admin:
