@@ -72,6 +72,16 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(1)
 
 
+def _dataset_key(conn: Any, namespace: str, dataset: str) -> int:
+    """The dataset's key, or the error a user gets for a dataset that does not exist."""
+    from warehouse.db import entity_keys
+
+    key = entity_keys.dataset_key(conn, DataRef(namespace, "dataset", dataset))
+    if key is None:
+        raise _fail(f"dataset {dataset!r} not found in namespace {namespace!r}")
+    return key
+
+
 def _connect() -> Any:
     from warehouse.db.connection import connect
 
@@ -320,7 +330,7 @@ def incidents_from_gx(
     what that version reached. A result with no failed expectation records nothing."""
     import orjson
 
-    from warehouse.db import entity_keys, incident_store
+    from warehouse.db import incident_store
     from warehouse.service.failed_checks import gx_failures
     from warehouse.service.timespec import parse_timespec
 
@@ -337,9 +347,7 @@ def incidents_from_gx(
         return
     checked_at = parse_timespec(_timespec(at), name="--at") if at else failures.checked_at or datetime.now(UTC)
     with _connect() as conn:
-        key = entity_keys.dataset_key(conn, DataRef(namespace, "dataset", dataset))
-        if key is None:
-            raise _fail(f"dataset {dataset!r} not found in namespace {namespace!r}")
+        key = _dataset_key(conn, namespace, dataset)
         incident = incident_store.record_check(conn, key, namespace, "dataset", dataset, checked_at, failures.checks,
                                                "great_expectations", CLI_USER)
     out.print(_table(_INCIDENT_COLUMNS, [_incident_row(incident)]))
@@ -360,16 +368,14 @@ def incidents_blast_radius(
     import orjson
 
     from lineage.limits import check_levels
-    from warehouse.db import blast_radius_store, entity_keys, incident_store
+    from warehouse.db import blast_radius_store, incident_store
     from warehouse.service.blast_radius import blast_answer, incident_json, incident_ranges
     from warehouse.service.timespec import parse_timespec
 
     check_levels(levels)
     floor = None if since is None else parse_timespec(_timespec(since), name="--since")
     with _connect() as conn:
-        key = entity_keys.dataset_key(conn, DataRef(namespace, "dataset", dataset))
-        if key is None:
-            raise _fail(f"dataset {dataset!r} not found in namespace {namespace!r}")
+        key = _dataset_key(conn, namespace, dataset)
         incidents = incident_store.incidents_of(conn, namespace, "dataset", dataset)
         if not incidents:
             raise _fail(f"dataset {dataset!r} has no incident: record one first (POST .../incidents, or "

@@ -68,7 +68,8 @@ def _diagnosis(output: str) -> str:
     seven runs without its SUMMARY line): the lines naming the batch, quarantines, skips and
     errors, and the output's end."""
     said = [line for line in output.splitlines()
-            if re.search(r"SUMMARY|compacted|quarantin|skip|Skip|ERROR|Error|Traceback|state=|files", line)]
+            if re.search(r"SUMMARY|compacted|quarantin|skip|Skip|ERROR|Error|Traceback|state=|files", line)
+            and "Skipping registering" not in line]  # GX's noise about its own plugins, hundreds of lines
     return "\n".join(said[-80:]) + "\n--- the end of the output ---\n" + output[-3000:]
 
 

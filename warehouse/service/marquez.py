@@ -151,9 +151,10 @@ def _lifecycle(facets: Mapping[str, Any]) -> str | None:
     return state if isinstance(state, str) else None
 
 
-def dataset_fields(row: DatasetRow) -> list[dict[str, Any]]:
-    return [{"name": f.name, "type": f.type, "tags": list(row.field_tags.get(f.name, ())),
-             "description": f.description} for f in row.fields]
+def dataset_fields(fields: Iterable[SchemaField], field_tags: Mapping[str, tuple[str, ...]]) -> list[dict[str, Any]]:
+    """Marquez's fields of a schema, each with its tags."""
+    return [{"name": f.name, "type": f.type, "tags": list(field_tags.get(f.name, ())), "description": f.description}
+            for f in fields]
 
 
 def dataset_data(row: DatasetRow) -> dict[str, Any]:
@@ -162,7 +163,8 @@ def dataset_data(row: DatasetRow) -> dict[str, Any]:
     return {"id": {"namespace": identity.namespace, "name": identity.name},
             "type": DATASET_TYPES[row.dataset_type], "name": identity.name, "physicalName": identity.name,
             "createdAt": iso(row.created_at), "updatedAt": iso(row.updated_at), "namespace": identity.namespace,
-            "sourceName": identity.namespace, "fields": dataset_fields(row), "tags": list(row.tags),
+            "sourceName": identity.namespace, "fields": dataset_fields(row.fields, row.field_tags),
+            "tags": list(row.tags),
             "lastModifiedAt": iso(row.last_write), "description": _description(row.facets),
             "lastLifecycleState": _lifecycle(row.facets)}
 
@@ -184,13 +186,12 @@ def dataset_version(row: DatasetRow, version: SchemaVersion) -> dict[str, Any]:
     """Marquez's ``DatasetVersion``: a dataset at one of its schema versions (the warehouse versions
     a dataset by its schema; Marquez also by each write: ``createdByRun`` is null here)."""
     identity = row.identity
-    at_version = DatasetRow(row.namespace, row.dataset_type, row.name, row.created_at, fields=version.fields,
-                            field_tags=row.field_tags)
     return {"id": {"namespace": identity.namespace, "name": identity.name},
             "type": DATASET_TYPES[row.dataset_type], "name": identity.name, "physicalName": identity.name,
             "createdAt": iso(version.created_at), "version": version_id(identity, version.version),
             "namespace": identity.namespace, "sourceName": identity.namespace,
-            "fields": dataset_fields(at_version), "tags": list(row.tags), "lifecycleState": _lifecycle(row.facets),
+            "fields": dataset_fields(version.fields, row.field_tags), "tags": list(row.tags),
+            "lifecycleState": _lifecycle(row.facets),
             "description": _description(row.facets), "currentSchemaVersion": version_id(identity, version.version),
             "createdByRun": None, "facets": {}}
 
