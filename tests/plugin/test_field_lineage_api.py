@@ -14,6 +14,7 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from lineage import ids
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.examples.user_profiles import DESTINATION_FIELDS, field_operations
@@ -169,15 +170,26 @@ def test_provenance_and_impact_follow_fields_across_datasets(api: TestClient) ->
 
 
 def test_an_impact_drawn_once_for_the_whole_answer(api: TestClient) -> None:
+    """The one drawing is the union of the paths' drawings, each node once, its operation nodes
+    named in their operation set (``operation.<set>.<operation>.<field>``)."""
     each = lineage(api, "user_data", "body", direction="outgoing", levels=2, view="detailed")
     one = lineage(api, "user_data", "body", direction="outgoing", levels=2, view="detailed", graph="answer")
     drawings = [path.pop("graph") for item in each["impacts"] for path in item["paths"]]
     assert each["impacts"] == one["impacts"] and len(drawings) > len(DESTINATION_FIELDS)  # id has two paths
+
+    def unscoped(node_id: str) -> str:
+        if not node_id.startswith("operation."):
+            return node_id
+        _, scope, origin, field = ids.parse(node_id, 4)
+        assert len(scope) == 64  # the set's fingerprint
+        return ids.render(("operation", origin, field))
+
+    graph = one["graph"]
+    assert [node["id"] for node in graph["nodes"]] == sorted({node["id"] for node in graph["nodes"]})
     nodes = {node["id"] for drawing in drawings for node in drawing["nodes"]}
-    assert [node["id"] for node in one["graph"]["nodes"]] == sorted(nodes)
-    assert "field.scores.uid" in nodes  # level 2 too
+    assert {unscoped(node["id"]) for node in graph["nodes"]} == nodes and "field.scores.uid" in nodes  # level 2
     edges = {(e["from"], e["to"], e["operation"]) for drawing in drawings for e in drawing["edges"]}
-    assert sorted((e["from"], e["to"], e["operation"]) for e in one["graph"]["edges"]) == sorted(edges)
+    assert {(unscoped(e["from"]), unscoped(e["to"]), e["operation"]) for e in graph["edges"]} == edges
 
 
 def test_dataset_fields_say_which_have_lineage_in_the_window(api: TestClient) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from lineage import ids
 from warehouse.service.field_lineage_response import FieldKey, field_lineage, render_paths
 from warehouse.service.field_lineage_rows import FlowRow, PathRow
 
@@ -269,30 +270,65 @@ def test_an_admin_sees_every_name() -> None:
     assert body["paths"][0]["sources"] == [{"namespace": "hr", "type": "dataset", "name": "salaries", "field": "pay"}]
 
 
-def wide_warehouse() -> tuple[Warehouse, list[FieldKey]]:
-    """The rows a store answers for a wide record (fields f0..f8 read from ``wide``; a spine
-    merging them one by one; out_i a rename of the spine after f_i, written to ``out``): each
-    path's operations rebuilt from its set's, so the paths share their operation objects as the
-    store's do; each source field feeds the fields whose paths start at it (f0 all of them)."""
-    from lineage.model.field_paths import field_paths, normalize, path_operations
-    from tests.unit.test_field_flows import op, read, record, write
+def unscoped(node_id: str) -> str:
+    """An answer drawing's node id as a path's drawing names it (``operation.<set>.<op>.<field>``
+    -> ``operation.<op>.<field>``; the set is the answer's only)."""
+    if not node_id.startswith("operation."):
+        return node_id
+    _, _, origin, field = ids.parse(node_id, 4)
+    return ids.render(("operation", origin, field))
 
-    operations, spine = [read("read", "wide", *(f"f{i}" for i in range(9)))], "f0"
-    for i in range(1, 9):
-        operations += [op(f"spine{i}", [spine, f"f{i}"], f"s{i}"), op(f"mix{i}", [f"s{i}"], f"o{i}")]
-        spine = f"s{i}"
-    operations.append(write("write", [f"o{i}" for i in range(1, 9)], *(f"out{i}" for i in range(1, 9))))
-    normalized = normalize(record(*operations), "ns")
+
+def drawing_of(body: dict[str, Any], listing: str = "impacts") -> tuple[set[str], set[str]]:
+    """The node ids and edges (JSON text) of an answer's per-path drawings (taken off the paths)."""
+    drawn = [path.pop("graph") for item in body[listing] for path in item["paths"]]
+    return ({node["id"] for drawing in drawn for node in drawing["nodes"]},
+            {repr(sorted(edge.items())) for drawing in drawn for edge in drawing["edges"]})
+
+
+def answer_drawing(body: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """The node ids and edges of an answer's one drawing, named as a path's drawing names them."""
+    graph = body["graph"]
+    assert [node["id"] for node in graph["nodes"]] == sorted({node["id"] for node in graph["nodes"]})  # each once
+    edges = set()
+    for edge in graph["edges"]:
+        edges.add(repr(sorted({**edge, "from": unscoped(edge["from"]), "to": unscoped(edge["to"])}.items())))
+    return {unscoped(node["id"]) for node in graph["nodes"]}, edges
+
+
+def store_rows(*operations: dict[str, Any], destination: str = "out") -> tuple[list[PathRow], dict[FieldKey, list]]:
+    """The rows a store answers for one record: each path's operations rebuilt from its set's, so
+    the paths share their operation objects as the store's do, and named by their set; and which
+    fields each source field feeds."""
+    from lineage.model.field_paths import field_paths, normalize, path_operations
+    from tests.unit.test_field_flows import record
+
+    normalized = normalize({**record(*operations), "destination": {"name": destination}}, "ns")
     by_id = {operation.id: operation.identity() for operation in normalized.operations}
     rows, feeds = [], {}
     for found in field_paths(normalized):
         stored = found.to_dict()
         stored["operations"] = path_operations(by_id, [operation["id"] for operation in stored["operations"]],
                                                found.field)
-        key = FieldKey("ns", "out", found.field)
+        stored["set"] = f"set-of-{destination}"
+        key = FieldKey("ns", destination, found.field)
         rows.append(row(key, stored["fingerprint"], stored, ["r1", "r2"], 1, 2))
         for source in stored["sources"]:
             feeds.setdefault(FieldKey(source["namespace"], source["name"], source["field"]), []).append(key)
+    return rows, feeds
+
+
+def wide_warehouse() -> tuple[Warehouse, list[FieldKey]]:
+    """A wide record (fields f0..f8 read from ``wide``; a spine merging them one by one; out_i a
+    rename of the spine after f_i, written to ``out``), as the store answers it: f0 feeds every field."""
+    from tests.unit.test_field_flows import op, read, write
+
+    operations, spine = [read("read", "wide", *(f"f{i}" for i in range(9)))], "f0"
+    for i in range(1, 9):
+        operations += [op(f"spine{i}", [spine, f"f{i}"], f"s{i}"), op(f"mix{i}", [f"s{i}"], f"o{i}")]
+        spine = f"s{i}"
+    operations.append(write("write", [f"o{i}" for i in range(1, 9)], *(f"out{i}" for i in range(1, 9))))
+    rows, feeds = store_rows(*operations)
     return Warehouse(rows, feeds), sorted(feeds)
 
 
@@ -303,16 +339,57 @@ def test_one_drawing_of_an_answer_is_the_union_of_its_paths_drawings_each_node_a
     for source in sources:
         each = field_lineage(warehouse, source, 0, 1, direction="outgoing", view=view)
         one = field_lineage(warehouse, source, 0, 1, direction="outgoing", view=view, graph="answer")
-        drawn = [path.pop("graph") for item in each["impacts"] for path in item["paths"]]
+        widest = max(widest, sum(len(item["paths"]) for item in each["impacts"]))
+        assert drawing_of(each) == answer_drawing(one)
         assert each["impacts"] == one["impacts"]  # the same answer, but for the drawings
-        widest = max(widest, len(drawn))
-        nodes = {node["id"]: node for drawing in drawn for node in drawing["nodes"]}
-        edges = {repr(sorted(edge.items())): edge for drawing in drawn for edge in drawing["edges"]}
-        graph = one["graph"]
-        assert [node["id"] for node in graph["nodes"]] == sorted(nodes)  # each once, in id order
-        assert {node["id"]: node for node in graph["nodes"]} == nodes
-        assert sorted(repr(sorted(edge.items())) for edge in graph["edges"]) == sorted(edges)
     assert widest == 8  # f0 reaches every field through the shared spine
+
+
+def test_a_path_that_reads_its_own_field_again_is_drawn_whole_in_one_drawing() -> None:
+    """w1 writes f, P reads that f again, and w2 writes f again from it, w3 writes g: f's path draws
+    w1's output as its own field node, g's as an operation node; in either order the one drawing
+    is the union of both (a walk that stopped at a node drawn for the other path lost edges)."""
+    from tests.unit.test_field_flows import op, read, write
+
+    rows, feeds = store_rows(read("r", "a", "s"), write("w1", ["s"], "f"), op("P", [("f", "w1")], "x"),
+                             op("Q", ["x"], "y"), write("w2", ["y"], "f"), write("w3", ["y"], "g"))
+    for order in (1, -1):
+        warehouse = Warehouse(rows, {key: fed[::order] for key, fed in feeds.items()})
+        (source,) = feeds
+        each = field_lineage(warehouse, source, 0, 1, direction="outgoing", view="detailed")
+        one = field_lineage(warehouse, source, 0, 1, direction="outgoing", view="detailed", graph="answer")
+        assert [item["field"] for item in each["impacts"]] == ["f", "g"][::order]
+        assert drawing_of(each) == answer_drawing(one)
+
+
+@pytest.mark.parametrize("view", ["simple", "detailed"])
+def test_one_drawing_keeps_the_operations_of_different_records_apart(view: str) -> None:
+    """b.f -> a.f -> c.f: both records have a ``read`` and a ``create``. Drawn once, each record's
+    operations are its own nodes (named in its set): the read of b does not feed c."""
+    from tests.unit.test_field_flows import op, read, write
+
+    rows_a, feeds_a = store_rows(read("read", "b", "f"), op("create", ["f"], "g"), write("write", ["g"], "f"),
+                                 destination="a")
+    rows_c, feeds_c = store_rows(read("read", "a", "f"), op("create", ["f"], "g"), write("write", ["g"], "f"),
+                                 destination="c")
+    warehouse = Warehouse(rows_a + rows_c, {**feeds_a, **feeds_c})
+    source = FieldKey("ns", "b", "f")
+    body = field_lineage(warehouse, source, 0, 1, direction="outgoing", view=view, levels=2, graph="answer")
+    reads = [node for node in body["graph"]["nodes"] if node.get("sources")]
+    assert sorted(node["sources"][0]["name"] for node in reads) == ["a", "b"]
+    (read_of_b,) = [node["id"] for node in reads if node["sources"][0]["name"] == "b"]
+    reached = {edge["to"] for edge in body["graph"]["edges"] if edge["from"] == read_of_b}
+    assert "field.c.f" not in reached
+
+
+def test_one_simple_drawing_keeps_each_edges_transformations() -> None:
+    """Two paths of a.x from b.y, one masked, one not: both edges stay."""
+    masked = {"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": True}
+    plain = {"type": "DIRECT", "subtype": "IDENTITY", "masking": False}
+    warehouse = Warehouse([row(A, "f1", path("x", B, kinds={B: masked}), ["r1"], 1, 1),
+                           row(A, "f2", path("x", B, kinds={B: plain}), ["r2"], 2, 2)])
+    body = field_lineage(warehouse, A, 0, 1, view="simple", graph="answer")
+    assert sorted(edge["transformations"][0]["masking"] for edge in body["graph"]["edges"]) == [False, True]
 
 
 def test_one_drawing_holds_only_the_paths_the_answer_shows() -> None:
@@ -323,7 +400,7 @@ def test_one_drawing_holds_only_the_paths_the_answer_shows() -> None:
     body = field_lineage(warehouse, B, 0, 1, direction="outgoing", view="detailed", graph="answer")
     assert body["truncated"] is True and [item["field"] for item in body["impacts"]] == ["x"]
     assert "graph" not in body["impacts"][0]["paths"][0]
-    assert {node["id"] for node in body["graph"]["nodes"]} == {"field.a.x", "operation.read.y"}
+    assert {unscoped(node["id"]) for node in body["graph"]["nodes"]} == {"field.a.x", "operation.read.y"}
 
 
 def test_one_drawing_names_nothing_a_caller_cannot_read() -> None:
@@ -334,5 +411,8 @@ def test_one_drawing_names_nothing_a_caller_cannot_read() -> None:
     assert "salaries" not in repr(body) and "pay" not in repr(body)
     each = field_lineage(Warehouse(rows), A, 0, 1, levels=2, view="detailed",
                          readable=lambda namespace, kind, name: namespace == "ns")
-    assert body["graph"] == each["paths"][0]["graph"]  # the hidden field upstream has no path shown
-    assert "operation.hidden:1.hidden" in {node["id"] for node in body["graph"]["nodes"]}
+    assert drawing_of(each, "upstream") == (set(), set())  # the hidden field: no path
+    graph = each["paths"][0]["graph"]
+    assert answer_drawing(body) == ({node["id"] for node in graph["nodes"]},
+                                    {repr(sorted(edge.items())) for edge in graph["edges"]})
+    assert "operation.hidden:1.hidden" in {node["id"] for node in graph["nodes"]}

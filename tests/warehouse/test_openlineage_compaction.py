@@ -222,6 +222,9 @@ def test_the_ledger_records_an_openlineage_line_once_and_a_replayed_line_merges_
     # the kept events' own ids, not the line's: the line is not compacted as a whole
     assert rows(warehouse_db, "select count(*) from lineage.event_ids") == [(first.events_compacted - 1,)]
 
+    with connect(warehouse_db) as conn:  # replayed while the lake namespace is missing: still refused
+        early = replay(conn, str(log_root), Selection())
+    assert (early.replayed, early.still_refused) == (0, {"namespace 'lake' does not exist": 1})
     with connect(warehouse_db) as conn:
         create_namespace(conn, "lake", None)
         conn.commit()

@@ -16,7 +16,7 @@ from psycopg.rows import dict_row, kwargs_row
 from psycopg.types.json import set_json_loads
 
 from lineage.ids import DataRef
-from lineage.model.field_paths import DERIVATION, path_fingerprint, path_operations, path_origins
+from lineage.model.field_paths import path_fingerprint, path_operations, path_origins
 from warehouse.db.lineage_store import run_in_window
 from warehouse.service.field_lineage_diff import field_diff
 from warehouse.service.field_lineage_response import field_lineage
@@ -97,7 +97,6 @@ _PATHS = f"""
     select ks.namespace, ks.dataset, ks.field, p.path_fingerprint, p.path - 'operations' as path,
            jsonb_path_query_array(p.path, '$.operations[*].id') as operation_ids,
            s.descriptions, s.described_at, ps.first_seen, ps.last_seen, ks.dataset_key, ks.set_fingerprint,
-           s.derived_with,
            -- a set's runs, programs and operations travel once, on its first row (the store shares them)
            case when row_number() over (partition by ks.dataset_key, ks.set_fingerprint) = 1
                 then ps.runs end as runs,
@@ -152,11 +151,11 @@ class FieldLineageQueries:
         found = []
         for row in rows:
             set_fingerprint, path = row["set_fingerprint"], row["path"]
-            if not self._rebuilt(path, set_operations[set_fingerprint], row["operation_ids"], row["path_fingerprint"],
-                                 current=row["derived_with"] == DERIVATION):
+            if not self._rebuilt(path, set_operations[set_fingerprint], row["operation_ids"], row["path_fingerprint"]):
                 # a set stored by an older derivation: read the path's operations as stored
                 stored = self.conn.execute(_PATH_OPERATIONS, (set_fingerprint, row["field"])).fetchone()
                 path["operations"] = orjson.loads(stored[0]) if stored else []
+            path["set"] = set_fingerprint  # whose operations these are (an answer's one drawing keeps sets apart)
             runs, programs = shared[(row["dataset_key"], set_fingerprint)]
             found.append(PathRow(
                 key=FieldKey(row["namespace"], row["dataset"], row["field"]), path_fingerprint=row["path_fingerprint"],
@@ -165,16 +164,14 @@ class FieldLineageQueries:
         return found
 
     @staticmethod
-    def _rebuilt(path: PathDocument, known: dict[str, Any], ids: list[str], fingerprint: str, *,
-                 current: bool = False) -> bool:
+    def _rebuilt(path: PathDocument, known: dict[str, Any], ids: list[str], fingerprint: str) -> bool:
         """Give ``path`` its operations (``ids``) from its set's ``known`` operations; whether
-        they are the ones it was stored with: a set derived by this derivation (``current``) has
-        the paths ``path_operations`` rebuilds (a unit test holds it); an older one's path must
-        match its ``fingerprint`` (hashing a wide record's 100 paths cost a tenth of an answer)."""
+        they are the ones it was stored with (its ``fingerprint`` matches: a set's
+        ``derived_with`` is no proof, migrations moved it on without deriving paths again)."""
         if not all(op_id in known for op_id in ids):
             return False
         path["operations"] = path_operations(known, ids, path["field"])
-        return current or path_fingerprint(path["field"], path_origins(path), path["operations"]) == fingerprint
+        return path_fingerprint(path["field"], path_origins(path), path["operations"]) == fingerprint
 
     def flows(self, key: FieldKey) -> list[FlowRow]:
         """Where the source field ``key`` goes, per operation set with a run in the window (``flows``)."""

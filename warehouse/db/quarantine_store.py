@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gzip
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -25,6 +25,8 @@ import psycopg
 from psycopg.rows import class_row
 
 from lineage.model.events import Rejection, parse_line
+from lineage.openlineage.mapping import KIND as OPENLINEAGE
+from lineage.openlineage.mapping import touched_namespaces
 from lineage.transport.log_file import EventLogWriter
 
 _CUT = re.compile(r"… \[cut: the line is \d+ bytes, sha256 [0-9a-f]{64}\]$")
@@ -143,8 +145,8 @@ def replay(conn: psycopg.Connection, log_root: str, selection: Selection, *, dry
         if (event["namespace"], event["event_id"]) in known:
             why = "already compacted (quarantined by a later stage: field lineage or metadata)"
             summary.not_replayable[why] = summary.not_replayable.get(why, 0) + 1
-        elif event["namespace"] not in namespaces and not auto_create_namespaces:
-            why = f"namespace {event['namespace']!r} does not exist"
+        elif (missing := sorted(namespaces_of(event) - namespaces)) and not auto_create_namespaces:
+            why = f"namespace {missing[0]!r} does not exist"
             summary.still_refused[why] = summary.still_refused.get(why, 0) + 1
         else:
             kept.append((quarantine_id, event))
@@ -156,6 +158,18 @@ def replay(conn: psycopg.Connection, log_root: str, selection: Selection, *, dry
         conn.execute("update lineage.quarantine set replayed_at = now(), replayed_to = %s "
                      "where quarantine_id = any(%s)", (summary.file, [quarantine_id for quarantine_id, _ in kept]))
     return summary
+
+
+def namespaces_of(event: Mapping[str, Any]) -> set[str]:
+    """The warehouse namespaces a raw event needs to exist: its own, its dataset's, and for an
+    OpenLineage line every namespace its events fall in (its pinned map's)."""
+    found = {event["namespace"]}
+    dataset = (event.get("payload") or {}).get("dataset") if event.get("kind") != OPENLINEAGE else None
+    if isinstance(dataset, Mapping) and isinstance(dataset.get("namespace"), str):
+        found.add(dataset["namespace"])
+    if event.get("kind") == OPENLINEAGE:
+        found |= touched_namespaces(event)
+    return found
 
 
 def _not_replayable(row: _Replayable) -> str | None:

@@ -29,7 +29,6 @@ from warehouse.service.field_transformations import TransformationFilter, kept_r
 from warehouse.service.field_views import AnswerDrawing, DetailedMemo, detailed_view, simple_view
 from warehouse.service.graph_walk import Bounded, walk_bounded
 
-VIEWS = {"simple": simple_view, "detailed": detailed_view}
 Documents = dict[tuple[FieldKey, str], PathDocument]
 """The path documents an answer rendered, by field and fingerprint (as shown), for its one drawing."""
 
@@ -141,7 +140,7 @@ def render_paths(rows: Iterable[PathRow], keys: Iterable[FieldKey], view: str | 
             documents[(field_key, fingerprint)] = path
         elif view:
             rendered["graph"] = (detailed_view(path, field_key.dataset, memo) if view == "detailed"
-                                 else VIEWS[view](path, field_key.dataset))
+                                 else simple_view(path, field_key.dataset))
         paths.setdefault(field_key, []).append(rendered)
     return paths
 

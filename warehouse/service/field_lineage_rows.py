@@ -30,7 +30,8 @@ PathDocument: TypeAlias = dict[str, Any]
 ``origin``, ``fingerprint``, ``operations`` (in topological order, each ``id``, ``type``, ``name``,
 ``inputs`` [{``field``, ``origin``, ``transformation``?}], ``outputs``, ``sources``), ``sources``
 (the source fields it starts from: ``namespace``, ``type``, ``name``, ``field``) and ``warnings``
-when the record had some. Parsed for one answer only, so it may be changed in place."""
+when the record had some; as the store answers it, ``set``: the operation set's fingerprint.
+Parsed for one answer only, so it may be changed in place."""
 
 FlowDocument: TypeAlias = dict[str, Any]
 """A stored flow of a source field (``warehouse.service.field_flows.SourceFieldFlow.to_dict()``):

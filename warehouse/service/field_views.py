@@ -40,6 +40,15 @@ def operation_node_id(origin: str, field: str) -> str:
     return ids.render(("operation", origin, field))
 
 
+@lru_cache(maxsize=65536)
+def scoped_node_id(scope: str, origin: str, field: str) -> str:
+    """The node of the field ``field`` an operation ``origin`` output, in an answer's one drawing
+    (``graph=answer``): ``operation.<scope>.<origin>.<field>``, the scope being the operation's set
+    (its fingerprint), since operation ids are a record's own (every OpenLineage record has a
+    ``read:1``)."""
+    return ids.render(("operation", scope, origin, field))
+
+
 class DetailedMemo:
     """What detailed drawings of one answer share: the paths of an operation set hold the same
     operation objects (``field_lineage_store`` rebuilds them from the set's), so an intermediate
@@ -67,22 +76,33 @@ def detailed_view(path: PathDocument, dataset: str, memo: DetailedMemo | None = 
 
 
 def _draw_detailed(path: PathDocument, dataset: str, memo: DetailedMemo, nodes: dict[str, dict[str, Any]],
-                   edges: dict[tuple[Any, ...], dict[str, Any]], walked: set[tuple[int, str]] | None = None) -> None:
-    """Add the detailed view of ``path`` to ``nodes`` and ``edges``. ``walked``: the intermediate
-    fields (operation object, field) drawn already with everything before them, where the walk
-    stops (an answer's one drawing); it gains those this path draws."""
+                   edges: dict[tuple[Any, ...], dict[str, Any]], walked: set[tuple[int, str]] | None = None,
+                   scope: str | None = None) -> None:
+    """Add the detailed view of ``path`` to ``nodes`` and ``edges``. ``walked`` (an answer's one
+    drawing): the intermediate fields (operation object, field) drawn already with everything
+    before them, where the walk stops; it gains those this path draws, unless the path reads its
+    own field again (a write's output read by a later operation: what lies before such a node is
+    this path's own drawing). ``scope``: what operation nodes are named in (``scoped_node_id``)."""
     operations = {operation["id"]: operation for operation in path["operations"]}
     field = path["field"]
     targets = {(field, origin) for origin in path_origins(path)}
     field_key = field_node_id(dataset, field)
+    if walked is not None:
+        written = {origin for _, origin in targets}
+        if any(item["origin"] in written and (item["field"], item["origin"]) in targets
+               for operation in path["operations"] for item in operation["inputs"]):
+            walked = None  # this path's field is read again: draw all of it, share nothing of it
 
     def key_of(ref: tuple[str, str]) -> str:
-        return field_key if ref in targets else operation_node_id(ref[1], ref[0])
+        if ref in targets:
+            return field_key
+        return operation_node_id(ref[1], ref[0]) if scope is None else scoped_node_id(scope, ref[1], ref[0])
 
     def drawn(ref: tuple[str, str]) -> tuple[dict[str, Any], list[tuple[tuple[str, str], tuple[Any, ...],
                                                                        dict[str, Any]]], bool]:
         """The node of ``ref``, the edges into it with their sort keys, and whether they are the
-        same in every path (not when it reads this path's field itself)."""
+        same in every path (not when it reads this path's field itself). The memo is keyed by
+        the operation object, one per operation set, so one scope: a memo serves one naming."""
         operation = operations[ref[1]]
         target = ref in targets
         known = None if target else memo.drawn.get((id(operation), ref[0]))
@@ -146,15 +166,18 @@ class AnswerDrawing:
         self._walked: set[tuple[int, str]] = set()
 
     def add(self, path: PathDocument, dataset: str) -> None:
-        """Draw ``path`` (a path of a field of ``dataset``) into the answer's drawing."""
+        """Draw ``path`` (a path of a field of ``dataset``) into the answer's drawing; its
+        operations' nodes are named in its operation set (``scoped_node_id``)."""
+        scope = path.get("set") or f"dataset:{dataset}"
         if self.view == "detailed":
-            _draw_detailed(path, dataset, self._memo, self.nodes, self.edges, self._walked)
+            _draw_detailed(path, dataset, self._memo, self.nodes, self.edges, self._walked, scope)
         else:
-            drawing = simple_view(path, dataset)
+            drawing = simple_view(path, dataset, scope)
             for node in drawing["nodes"]:
                 self.nodes.setdefault(node["id"], node)
             for edge in drawing["edges"]:
-                self.edges.setdefault((edge["from"], edge["to"], *edge["operations"]), edge)
+                self.edges.setdefault((edge["from"], edge["to"], *edge["operations"],
+                                       repr(edge.get("transformations"))), edge)
         self.warnings += [warning for warning in path.get("warnings") or [] if warning not in self.warnings]
 
     def graph(self) -> dict[str, Any]:
@@ -165,8 +188,9 @@ class AnswerDrawing:
         return drawing
 
 
-def simple_view(path: PathDocument, dataset: str) -> dict[str, Any]:
-    """Nodes and edges of the simple view: source fields -> the field, each edge with its operations."""
+def simple_view(path: PathDocument, dataset: str, scope: str | None = None) -> dict[str, Any]:
+    """Nodes and edges of the simple view: source fields -> the field, each edge with its
+    operations. ``scope``: what the source nodes are named in (``scoped_node_id``)."""
     operations = {operation["id"]: operation for operation in path["operations"]}
     transformations: dict[str, dict[str, Any]] = {}  # transformation_key -> transformation
 
@@ -199,7 +223,7 @@ def simple_view(path: PathDocument, dataset: str) -> dict[str, Any]:
             known_ops, known_kinds = found.get(source, (frozenset(), frozenset()))
             found[source] = (known_ops | ops, known_kinds | kinds)
     for (origin, field), (ops, kinds) in sorted(found.items()):
-        key = operation_node_id(origin, field)
+        key = operation_node_id(origin, field) if scope is None else scoped_node_id(scope, origin, field)
         nodes.append({"id": key, "field": field, "origin": origin, "kind": "source",
                       "sources": operations[origin]["sources"]})
         ordered = sorted(ops, key=rank.__getitem__)
