@@ -171,18 +171,17 @@ def test_provenance_and_impact_follow_fields_across_datasets(api: TestClient) ->
 
 def test_an_impact_drawn_once_for_the_whole_answer(api: TestClient) -> None:
     """The one drawing is the union of the paths' drawings, each node once, its operation nodes
-    named in their operation set (``operation.<set>.<operation>.<field>``)."""
+    named in their operation set (``operation.<set>.<operation>.<field>``), its fields with their
+    namespace."""
     each = lineage(api, "user_data", "body", direction="outgoing", levels=2, view="detailed")
     one = lineage(api, "user_data", "body", direction="outgoing", levels=2, view="detailed", graph="answer")
     drawings = [path.pop("graph") for item in each["impacts"] for path in item["paths"]]
     assert each["impacts"] == one["impacts"] and len(drawings) > len(DESTINATION_FIELDS)  # id has two paths
 
-    def unscoped(node_id: str) -> str:
-        if not node_id.startswith("operation."):
-            return node_id
-        _, scope, origin, field = ids.parse(node_id, 4)
-        assert len(scope) == 64  # the set's fingerprint
-        return ids.render(("operation", origin, field))
+    def unscoped(node_id: str) -> str:  # operation.<set>.<op>.<field>, field.<namespace>.<dataset>.<field>
+        kind, scope, *rest = ids.parse(node_id, 4)
+        assert len(scope) == 64 if kind == "operation" else scope == "myns"  # the set's fingerprint
+        return ids.render((kind, *rest))
 
     graph = one["graph"]
     assert [node["id"] for node in graph["nodes"]] == sorted({node["id"] for node in graph["nodes"]})

@@ -272,11 +272,9 @@ def test_an_admin_sees_every_name() -> None:
 
 def unscoped(node_id: str) -> str:
     """An answer drawing's node id as a path's drawing names it (``operation.<set>.<op>.<field>``
-    -> ``operation.<op>.<field>``; the set is the answer's only)."""
-    if not node_id.startswith("operation."):
-        return node_id
-    _, _, origin, field = ids.parse(node_id, 4)
-    return ids.render(("operation", origin, field))
+    -> ``operation.<op>.<field>``, ``field.<namespace>.<dataset>.<field>`` -> ``field.<dataset>.<field>``)."""
+    kind, _, *rest = ids.parse(node_id, 4)
+    return ids.render((kind, *rest))
 
 
 def drawing_of(body: dict[str, Any], listing: str = "impacts") -> tuple[set[str], set[str]]:
@@ -296,22 +294,24 @@ def answer_drawing(body: dict[str, Any]) -> tuple[set[str], set[str]]:
     return {unscoped(node["id"]) for node in graph["nodes"]}, edges
 
 
-def store_rows(*operations: dict[str, Any], destination: str = "out") -> tuple[list[PathRow], dict[FieldKey, list]]:
+def store_rows(*operations: dict[str, Any], destination: str = "out", namespace: str = "ns"
+               ) -> tuple[list[PathRow], dict[FieldKey, list]]:
     """The rows a store answers for one record: each path's operations rebuilt from its set's, so
     the paths share their operation objects as the store's do, and named by their set; and which
     fields each source field feeds."""
-    from lineage.model.field_paths import field_paths, normalize, path_operations
+    from lineage.model.field_paths import field_paths, normalize, path_fingerprint, path_operations
     from tests.unit.test_field_flows import record
 
-    normalized = normalize({**record(*operations), "destination": {"name": destination}}, "ns")
+    normalized = normalize({**record(*operations), "destination": {"name": destination}}, namespace)
     by_id = {operation.id: operation.identity() for operation in normalized.operations}
     rows, feeds = [], {}
     for found in field_paths(normalized):
         stored = found.to_dict()
-        stored["operations"] = path_operations(by_id, [operation["id"] for operation in stored["operations"]],
-                                               found.field)
-        stored["set"] = f"set-of-{destination}"
-        key = FieldKey("ns", destination, found.field)
+        rebuilt = path_operations(by_id, [operation["id"] for operation in stored["operations"]], found.field)
+        if path_fingerprint(found.field, found.origins, rebuilt) == stored["fingerprint"]:  # else as stored
+            stored["operations"] = rebuilt
+        stored["set"] = f"set-of-{namespace}.{destination}"
+        key = FieldKey(namespace, destination, found.field)
         rows.append(row(key, stored["fingerprint"], stored, ["r1", "r2"], 1, 2))
         for source in stored["sources"]:
             feeds.setdefault(FieldKey(source["namespace"], source["name"], source["field"]), []).append(key)
@@ -382,6 +382,24 @@ def test_one_drawing_keeps_the_operations_of_different_records_apart(view: str) 
     assert "field.c.f" not in reached
 
 
+@pytest.mark.parametrize("view", ["simple", "detailed"])
+def test_one_drawing_keeps_fields_of_datasets_named_alike_in_two_namespaces_apart(view: str) -> None:
+    from tests.unit.test_field_flows import op, read, write
+
+    rows_1, feeds_1 = store_rows(read("read", "src", "x"), op("upper", ["x"], "y"), write("write", ["y"], "f"),
+                                 destination="d", namespace="n1")
+    n1_source = {"name": "read", "inputs": [{"source": {"namespace": "n1", "name": "src"}}], "outputs": ["x"]}
+    rows_2, feeds_2 = store_rows(n1_source, op("lower", ["x"], "y"), write("write", ["y"], "f"),
+                                 destination="d", namespace="n2")
+    (source,) = {*feeds_1, *feeds_2}  # both read n1's src.x
+    feeds = {source: [*feeds_1[source], *feeds_2[source]]}
+    body = field_lineage(Warehouse(rows_1 + rows_2, feeds), source, 0, 1, direction="outgoing", view=view,
+                         graph="answer")
+    fields = [node["id"] for node in body["graph"]["nodes"] if node["kind"] == "field"]
+    assert fields == [ids.render(("field", "n1", "d", "f")), ids.render(("field", "n2", "d", "f"))]
+    assert len({(edge["to"]) for edge in body["graph"]["edges"] if edge["to"] in fields}) == 2
+
+
 def test_one_simple_drawing_keeps_each_edges_transformations() -> None:
     """Two paths of a.x from b.y, one masked, one not: both edges stay."""
     masked = {"type": "DIRECT", "subtype": "TRANSFORMATION", "masking": True}
@@ -416,3 +434,26 @@ def test_one_drawing_names_nothing_a_caller_cannot_read() -> None:
     assert answer_drawing(body) == ({node["id"] for node in graph["nodes"]},
                                     {repr(sorted(edge.items())) for edge in graph["edges"]})
     assert "operation.hidden:1.hidden" in {node["id"] for node in graph["nodes"]}
+
+
+def test_one_drawing_keeps_each_paths_hidden_reads_apart() -> None:
+    """f reads h2 (hidden), g reads h1 and h2: each path numbers its hidden reads its own way
+    (``hidden:1`` is h2 in f's path, h1 in g's), so a path shown with hidden reads is drawn in a
+    scope of its own, and no node stands for two different reads."""
+    from tests.unit.test_field_flows import op, read, write
+
+    rows, feeds = store_rows(read("r3", "ok", "k"), read("r1", "h1", "x"), read("r2", "h2", "y"),
+                             op("A", ["x"], "a"), op("B", ["y", "k"], "b"), write("wf", ["b"], "f"),
+                             op("C", ["a", "b", "k"], "c"), write("wg", ["c"], "g"), destination="d")
+    def readable(namespace: str, kind: str, name: str) -> bool:
+        return name not in ("h1", "h2")
+
+    body = field_lineage(Warehouse(rows, feeds), FieldKey("ns", "ok", "k"), 0, 1, direction="outgoing",
+                         view="detailed", graph="answer", readable=readable)
+    assert [item["field"] for item in body["impacts"]] == ["f", "g"]
+    hidden = [node["id"] for node in body["graph"]["nodes"] if node.get("origin", "").startswith("hidden:")]
+    each = field_lineage(Warehouse(rows, feeds), FieldKey("ns", "ok", "k"), 0, 1, direction="outgoing",
+                         view="detailed", readable=readable)
+    per_path = [node for item in each["impacts"] for path in item["paths"] for node in path["graph"]["nodes"]
+                if node.get("origin", "").startswith("hidden:")]
+    assert len(hidden) == len(per_path) == 3  # f's one hidden read, g's two: none shared

@@ -136,8 +136,9 @@ def render_paths(rows: Iterable[PathRow], keys: Iterable[FieldKey], view: str | 
         }
         if path.get("warnings"):
             rendered["warnings"] = path["warnings"]
-        if documents is not None:
-            documents[(field_key, fingerprint)] = path
+        if documents is not None:  # a path shown with hidden reads numbers them its own way: drawn apart
+            documents[(field_key, fingerprint)] = path if path is entry.latest.path else {
+                **path, "set": f"{path.get('set')}/{fingerprint}"}
         elif view:
             rendered["graph"] = (detailed_view(path, field_key.dataset, memo) if view == "detailed"
                                  else simple_view(path, field_key.dataset))
@@ -195,7 +196,7 @@ class Rendering:
         listed += [(FieldKey(item["namespace"], item["dataset"], item["field"]), path)
                    for listing in ("upstream", "impacts") for item in body.get(listing, []) for path in item["paths"]]
         for field_key, path in listed:
-            drawing.add(self.documents[(field_key, path["fingerprint"])], field_key.dataset)
+            drawing.add(self.documents[(field_key, path["fingerprint"])], field_key.namespace, field_key.dataset)
         return drawing.graph()
 
     def show_field(self, key: FieldKey, level: int, paths: Iterable[dict[str, Any]]) -> dict[str, Any]:

@@ -40,6 +40,13 @@ def operation_node_id(origin: str, field: str) -> str:
     return ids.render(("operation", origin, field))
 
 
+@lru_cache(maxsize=4096)
+def scoped_field_id(namespace: str, dataset: str, field: str) -> str:
+    """A field's node in an answer's one drawing (``graph=answer``): ``field.<namespace>.<dataset>.<field>``
+    (the answer's fields may be of several namespaces)."""
+    return ids.render(("field", namespace, dataset, field))
+
+
 @lru_cache(maxsize=65536)
 def scoped_node_id(scope: str, origin: str, field: str) -> str:
     """The node of the field ``field`` an operation ``origin`` output, in an answer's one drawing
@@ -77,16 +84,17 @@ def detailed_view(path: PathDocument, dataset: str, memo: DetailedMemo | None = 
 
 def _draw_detailed(path: PathDocument, dataset: str, memo: DetailedMemo, nodes: dict[str, dict[str, Any]],
                    edges: dict[tuple[Any, ...], dict[str, Any]], walked: set[tuple[int, str]] | None = None,
-                   scope: str | None = None) -> None:
+                   scope: str | None = None, namespace: str | None = None) -> None:
     """Add the detailed view of ``path`` to ``nodes`` and ``edges``. ``walked`` (an answer's one
     drawing): the intermediate fields (operation object, field) drawn already with everything
     before them, where the walk stops; it gains those this path draws, unless the path reads its
     own field again (a write's output read by a later operation: what lies before such a node is
-    this path's own drawing). ``scope``: what operation nodes are named in (``scoped_node_id``)."""
+    this path's own drawing). ``scope``: what operation nodes are named in (``scoped_node_id``);
+    ``namespace``: the field's, in its node's id (``scoped_field_id``; a path's drawing has one field)."""
     operations = {operation["id"]: operation for operation in path["operations"]}
     field = path["field"]
     targets = {(field, origin) for origin in path_origins(path)}
-    field_key = field_node_id(dataset, field)
+    field_key = field_node_id(dataset, field) if namespace is None else scoped_field_id(namespace, dataset, field)
     if walked is not None:
         written = {origin for _, origin in targets}
         if any(item["origin"] in written and (item["field"], item["origin"]) in targets
@@ -165,14 +173,15 @@ class AnswerDrawing:
         self._memo = DetailedMemo()
         self._walked: set[tuple[int, str]] = set()
 
-    def add(self, path: PathDocument, dataset: str) -> None:
-        """Draw ``path`` (a path of a field of ``dataset``) into the answer's drawing; its
-        operations' nodes are named in its operation set (``scoped_node_id``)."""
-        scope = path.get("set") or f"dataset:{dataset}"
+    def add(self, path: PathDocument, namespace: str, dataset: str) -> None:
+        """Draw ``path`` (a path of a field of ``dataset`` in ``namespace``) into the answer's
+        drawing; its field's node is named with its namespace (``scoped_field_id``), its
+        operations' in its operation set (``scoped_node_id``)."""
+        scope = path.get("set") or f"dataset:{namespace}/{dataset}"
         if self.view == "detailed":
-            _draw_detailed(path, dataset, self._memo, self.nodes, self.edges, self._walked, scope)
+            _draw_detailed(path, dataset, self._memo, self.nodes, self.edges, self._walked, scope, namespace)
         else:
-            drawing = simple_view(path, dataset, scope)
+            drawing = simple_view(path, dataset, scope, namespace)
             for node in drawing["nodes"]:
                 self.nodes.setdefault(node["id"], node)
             for edge in drawing["edges"]:
@@ -188,9 +197,10 @@ class AnswerDrawing:
         return drawing
 
 
-def simple_view(path: PathDocument, dataset: str, scope: str | None = None) -> dict[str, Any]:
+def simple_view(path: PathDocument, dataset: str, scope: str | None = None, namespace: str | None = None
+                ) -> dict[str, Any]:
     """Nodes and edges of the simple view: source fields -> the field, each edge with its
-    operations. ``scope``: what the source nodes are named in (``scoped_node_id``)."""
+    operations. ``scope`` and ``namespace``: how an answer's one drawing names its nodes."""
     operations = {operation["id"]: operation for operation in path["operations"]}
     transformations: dict[str, dict[str, Any]] = {}  # transformation_key -> transformation
 
@@ -214,7 +224,8 @@ def simple_view(path: PathDocument, dataset: str, scope: str | None = None) -> d
         return found
 
     rank = {operation["id"]: index for index, operation in enumerate(path["operations"])}
-    target = field_node_id(dataset, path["field"])
+    target = field_node_id(dataset, path["field"]) if namespace is None else scoped_field_id(namespace, dataset,
+                                                                                              path["field"])
     nodes = [{"id": target, "field": path["field"], "dataset": dataset, "kind": "field"}]
     edges = []
     found: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
