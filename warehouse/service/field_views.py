@@ -56,6 +56,19 @@ def scoped_node_id(scope: str, origin: str, field: str) -> str:
     return ids.render(("operation", scope, origin, field))
 
 
+def _reads_again(operations: list[dict[str, Any]], targets: set[tuple[str, str]], memo: DetailedMemo) -> bool:
+    """Whether an operation of a path takes one of its ``targets`` (the writes of its field) as an
+    input; each operation's inputs read once per answer (the paths of a set share them)."""
+    for operation in operations:
+        refs = memo.inputs.get(id(operation))
+        if refs is None:
+            refs = memo.inputs[id(operation)] = (frozenset((item["field"], item["origin"])
+                                                           for item in operation["inputs"]), operation)
+        if not targets.isdisjoint(refs[0]):
+            return True
+    return False
+
+
 class DetailedMemo:
     """What detailed drawings of one answer share: the paths of an operation set hold the same
     operation objects (``field_lineage_store`` rebuilds them from the set's), so an intermediate
@@ -66,6 +79,7 @@ class DetailedMemo:
     def __init__(self) -> None:
         self.drawn: dict[tuple[int, str], tuple[dict[str, Any], list[tuple[tuple[str, str], tuple[Any, ...],
                                                                                 dict[str, Any]]], Any]] = {}
+        self.inputs: dict[int, tuple[frozenset[tuple[str, str]], Any]] = {}  # an operation's (field, origin) inputs
 
 
 def detailed_view(path: PathDocument, dataset: str, memo: DetailedMemo | None = None) -> dict[str, Any]:
@@ -95,11 +109,8 @@ def _draw_detailed(path: PathDocument, dataset: str, memo: DetailedMemo, nodes: 
     field = path["field"]
     targets = {(field, origin) for origin in path_origins(path)}
     field_key = field_node_id(dataset, field) if namespace is None else scoped_field_id(namespace, dataset, field)
-    if walked is not None:
-        written = {origin for _, origin in targets}
-        if any(item["origin"] in written and (item["field"], item["origin"]) in targets
-               for operation in path["operations"] for item in operation["inputs"]):
-            walked = None  # this path's field is read again: draw all of it, share nothing of it
+    if walked is not None and _reads_again(path["operations"], targets, memo):
+        walked = None  # this path's field is read again: draw all of it, share nothing of it
 
     def key_of(ref: tuple[str, str]) -> str:
         if ref in targets:
