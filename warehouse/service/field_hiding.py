@@ -116,15 +116,46 @@ def hide_unreadable_sources(value: Any, readable: Readable) -> Any:
 def hide_unreadable_programs(value: Any, readable: ReadableProgram) -> Any:
     """``value`` with each program info (``{"program": {... "entity": "PROGRAM"}, ...}``, as paths,
     flows and operation sets list the programs that ran them) the caller cannot read made
-    anonymous; the hidden ones of one list merge into one (the latest)."""
+    anonymous; the hidden ones of one list merge into one (the latest). What holds nothing to hide
+    is returned as it is, not copied (a wide record's impact is megabytes of operations, drawings
+    and run ids: copied whole, it cost a caller who is no instance admin 250-380 ms), and a list
+    the answer shares between paths (their runs and programs) is looked at once."""
+    return _hide_programs(value, readable, {})
+
+
+# What an answer builds from operation records and run ids, never from program infos: a record's
+# operations (id, type, name, description, inputs, outputs, sources: the shape the raw format and
+# field_paths.normalize fix), their drawings, run ids, source fields. Not walked: they are most of
+# a wide answer.
+_NO_PROGRAMS = frozenset({"operations", "graph", "runs", "sources", "destinationFields", "drops"})
+
+
+def _hide_programs(value: Any, readable: ReadableProgram, seen: dict[int, tuple[Any, Any]]) -> Any:
     if isinstance(value, list):
-        shown = [hide_unreadable_programs(item, readable) for item in value]
-        hidden = [item for item in shown if isinstance(item, dict) and item.get("program") == HIDDEN_PROGRAM]
-        return [item for item in shown if item not in hidden or item is hidden[0]]
+        known = seen.get(id(value))
+        if known is not None:
+            return known[1]
+        shown: list[Any] = value
+        if any(isinstance(item, (dict, list)) for item in value):
+            items = [_hide_programs(item, readable, seen) for item in value]
+            hidden = [item for item in items if isinstance(item, dict) and item.get("program") == HIDDEN_PROGRAM]
+            if hidden:
+                items = [item for item in items if item not in hidden or item is hidden[0]]
+            if len(items) != len(value) or any(new is not old for new, old in zip(items, value, strict=True)):
+                shown = items
+        seen[id(value)] = (value, shown)  # the list kept alive: its id stays its own
+        return shown
     if not isinstance(value, dict):
         return value
     program = value.get("program")
     if isinstance(program, dict) and program.get("entity") == "PROGRAM" and program != HIDDEN_PROGRAM:
-        return {**value, "program": program if readable(program) else HIDDEN_PROGRAM}
-    return {key: hide_unreadable_programs(item, readable) for key, item in value.items()}
+        return value if readable(program) else {**value, "program": HIDDEN_PROGRAM}
+    changed: dict[str, Any] | None = None
+    for key, item in value.items():
+        if key not in _NO_PROGRAMS and isinstance(item, (dict, list)):
+            new = _hide_programs(item, readable, seen)
+            if new is not item:
+                changed = changed if changed is not None else dict(value)
+                changed[key] = new
+    return changed if changed is not None else value
 
