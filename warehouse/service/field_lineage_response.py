@@ -223,33 +223,26 @@ def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: 
     ``graph="answer"`` (with a ``view``): one drawing of every path shown, ``graph`` at the
     answer's top, instead of one per path (``field_views.AnswerDrawing``)."""
     with paused_collection():  # a wide answer's objects die with it (lineage.gc_paused)
-        return _field_lineage(queries, key, start, end, direction=direction, view=view, levels=levels,
-                              transformations=transformations, readable=readable, graph=graph)
-
-
-def _field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: int, *, direction: str,
-                   view: str | None, levels: int, transformations: TransformationFilter, readable: Readable | None,
-                   graph: Graph) -> dict[str, Any]:
-    body: dict[str, Any] = {"fieldName": key.field, "startTimeInSeconds": start, "endTimeInSeconds": end,
-                            "direction": direction}
-    paths: dict[FieldKey, list[dict[str, Any]]] = {}
-    rendering = Rendering(view, transformations, readable, documents={} if view and graph == "answer" else None)
-    if direction == "incoming":
-        paths.update(rendering.paths(queries.paths([key]), [key]))
-        body["paths"] = rendering.show(key, paths[key])
-        # levels=1 asks for the field's own paths only: no walk upstream, nothing to cut
-        walked = upstream(queries, key, paths, rendering, levels - 1) if levels > 1 else Bounded([], False)
-        body["upstream"] = _found(walked.levels, paths, rendering)
-        body["truncated"] = walked.truncated
-    else:
-        flows = queries.flows(key)
-        body["flows"] = render_flows(flows if readable is None else [hide_flow(row, readable) for row in flows])
-        walked = downstream(queries, key, paths, rendering, levels)
-        body["impacts"] = _found(walked.levels, paths, rendering)
-        body["truncated"] = walked.truncated
-    if rendering.documents is not None:
-        body["graph"] = rendering.drawing(body, key)
-    return body
+        body: dict[str, Any] = {"fieldName": key.field, "startTimeInSeconds": start, "endTimeInSeconds": end,
+                                "direction": direction}
+        paths: dict[FieldKey, list[dict[str, Any]]] = {}
+        rendering = Rendering(view, transformations, readable, documents={} if view and graph == "answer" else None)
+        if direction == "incoming":
+            paths.update(rendering.paths(queries.paths([key]), [key]))
+            body["paths"] = rendering.show(key, paths[key])
+            # levels=1 asks for the field's own paths only: no walk upstream, nothing to cut
+            walked = upstream(queries, key, paths, rendering, levels - 1) if levels > 1 else Bounded([], False)
+            body["upstream"] = _found(walked.levels, paths, rendering)
+            body["truncated"] = walked.truncated
+        else:
+            flows = queries.flows(key)
+            body["flows"] = render_flows(flows if readable is None else [hide_flow(row, readable) for row in flows])
+            walked = downstream(queries, key, paths, rendering, levels)
+            body["impacts"] = _found(walked.levels, paths, rendering)
+            body["truncated"] = walked.truncated
+        if rendering.documents is not None:
+            body["graph"] = rendering.drawing(body, key)
+        return body
 
 
 def render_flows(rows: Iterable[FlowRow]) -> list[dict[str, Any]]:

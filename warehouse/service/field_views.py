@@ -27,33 +27,22 @@ from warehouse.service.field_transformations import distinct_transformations, so
 
 
 @lru_cache(maxsize=4096)
-def field_node_id(dataset: str, field: str) -> str:
-    """The drawing's node of the path's own field: ``field.<dataset>.<field>`` (``lineage.ids``)."""
-    return ids.render(("field", dataset, field))
+def field_node_id(dataset: str, field: str, namespace: str | None = None) -> str:
+    """The drawing's node of the path's own field: ``field.<dataset>.<field>`` (``lineage.ids``);
+    in an answer's one drawing (``graph=answer``, whose fields may be of several namespaces)
+    ``field.<namespace>.<dataset>.<field>``."""
+    return ids.render(("field", dataset, field) if namespace is None else ("field", namespace, dataset, field))
 
 
 @lru_cache(maxsize=65536)  # the paths of one answer share most of their operations' fields
-def operation_node_id(origin: str, field: str) -> str:
+def operation_node_id(origin: str, field: str, scope: str | None = None) -> str:
     """The node of the field ``field`` an operation ``origin`` output (a source field when the
-    operation is a read): ``operation.<origin>.<field>``. The first parts differ and are escaped,
-    so no operation's field shares an id with the path's own field, whatever the names hold."""
-    return ids.render(("operation", origin, field))
-
-
-@lru_cache(maxsize=4096)
-def scoped_field_id(namespace: str, dataset: str, field: str) -> str:
-    """A field's node in an answer's one drawing (``graph=answer``): ``field.<namespace>.<dataset>.<field>``
-    (the answer's fields may be of several namespaces)."""
-    return ids.render(("field", namespace, dataset, field))
-
-
-@lru_cache(maxsize=65536)
-def scoped_node_id(scope: str, origin: str, field: str) -> str:
-    """The node of the field ``field`` an operation ``origin`` output, in an answer's one drawing
-    (``graph=answer``): ``operation.<scope>.<origin>.<field>``, the scope being the operation's set
-    (its fingerprint), since operation ids are a record's own (every OpenLineage record has a
-    ``read:1``)."""
-    return ids.render(("operation", scope, origin, field))
+    operation is a read): ``operation.<origin>.<field>``; in an answer's one drawing
+    ``operation.<scope>.<origin>.<field>``, the scope being the operation's set (its fingerprint),
+    since operation ids are a record's own (every OpenLineage record has a ``read:1``). The first
+    parts differ and are escaped, so no operation's field shares an id with a field's node,
+    whatever the names hold."""
+    return ids.render(("operation", origin, field) if scope is None else ("operation", scope, origin, field))
 
 
 def _reads_again(operations: list[dict[str, Any]], targets: set[tuple[str, str]], memo: DetailedMemo) -> bool:
@@ -103,19 +92,17 @@ def _draw_detailed(path: PathDocument, dataset: str, memo: DetailedMemo, nodes: 
     drawing): the intermediate fields (operation object, field) drawn already with everything
     before them, where the walk stops; it gains those this path draws, unless the path reads its
     own field again (a write's output read by a later operation: what lies before such a node is
-    this path's own drawing). ``scope``: what operation nodes are named in (``scoped_node_id``);
-    ``namespace``: the field's, in its node's id (``scoped_field_id``; a path's drawing has one field)."""
+    this path's own drawing). ``scope`` and ``namespace``: how an answer's one drawing names the
+    nodes (``operation_node_id``, ``field_node_id``)."""
     operations = {operation["id"]: operation for operation in path["operations"]}
     field = path["field"]
     targets = {(field, origin) for origin in path_origins(path)}
-    field_key = field_node_id(dataset, field) if namespace is None else scoped_field_id(namespace, dataset, field)
+    field_key = field_node_id(dataset, field, namespace)
     if walked is not None and _reads_again(path["operations"], targets, memo):
         walked = None  # this path's field is read again: draw all of it, share nothing of it
 
     def key_of(ref: tuple[str, str]) -> str:
-        if ref in targets:
-            return field_key
-        return operation_node_id(ref[1], ref[0]) if scope is None else scoped_node_id(scope, ref[1], ref[0])
+        return field_key if ref in targets else operation_node_id(ref[1], ref[0], scope)
 
     def drawn(ref: tuple[str, str]) -> tuple[dict[str, Any], list[tuple[tuple[str, str], tuple[Any, ...],
                                                                        dict[str, Any]]], bool]:
@@ -186,8 +173,7 @@ class AnswerDrawing:
 
     def add(self, path: PathDocument, namespace: str, dataset: str) -> None:
         """Draw ``path`` (a path of a field of ``dataset`` in ``namespace``) into the answer's
-        drawing; its field's node is named with its namespace (``scoped_field_id``), its
-        operations' in its operation set (``scoped_node_id``)."""
+        drawing; its field's node is named with its namespace, its operations' in its operation set."""
         scope = path.get("set") or f"dataset:{namespace}/{dataset}"
         if self.view == "detailed":
             _draw_detailed(path, dataset, self._memo, self.nodes, self.edges, self._walked, scope, namespace)
@@ -235,8 +221,7 @@ def simple_view(path: PathDocument, dataset: str, scope: str | None = None, name
         return found
 
     rank = {operation["id"]: index for index, operation in enumerate(path["operations"])}
-    target = field_node_id(dataset, path["field"]) if namespace is None else scoped_field_id(namespace, dataset,
-                                                                                              path["field"])
+    target = field_node_id(dataset, path["field"], namespace)
     nodes = [{"id": target, "field": path["field"], "dataset": dataset, "kind": "field"}]
     edges = []
     found: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
@@ -245,7 +230,7 @@ def simple_view(path: PathDocument, dataset: str, scope: str | None = None, name
             known_ops, known_kinds = found.get(source, (frozenset(), frozenset()))
             found[source] = (known_ops | ops, known_kinds | kinds)
     for (origin, field), (ops, kinds) in sorted(found.items()):
-        key = operation_node_id(origin, field) if scope is None else scoped_node_id(scope, origin, field)
+        key = operation_node_id(origin, field, scope)
         nodes.append({"id": key, "field": field, "origin": origin, "kind": "source",
                       "sources": operations[origin]["sources"]})
         ordered = sorted(ops, key=rank.__getitem__)
