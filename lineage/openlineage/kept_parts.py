@@ -10,6 +10,11 @@ input and output (a dataset with its facets) are parts again, named by id. A par
 MD5 of the run's warehouse namespace and the part's canonical JSON (keys sorted), as a UUID: the
 same part of the same namespace is stored once, and a namespace's cleanup can remove the parts
 only its runs used. ``assembled`` puts an event back together, exactly as it came.
+
+What the kept row holds already is left out of its skeleton (``slimmed``, migration 0042): the
+``run``'s ``runId`` when it is the id of the run the row belongs to, and the ``eventTime`` when
+it is the row's time as ``rendered_time`` writes it (``isoformat`` in UTC, what Python producers
+such as Airflow's provider send); any other text of either stays as it came.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -36,8 +42,10 @@ def part_id(namespace: str, part: Any) -> str:
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"
 
 
-def split(namespace: str, event: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``event`` as a skeleton, and its parts by id."""
+def split(namespace: str, event: Mapping[str, Any], *, run_id: str | None = None,
+          event_time: datetime | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``event`` as a skeleton, and its parts by id; ``slimmed`` when the row keeping it holds
+    ``run_id`` and ``event_time``."""
     parts: dict[str, Any] = {}
 
     def named(part: Any) -> str:
@@ -55,12 +63,36 @@ def split(namespace: str, event: Mapping[str, Any]) -> tuple[dict[str, Any], dic
     if facets := _run_facets(skeleton):
         skeleton["run"] = {**skeleton["run"], "facets": {name: named(facet) for name, facet in facets.items()}}
     skeleton[BODY] = named(body)
-    return skeleton, parts
+    return slimmed(skeleton, run_id=run_id, event_time=event_time), parts
 
 
-def assembled(skeleton: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any]:
+def slimmed(skeleton: Mapping[str, Any], *, run_id: str | None = None,
+            event_time: datetime | None = None) -> dict[str, Any]:
+    """``skeleton`` without what a kept row holds itself: its ``run``'s ``runId`` when it is
+    ``run_id``, its ``eventTime`` when it is ``rendered_time(event_time)``. ``assembled``, given the
+    same two, puts them back."""
+    slim = dict(skeleton)
+    if BODY not in slim:  # an event kept whole stays whole
+        return slim
+    if event_time is not None and slim.get("eventTime") == rendered_time(event_time):
+        del slim["eventTime"]
+    run = slim.get("run")
+    if run_id is not None and isinstance(run, dict) and run.get("runId") == run_id:
+        slim["run"] = {key: value for key, value in run.items() if key != "runId"}
+    return slim
+
+
+def rendered_time(moment: datetime) -> str:
+    """The one text of an event time a skeleton leaves out (``2026-12-05T02:00:00.123456+00:00``,
+    no fraction for a whole second)."""
+    return moment.astimezone(UTC).isoformat()
+
+
+def assembled(skeleton: Mapping[str, Any], parts: Mapping[str, Any], *, run_id: str | None = None,
+              event_time: datetime | None = None) -> dict[str, Any]:
     """The event ``split`` made ``skeleton`` of, whole again (``parts``: at least those it names,
-    ``part_ids``). A skeleton without a body is an event kept whole, given back as it is."""
+    ``part_ids``; ``run_id`` and ``event_time``: those of the row keeping it, which ``slimmed`` may
+    have left out). A skeleton without a body is an event kept whole, given back as it is."""
     if BODY not in skeleton:
         return dict(skeleton)
     event = dict(parts[skeleton[BODY]])
@@ -72,6 +104,11 @@ def assembled(skeleton: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str
     event.update((key, value) for key, value in skeleton.items() if key != BODY)
     if facets := _run_facets(skeleton):
         event["run"] = {**skeleton["run"], "facets": {name: parts[key] for name, key in facets.items()}}
+    if event_time is not None and "eventTime" not in skeleton:
+        event["eventTime"] = rendered_time(event_time)
+    run = event.get("run")
+    if run_id is not None and isinstance(run, dict) and "runId" not in run:
+        event["run"] = {"runId": run_id, **run}
     return event
 
 

@@ -37,7 +37,7 @@ from typing import Any
 import orjson
 
 from lineage.errors import InvalidEntityError, InvalidEventError
-from lineage.model.events import SCHEMA_VERSION, derived_event, format_time, refuse_nul
+from lineage.model.events import SCHEMA_VERSION, derived_event, format_time, parse_time, refuse_nul
 from lineage.naming.identity import (
     DEFAULT_NAMESPACE,
     DatasetIdentity,
@@ -314,7 +314,8 @@ def kept_verbatim(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> dict
         run = job_program(event["job"]["namespace"], event["job"]["name"], namespaces).run(run_id_of(event))
     except InvalidEntityError as exc:
         raise InvalidEventError(f"OpenLineage event: {exc}") from exc
-    skeleton, parts = kept_parts.split(envelope["namespace"], event)
+    skeleton, parts = kept_parts.split(envelope["namespace"], event, run_id=run["run_id"],
+                                       event_time=parse_time(envelope["event_time"]))
     return {**envelope, "run": run,
             "payload": {"event": skeleton, "parts": parts, "namespaces": sorted(touched_namespaces(envelope))}}
 

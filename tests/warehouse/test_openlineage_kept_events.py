@@ -81,9 +81,31 @@ def test_each_distinct_part_is_stored_once_and_every_event_comes_back_whole(
                               "where part ->> 'name' in ('orders_dag.totals', 'shop.public.orders', 'marts/totals')"
                 ) == [(3,)]
     assert rows(warehouse_db, "select count(*) from lineage.openlineage_parts") == [(3 + 1 + 3 + 1,)]
-    # what each kept event holds itself: no facet, no dataset
+    # what each kept event holds itself: no facet, no dataset, and neither the run id nor the time
+    # its row holds (the events' times are Python's isoformat, as the row's time renders)
     assert rows(warehouse_db, "select count(*) from lineage.openlineage_events "
                               "where event::text like '%%amount%%' or event::text like '%%shop.public%%'") == [(0,)]
+    assert rows(warehouse_db, "select array_agg(distinct k order by k) from lineage.openlineage_events "
+                              "cross join lateral jsonb_object_keys(event) k") == [(["_body", "eventType", "run"],)]
+    assert rows(warehouse_db, "select count(*) from lineage.openlineage_events where event -> 'run' ? 'runId'"
+                ) == [(0,)]
+
+
+def test_a_time_written_otherwise_is_kept_as_it_came(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    """Java producers write ``...Z`` and milliseconds: the text comes back as it was sent."""
+    sent = hourly_events("default", hours=1)
+    sent[0]["eventTime"] = "2026-11-23T09:00:00.120Z"
+    sent[1]["eventTime"] = "2026-11-23T10:05:00+01:00"
+    emit(log_root, sent)
+    run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings_for(warehouse_db))
+    with connect(warehouse_db) as conn:
+        ids = [row[0] for row in conn.execute("select event_id from lineage.openlineage_events order by event_time")]
+        back = kept_events(conn, ids)
+    assert [back[event_id] for event_id in ids] == sent
+    assert rows(warehouse_db, "select event ->> 'eventTime' from lineage.openlineage_events order by event_time"
+                ) == [("2026-11-23T09:00:00.120Z",), ("2026-11-23T10:05:00+01:00",)]
 
 
 def test_a_namespace_cleanup_removes_the_parts_only_its_old_runs_used(
@@ -146,6 +168,47 @@ def test_events_kept_before_the_migration_are_split_and_come_back_the_same(empty
         [(skeleton,)] = conn.execute("select event from lineage.openlineage_events").fetchall()
     assert set(skeleton) == {"eventType", "eventTime", "run", "_body"}
     assert rows(empty_db, "select count(*) from lineage.openlineage_parts") == [(6,)]
+
+
+def test_events_kept_before_0042_leave_what_their_row_holds_and_come_back_the_same(
+    empty_db: str, tmp_path: Path
+) -> None:
+    for migration in sorted(MIGRATIONS_DIR.glob("*.sql")):
+        if migration.name < "0042":
+            (tmp_path / migration.name).write_text(migration.read_text())
+    apply_migrations(empty_db, tmp_path)
+    events = hourly_events("default", hours=1)
+    events[1]["eventTime"] = "2026-11-23T09:05:00Z"  # another text of its row's time: stays
+    with connect(empty_db, autocommit=True) as conn:
+        conn.execute("""insert into lineage.compaction_batches (batch_id, interval_end, started_at, files, events_read,
+                            events_compacted, duplicates, quarantined, runs_touched, accesses_added)
+                        values ('b1', now(), now(), 1, 1, 1, 0, 0, 1, 0)""")
+        program = conn.execute("""insert into lineage.programs (namespace, application, program_type, program)
+                                  values ('default', 'default', 'openlineage', 'orders_dag.totals')
+                                  returning program_key""").fetchone()
+        run_id = events[0]["run"]["runId"]
+        run = conn.execute("""insert into lineage.runs (namespace, program_key, run_id, status, first_batch_id,
+                                                        last_batch_id)
+                              values ('default', %s, %s, 'completed', 'b1', 'b1') returning run_key""",
+                           (program[0], run_id)).fetchone()  # type: ignore[index]
+        for index, event in enumerate(events):
+            skeleton, parts = kept_parts.split("default", event)  # as 0041 kept them: whole skeletons
+            for key, part in parts.items():
+                conn.execute("insert into lineage.openlineage_parts values (%s, 'default', %s) on conflict do nothing",
+                             (key, Jsonb(part)))
+            conn.execute("""insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event,
+                                                                     batch_id)
+                            values (%s, %s, %s, '{default}', %s, 'b1')""",
+                         (f"ol-{index}", run[0], datetime.fromisoformat(event["eventTime"]),  # type: ignore[index]
+                          Jsonb(skeleton)))
+
+    apply_migrations(empty_db)
+
+    with connect(empty_db) as conn:
+        assert kept_events(conn, ["ol-0", "ol-1"]) == {"ol-0": events[0], "ol-1": events[1]}
+    assert rows(empty_db, "select event_id, event ? 'eventTime', event -> 'run' ? 'runId' "
+                          "from lineage.openlineage_events order by event_id") == [
+        ("ol-0", False, False), ("ol-1", True, False)]
 
 
 ODD_EVENTS = [

@@ -400,9 +400,9 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
             select p.key::uuid, n.namespace, p.value
             from new_events n cross join lateral jsonb_each(n.payload -> 'parts') as p
             on conflict (part_id) do nothing)
-        insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event, batch_id)
+        insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event)
         select event_id, run_key, event_time, array(select jsonb_array_elements_text(payload -> 'namespaces')),
-               payload -> 'event', %(batch)s
+               payload -> 'event'
         from new_events
         on conflict (event_id) do nothing""",
               kinds=("openlineage",)),

@@ -45,7 +45,8 @@ class Migration:
 # 24: what each kept schema version changed from the one before).
 _BACKFILLS: dict[int, Callable[[psycopg.Connection], object]] = {
     11: entity_keys.backfill, 21: entity_keys.backfill_ids, 22: metadata_search.rebuild_in_place,
-    24: schema_store.backfill_changes, 41: openlineage_export_store.backfill_parts}
+    24: schema_store.backfill_changes, 41: openlineage_export_store.backfill_parts,
+    42: openlineage_export_store.slim_skeletons}
 
 
 def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:

@@ -114,10 +114,11 @@ def window_page(conn: psycopg.Connection, after: datetime, before: datetime, rea
 def kept_events(conn: psycopg.Connection, event_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The kept OpenLineage events of ``event_ids``, as they came: each kept event with its parts
     put back (``lineage.openlineage.kept_parts``), the parts the events share read once."""
-    rows = conn.execute("select event_id, event from lineage.openlineage_events where event_id = any(%s)",
-                        (list(event_ids),)).fetchall()
-    bodies = sorted({skeleton[kept_parts.BODY] for _, skeleton in rows if kept_parts.BODY in skeleton})
-    named = sorted({part_id for _, skeleton in rows for part_id in kept_parts.skeleton_part_ids(skeleton)})
+    rows = conn.execute("""select o.event_id, o.event, r.run_id, o.event_time from lineage.openlineage_events o
+                           join lineage.runs r on r.run_key = o.run_key
+                           where o.event_id = any(%s)""", (list(event_ids),)).fetchall()
+    bodies = sorted({skeleton[kept_parts.BODY] for _, skeleton, _, _ in rows if kept_parts.BODY in skeleton})
+    named = sorted({part_id for _, skeleton, _, _ in rows for part_id in kept_parts.skeleton_part_ids(skeleton)})
     parts: dict[str, Any] = {} if not named else dict(conn.execute(
         """select part_id::text, part from lineage.openlineage_parts where part_id = any(%(named)s::uuid[])
            union all
@@ -126,7 +127,8 @@ def kept_events(conn: psycopg.Connection, event_ids: Sequence[str]) -> dict[str,
            cross join lateral lineage.openlineage_body_part_ids(b.part) as body(part_id)
            join lineage.openlineage_parts p on p.part_id = body.part_id
            where b.part_id = any(%(bodies)s::uuid[])""", {"named": named, "bodies": bodies}).fetchall())
-    return {event_id: kept_parts.assembled(skeleton, parts) for event_id, skeleton in rows}
+    return {event_id: kept_parts.assembled(skeleton, parts, run_id=run_id, event_time=event_time)
+            for event_id, skeleton, run_id, event_time in rows}
 
 
 def backfill_parts(conn: psycopg.Connection) -> int:
@@ -151,6 +153,29 @@ def backfill_parts(conn: psycopg.Connection) -> int:
                                   values (%s, %s, %s) on conflict (part_id) do nothing""", list(parts.values()))
             cursor.executemany("update lineage.openlineage_events set event = %s where event_id = %s", skeletons)
         split += len(rows)
+        after = rows[-1][0]
+
+
+def slim_skeletons(conn: psycopg.Connection) -> int:
+    """Migration 0042: leave out of each kept skeleton what its row holds (its run's id, its time:
+    ``kept_parts.slimmed``), a thousand at a time; how many changed."""
+    slimmed, after = 0, ""
+    while True:
+        rows = conn.execute(
+            """select o.event_id, o.event, r.run_id, o.event_time from lineage.openlineage_events o
+               join lineage.runs r on r.run_key = o.run_key
+               where o.event_id > %s order by o.event_id limit 1000""", (after,)).fetchall()
+        if not rows:
+            return slimmed
+        changed = []
+        for event_id, skeleton, run_id, event_time in rows:
+            slim = kept_parts.slimmed(skeleton, run_id=run_id, event_time=event_time)
+            if slim != skeleton:
+                changed.append((Jsonb(slim), event_id))
+        if changed:
+            with conn.cursor() as cursor:
+                cursor.executemany("update lineage.openlineage_events set event = %s where event_id = %s", changed)
+        slimmed += len(changed)
         after = rows[-1][0]
 
 

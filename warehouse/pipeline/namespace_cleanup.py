@@ -52,7 +52,8 @@ _STEPS: list[tuple[str, str]] = [
                                     and f.recorded_at < %(before)s"""),
     ("dataset_accesses", """delete from lineage.dataset_accesses a
                             where a.run_key in (select run_key from old_runs)
-                               or a.namespace = %(ns)s and a.accessed_at < %(before)s"""),
+                               or a.dataset_key in (select dataset_key from lineage.datasets where namespace = %(ns)s)
+                                  and a.accessed_at < %(before)s"""),
     ("declared_accesses", """delete from lineage.declared_accesses a
                              where a.declared_at < %(before)s
                                and (a.program_key in (select program_key from lineage.programs where namespace = %(ns)s)
