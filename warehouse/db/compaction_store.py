@@ -164,7 +164,9 @@ def drop_lines_table(conn: psycopg.Connection, table: str) -> None:
     conn.execute(sql.SQL("drop table if exists {}").format(sql.Identifier(*table.split("."))))
 
 
-_EVENT_TIME = "to_timestamp(event_time_us / 1e6)"
+# exact to the microsecond: to_timestamp takes a double, whose precision is coarser than half a
+# microsecond for some years (1902-1927, before 1870, after 2106), one microsecond off there
+_EVENT_TIME = "(timestamptz 'epoch' + event_time_us * interval '1 microsecond')"
 _EVENT_KEY = "md5(namespace || '/' || event_id)::uuid"  # the ledger's key; see migration 0001
 _LINE_KEY = "md5(namespace || '/' || line_id)::uuid"  # an OpenLineage line's (its envelope's id)
 
