@@ -38,7 +38,7 @@ def field_node_id(dataset: str, field: str, namespace: str | None = None) -> str
 def operation_node_id(origin: str, field: str, scope: str | None = None) -> str:
     """The node of the field ``field`` an operation ``origin`` output (a source field when the
     operation is a read): ``operation.<origin>.<field>``; in an answer's one drawing
-    ``operation.<scope>.<origin>.<field>``, the scope being the operation's set (its fingerprint),
+    ``operation.<scope>.<origin>.<field>``, the scope naming the operation's set in the answer,
     since operation ids are a record's own (every OpenLineage record has a ``read:1``). The first
     parts differ and are escaped, so no operation's field shares an id with a field's node,
     whatever the names hold."""
@@ -170,11 +170,19 @@ class AnswerDrawing:
         self.warnings: list[dict[str, Any]] = []
         self._memo = DetailedMemo()
         self._walked: set[tuple[int, str]] = set()
+        self._scopes: dict[str, str] = {}  # a set's own name -> its name in this answer
+
+    def scope(self, path: PathDocument, namespace: str, dataset: str) -> str:
+        """The name of ``path``'s operation set in this answer's node ids: ``s1``, ``s2``, ... in
+        the order the answer draws them. Never the set's fingerprint: it digests the whole record,
+        reads the caller may not see included (a guess at a hidden name would be confirmed)."""
+        own = path.get("set") or f"dataset:{namespace}/{dataset}"
+        return self._scopes.setdefault(own, f"s{len(self._scopes) + 1}")
 
     def add(self, path: PathDocument, namespace: str, dataset: str) -> None:
         """Draw ``path`` (a path of a field of ``dataset`` in ``namespace``) into the answer's
         drawing; its field's node is named with its namespace, its operations' in its operation set."""
-        scope = path.get("set") or f"dataset:{namespace}/{dataset}"
+        scope = self.scope(path, namespace, dataset)
         if self.view == "detailed":
             _draw_detailed(path, dataset, self._memo, self.nodes, self.edges, self._walked, scope, namespace)
         else:
