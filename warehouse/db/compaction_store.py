@@ -220,13 +220,20 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
             select ctid, row_number() over (partition by namespace, event_id
                                             order by source_file, line_number) as delivery
             from {events}) repeated
-        where s.ctid = repeated.ctid and repeated.delivery > 1""",
+        where s.ctid = repeated.ctid and repeated.delivery > 1""", counts="duplicates",
               only_if="select exists (select from {events} group by namespace, event_id having count(*) > 1)"),
     MergeStep("drop events already compacted",
-              f"delete from {{events}} s using lineage.event_ids e where e.event_key = {_EVENT_KEY}"),
+              f"delete from {{events}} s using lineage.event_ids e where e.event_key = {_EVENT_KEY}",
+              counts="duplicates"),
     MergeStep("drop OpenLineage lines already compacted",
               f"delete from {{events}} s using lineage.event_ids e where e.event_key = {_LINE_KEY}",
-              only_if="select exists (select from {events} where line_id is not null)"),
+              counts="duplicates", only_if="select exists (select from {events} where line_id is not null)"),
+    # A line some of whose events were set aside records its other events' ids, not its own, which
+    # is its kept event's (below): that event, sent again, is known by the kept events themselves.
+    MergeStep("drop OpenLineage events already kept",
+              "delete from {events} s using lineage.openlineage_events o "
+              "where s.kind = 'openlineage' and o.event_id = s.event_id",
+              counts="duplicates", kinds=("openlineage",)),
     MergeStep("namespaces", """
         insert into lineage.namespaces (namespace)
         select namespace from {events}
@@ -508,7 +515,8 @@ class BatchMerge:
         self._mode = "auto_create" if auto_create_namespaces else "strict"
         self._params: dict[str, Any] = {"batch": batch_id}
         self.batch_id = batch_id
-        self.counts = dict.fromkeys(("quarantined", "compacted", "runs_touched", "accesses_added", "pending_kept"), 0)
+        self.counts = dict.fromkeys(("quarantined", "compacted", "duplicates", "runs_touched", "accesses_added",
+                                     "pending_kept"), 0)
         self._transaction = conn.transaction()
         self._transaction.__enter__()
         try:
@@ -577,7 +585,9 @@ class BatchMerge:
         ``record_settled``); expire old ids and the pending records processed more than
         ``pending_retention_days`` ago, commit."""
         conn, params, counts = self._conn, self._params, self.counts
-        duplicates = events_read - counts["quarantined"] - counts["compacted"]
+        # the events dropped as delivered before, counted as they are dropped (a line can have
+        # several events set aside for one quarantine row: read - quarantined - compacted over-counts)
+        duplicates = counts["duplicates"]
         conn.execute(
             """insert into lineage.compaction_batches (batch_id, dag_run_id, interval_end, started_at, files,
                    events_read, events_compacted, duplicates, quarantined, runs_touched, accesses_added, late_files)
