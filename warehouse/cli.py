@@ -263,6 +263,7 @@ def quarantine_replay(batch: Batch = None, file: File = None, reason: Reason = N
         summary = replay(conn, settings.log_root, Selection(batch, file, reason), dry_run=dry_run,
                          max_clock_skew_hours=settings.max_clock_skew_hours,
                          auto_create_namespaces=settings.auto_create_namespaces,
+                         namespace_map=settings.namespace_map,
                          progress=lambda rows: track(rows, description="re-validating", console=err,
                                                      disable=not err.is_terminal))
     out.print(summary.render() + (" (dry run: nothing written)" if dry_run else ""), highlight=False)

@@ -200,6 +200,36 @@ def test_two_field_lineage_jobs_at_once_process_each_record_once(
                               "and processed_at is null") == [(0,)]
 
 
+def test_a_replay_needs_the_namespaces_the_compaction_needs_and_no_other(
+    warehouse_db: str, log_root: Path, settings_for, monkeypatch  # type: ignore[no-untyped-def]
+) -> None:
+    """A line writing into s3://lake whose column lineage names a field of s3://ext: the merge sets
+    aside what falls in lake only (ext is only named), so once lake exists the replay is taken,
+    ext missing or not (it was refused for ext: a review finding)."""
+    monkeypatch.setenv("LINEAGE_NAMESPACE_MAP", "s3://lake=lake,s3://ext=ext")
+    settings = settings_for(warehouse_db)
+    later = datetime.now(UTC) + timedelta(hours=1)
+    ext_field = cl.InputField(namespace="s3://ext", name="raw/orders", field="amount")
+    written = OutputDataset(namespace="s3://lake", name="marts/spend", facets={
+        "columnLineage": cl.ColumnLineageDatasetFacet(fields={"spend": cl.Fields(inputFields=[ext_field])})})
+    client_for(log_root).emit(RunEvent(eventType=RunState.COMPLETE, eventTime=(later - timedelta(hours=2)).isoformat(),
+                                       run=Run(runId=RUN_ID), job=Job(namespace="default", name="spend"),
+                                       producer=PRODUCER, outputs=[written]))
+    first = run_compaction(None, interval_end=later, settings=settings)
+    assert first.quarantined == 1
+    with connect(warehouse_db) as conn:
+        early = replay(conn, str(log_root), Selection(), dry_run=True, namespace_map=settings.namespace_map)
+        assert (early.replayed, early.still_refused) == (0, {"namespace 'lake' does not exist": 1})
+        create_namespace(conn, "lake", None)
+        conn.commit()
+        replayed = replay(conn, str(log_root), Selection(), namespace_map=settings.namespace_map)
+    assert (replayed.replayed, replayed.still_refused) == (1, {})
+    second = run_compaction(None, interval_end=later + timedelta(hours=1), settings=settings)
+    assert second.quarantined == 0 and second.events_compacted >= 1
+    assert rows(warehouse_db, "select dataset, access from lineage.access_details") == [("s3://lake/marts/spend",
+                                                                                          "write")]
+
+
 def test_a_partly_quarantined_line_sent_again_is_a_duplicate_but_for_what_is_set_aside_again(
     warehouse_db: str, log_root: Path, settings_for, monkeypatch  # type: ignore[no-untyped-def]
 ) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gzip
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,9 +24,11 @@ import orjson
 import psycopg
 from psycopg.rows import class_row
 
-from lineage.model.events import Rejection, parse_line
+from lineage.errors import InvalidEventError
+from lineage.model.events import Rejection, parse_line, to_staged_row
+from lineage.naming.identity import NO_MAPPING, NamespaceMap
 from lineage.openlineage.mapping import KIND as OPENLINEAGE
-from lineage.openlineage.mapping import touched_namespaces
+from lineage.openlineage.mapping import expand
 from lineage.transport.log_file import EventLogWriter
 
 _CUT = re.compile(r"… \[cut: the line is \d+ bytes, sha256 [0-9a-f]{64}\]$")
@@ -115,8 +117,10 @@ class ReplaySummary:
 
 def replay(conn: psycopg.Connection, log_root: str, selection: Selection, *, dry_run: bool = False,
            max_clock_skew_hours: int = 24, auto_create_namespaces: bool = False,
+           namespace_map: NamespaceMap = NO_MAPPING,
            progress: Callable[[Iterable[Any]], Iterable[Any]] = lambda rows: rows) -> ReplaySummary:
-    """Replay the selected rows (see the module's doc); ``dry_run`` only counts."""
+    """Replay the selected rows (see the module's doc); ``dry_run`` only counts. ``namespace_map``:
+    the compaction's (``LINEAGE_NAMESPACE_MAP``), for lines written before the ingest pinned one."""
     summary = ReplaySummary()
     where, params = selection.where()
     with conn.cursor(row_factory=class_row(_Replayable)) as cursor:
@@ -145,7 +149,7 @@ def replay(conn: psycopg.Connection, log_root: str, selection: Selection, *, dry
         if (event["namespace"], event["event_id"]) in known:
             why = "already compacted (quarantined by a later stage: field lineage or metadata)"
             summary.not_replayable[why] = summary.not_replayable.get(why, 0) + 1
-        elif (missing := sorted(namespaces_of(event) - namespaces)) and not auto_create_namespaces:
+        elif (missing := sorted(namespaces_of(event, namespace_map) - namespaces)) and not auto_create_namespaces:
             why = f"namespace {missing[0]!r} does not exist"
             summary.still_refused[why] = summary.still_refused.get(why, 0) + 1
         else:
@@ -160,15 +164,24 @@ def replay(conn: psycopg.Connection, log_root: str, selection: Selection, *, dry
     return summary
 
 
-def namespaces_of(event: Mapping[str, Any]) -> set[str]:
-    """The warehouse namespaces a raw event needs to exist: its own, its dataset's, and for an
-    OpenLineage line every namespace its events fall in (its pinned map's)."""
-    found = {event["namespace"]}
-    dataset = (event.get("payload") or {}).get("dataset") if event.get("kind") != OPENLINEAGE else None
-    if isinstance(dataset, Mapping) and isinstance(dataset.get("namespace"), str):
-        found.add(dataset["namespace"])
+def namespaces_of(event: Mapping[str, Any], namespace_map: NamespaceMap = NO_MAPPING) -> set[str]:
+    """The warehouse namespaces a raw event needs to exist, as the compaction's merge checks them:
+    the namespace and dataset namespace of each event it stages (an OpenLineage line stands for
+    several, mapped with its pinned map, else ``namespace_map`` as the compaction maps it). A
+    namespace an OpenLineage line only names (a column-lineage input of another dataset) is not
+    needed: the merge sets nothing aside for it."""
+    staged: Sequence[Mapping[str, Any]] = [event]
     if event.get("kind") == OPENLINEAGE:
-        found |= touched_namespaces(event)
+        try:
+            staged = expand(event, namespace_map)
+        except InvalidEventError:  # the compaction quarantines it again, for its own reason
+            return {event["namespace"]}
+    found = {event["namespace"]}
+    for item in staged:
+        row = to_staged_row(item, "", 0)
+        found.add(row["namespace"])
+        if row["dataset_namespace"] is not None:
+            found.add(row["dataset_namespace"])
     return found
 
 
