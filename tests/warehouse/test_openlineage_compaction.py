@@ -15,6 +15,7 @@ from openlineage.client.facet_v2 import schema_dataset
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
 from tests.warehouse.test_compaction import rows
+from warehouse.db import quarantine_store
 from warehouse.db.connection import connect
 from warehouse.db.field_lineage_store import FieldLineageQueries
 from warehouse.db.namespace_store import create_namespace
@@ -228,6 +229,35 @@ def test_a_replay_needs_the_namespaces_the_compaction_needs_and_no_other(
     assert second.quarantined == 0 and second.events_compacted >= 1
     assert rows(warehouse_db, "select dataset, access from lineage.access_details") == [("s3://lake/marts/spend",
                                                                                           "write")]
+
+
+def test_a_line_partly_quarantined_before_the_ledger_kept_lines_once_still_merges_what_was_set_aside(
+    warehouse_db: str, log_root: Path, settings_for, monkeypatch  # type: ignore[no-untyped-def]
+) -> None:
+    """The ledger before it recorded lines once: a partial line recorded its kept event's id, which
+    is now the line's key, and its quarantined rows were staged without ``line_id``. Migration
+    0043's backfill removes such keys, so the line, sent again once its namespace exists, merges
+    what was set aside (it was dropped whole as compacted: a review finding)."""
+    monkeypatch.setenv("LINEAGE_NAMESPACE_MAP", "s3://lake=lake")
+    settings = settings_for(warehouse_db)
+    later = datetime.now(UTC) + timedelta(hours=1)
+    event = run_event(RunState.COMPLETE, later - timedelta(hours=2), with_io=True)
+    client_for(log_root).emit(event)
+    assert run_compaction(None, interval_end=later, settings=settings).quarantined == 1
+    with connect(warehouse_db) as conn:  # as the ledger before left it
+        conn.execute("""insert into lineage.event_ids (event_key, event_time)
+                        select md5(r.namespace || '/' || o.event_id)::uuid, o.event_time
+                        from lineage.openlineage_events o join lineage.runs r using (run_key)""")
+        conn.execute("update lineage.quarantine set raw_text = (raw_text::jsonb - 'line_id')::text")
+        assert quarantine_store.forget_old_partial_line_keys(conn) == 1
+        assert quarantine_store.forget_old_partial_line_keys(conn) == 0
+        create_namespace(conn, "lake", None)
+        conn.commit()
+    client_for(log_root).emit(event)
+    again = run_compaction(None, interval_end=later + timedelta(hours=1), settings=settings)
+    assert (again.events_compacted, again.quarantined) == (1, 0)
+    assert sorted(rows(warehouse_db, "select dataset, access from lineage.access_details")) == [
+        ("postgres://db:5432/shop.public.orders", "read"), ("s3://lake/marts/order totals", "write")]
 
 
 def test_a_partly_quarantined_line_sent_again_is_a_duplicate_but_for_what_is_set_aside_again(

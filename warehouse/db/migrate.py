@@ -21,7 +21,7 @@ import psycopg
 
 from lineage.errors import MigrationError
 from lineage.settings import redact_url
-from warehouse.db import entity_keys, metadata_search, openlineage_export_store, schema_store
+from warehouse.db import entity_keys, metadata_search, openlineage_export_store, quarantine_store, schema_store
 from warehouse.db.connection import connect
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -46,7 +46,7 @@ class Migration:
 _BACKFILLS: dict[int, Callable[[psycopg.Connection], object]] = {
     11: entity_keys.backfill, 21: entity_keys.backfill_ids, 22: metadata_search.rebuild_in_place,
     24: schema_store.backfill_changes, 41: openlineage_export_store.backfill_parts,
-    42: openlineage_export_store.slim_skeletons}
+    42: openlineage_export_store.slim_skeletons, 43: quarantine_store.forget_old_partial_line_keys}
 
 
 def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:

@@ -223,6 +223,30 @@ def _compacted_ids(conn: psycopg.Connection, events: list[tuple[str, str]]) -> s
     return {(row[0], row[1]) for row in rows}
 
 
+_DERIVED_ID = re.compile(r"(ol-[0-9a-f]{32})\.[0-9]+")  # an event an OpenLineage line stands for
+
+
+def forget_old_partial_line_keys(conn: psycopg.Connection) -> int:
+    """Migration 0043: before the ledger recorded an OpenLineage line once, a line some of whose
+    events were set aside recorded each event merged, its kept event's id among them, which is
+    now the line's own key: the line would be dropped whole as compacted, and what was set aside
+    lost. Each such key of a line still in the quarantine (a row refused at the merge, not
+    replayed, staged without ``line_id``) goes; how many went."""
+    keys = []
+    for (text,) in conn.execute("select raw_text from lineage.quarantine "
+                                "where replayed_at is null and line_number > 0"):
+        staged = raw_json(text)
+        if not isinstance(staged, dict) or "event_time_us" not in staged or "line_id" in staged:
+            continue
+        derived = _DERIVED_ID.fullmatch(str(staged.get("event_id", "")))
+        if derived and isinstance(staged.get("namespace"), str):
+            keys.append(f"{staged['namespace']}/{derived.group(1)}")
+    if not keys:
+        return 0
+    return conn.execute("delete from lineage.event_ids "
+                        "where event_key in (select md5(k)::uuid from unnest(%s::text[]) as k)", (keys,)).rowcount
+
+
 def raw_json(text: str) -> Any:
     """A quarantined line as JSON when it is (for ``show``), else None."""
     try:
