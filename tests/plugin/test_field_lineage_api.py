@@ -20,7 +20,7 @@ from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.examples.user_profiles import DESTINATION_FIELDS, field_operations
 from spark_jobs.field_lineage.job import run_field_lineage
-from tests.airflow_support import admin_client, libpq
+from tests.airflow_support import admin_client, jwt, libpq
 from tests.conftest import create_scratch_db, drop_scratch_db
 from tests.factories import event, write_log
 
@@ -365,3 +365,22 @@ def test_bad_field_diff_requests(api: TestClient) -> None:
         assert response.status_code == status and message in response.text, response.text
     missing = api.get("/v3/namespaces/myns/datasets/contacts/fields/nope/lineage/diff")
     assert missing.status_code == 404 and "has no recorded lineage" in missing.text
+
+
+def test_a_caller_who_may_not_read_the_program_sees_none_of_its_runs(api: TestClient) -> None:
+    """READ on the dataset, none on its programs: each path shows its program hidden and none of
+    its runs (run ids are the producer's text, which can name their program: a review finding)."""
+    grant = {"principal": "viewer", "entity": "namespaces/myns/datasets/mytableds"}
+    assert api.put("/v3/grants", json={**grant, "privilege": "READ"}).status_code == 200
+    try:
+        response = api.get("/v3/namespaces/myns/datasets/mytableds/fields/id/lineage", params=WINDOW,
+                           headers={"Authorization": f"Bearer {jwt('viewer')}"})
+        assert response.status_code == 200, response.text
+        paths = response.json()["paths"]
+        assert [(p["runs"], p["runCount"]) for p in paths] == [([], 0), ([], 0)]
+        assert all(info["program"]["type"] == "hidden" for p in paths for info in p["programs"])
+        for secret in ("ETLMapReduce", '"r1"', '"r4"'):
+            assert secret not in response.text
+    finally:
+        assert api.request("DELETE", "/v3/grants", params=grant).status_code in (200, 204)
+    assert [p["runs"] for p in lineage(api, "mytableds", "id")["paths"]] == [["r1", "r2", "r3"], ["r4"]]

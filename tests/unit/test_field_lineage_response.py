@@ -479,3 +479,25 @@ def test_one_drawing_keeps_each_paths_hidden_reads_apart() -> None:
     per_path = [node for item in each["impacts"] for path in item["paths"] for node in path["graph"]["nodes"]
                 if node.get("origin", "").startswith("hidden:")]
     assert len(hidden) == len(per_path) == 3  # f's one hidden read, g's two: none shared
+
+
+def test_the_runs_of_a_program_the_caller_may_not_read_are_not_listed() -> None:
+    """A path recorded by two programs' runs: a caller who may read only one sees that one's runs
+    (the other program itself is then shown hidden by ``hide_unreadable_programs``); run ids are
+    the producer's text and can name their program (a review finding)."""
+    from dataclasses import replace
+
+    from warehouse.service.field_lineage_rows import ProgramLastRun
+
+    programs = (ProgramLastRun("ns", "shop", "spark", "orders", SECONDS, ("orders.r1",)),
+                ProgramLastRun("ns", "hr", "spark", "payroll_export", SECONDS, ("payroll_export.r2", "r3")))
+    recorded = replace(row(A, "fp", path("x", B), ["orders.r1", "payroll_export.r2", "r3"], 9, 9), programs=programs)
+
+    def readable_program(program: Any) -> bool:
+        return program["program"] != "payroll_export"
+
+    mine = field_lineage(Warehouse([recorded]), A, 0, 1, readable_program=readable_program)
+    assert (mine["paths"][0]["runs"], mine["paths"][0]["runCount"]) == (["orders.r1"], 1)
+    everything = field_lineage(Warehouse([recorded]), A, 0, 1)
+    assert everything["paths"][0]["runs"] == ["orders.r1", "payroll_export.r2", "r3"]
+    assert {p["program"]["program"] for p in mine["paths"][0]["programs"]} == {"orders", "payroll_export"}

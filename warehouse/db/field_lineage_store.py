@@ -48,7 +48,8 @@ def field_known(conn: psycopg.Connection, namespace: str, dataset: str, field: s
 def run_groups(keys: Sequence[str]) -> str:
     """Two CTEs over a CTE ``per_run`` (``keys``, run_id, run_at, program_key): ``per_set``,
     each group's runs with the first and last run time, and ``per_program``, each group's
-    programs (CDAP's program id parts and ``lastExecutedTimeInSeconds``, the latest run time). A
+    programs (CDAP's program id parts and ``lastExecutedTimeInSeconds``, the latest run time, and
+    its runs: a caller who may not read a program sees none of them). A
     run's time is its start, or else its earliest event (``lineage_store.run_in_window``)."""
     cols, x_cols = ", ".join(keys), ", ".join(f"x.{key}" for key in keys)
     return f"""
@@ -59,9 +60,11 @@ def run_groups(keys: Sequence[str]) -> str:
     per_program as (
         select {x_cols}, jsonb_agg(jsonb_build_object(
                    'namespace', p.namespace, 'application', p.application, 'type', p.program_type,
-                   'program', p.program, 'lastExecutedTimeInSeconds', extract(epoch from x.last_run)::bigint)
+                   'program', p.program, 'lastExecutedTimeInSeconds', extract(epoch from x.last_run)::bigint,
+                   'runs', x.runs)
                ) as programs
-        from (select {cols}, program_key, max(run_at) as last_run from per_run group by {cols}, program_key) x
+        from (select {cols}, program_key, max(run_at) as last_run, to_jsonb(array_agg(run_id)) as runs
+              from per_run group by {cols}, program_key) x
         join lineage.programs p on p.program_key = x.program_key
         group by {x_cols}
     )"""

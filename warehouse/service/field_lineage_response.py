@@ -21,7 +21,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from lineage.gc_paused import paused_collection
 from warehouse.service.authorization import HIDDEN
-from warehouse.service.field_hiding import Readable, hide_flow, hide_path
+from warehouse.service.field_hiding import Readable, ReadableProgram, hide_flow, hide_path
 from warehouse.service.field_lineage_rows import FieldKey as FieldKey  # re-exported: the walk's keys
 from warehouse.service.field_lineage_rows import FlowRow, OperationSetRow, PathDocument, PathRow
 from warehouse.service.field_summaries import program_infos
@@ -94,14 +94,20 @@ rendering: the store shares one tuple per operation set among its fields (a wide
 paths share 1,000 runs), so they are sorted once. Keeps the rows, whose tuples' ids key it."""
 
 
-def _seen(entry: Merged[Any], memo: SeenMemo) -> dict[str, Any]:
+def _seen(entry: Merged[Any], memo: SeenMemo, readable_program: ReadableProgram | None = None) -> dict[str, Any]:
     """A merged entry's runs and programs and when they were first and last seen, as rendered
-    (the lists are shared with the entries of the same rows: not to be changed in place)."""
+    (the lists are shared with the entries of the same rows: not to be changed in place). The
+    runs of a program ``readable_program`` refuses are not listed (the program is shown hidden:
+    ``field_hiding.hide_unreadable_programs``)."""
     key = tuple(id(part) for row in entry.rows for part in (row.runs, row.programs))
     known = memo.get(key)
     if known is None:
-        runs = sorted({run for row in entry.rows for run in row.runs})
-        known = memo[key] = (entry.rows, runs, program_infos(program for row in entry.rows for program in row.programs))
+        listed = {run for row in entry.rows for run in row.runs}
+        if readable_program is not None:
+            listed -= {run for row in entry.rows for program in row.programs
+                       if not readable_program(program.as_program()) for run in program.runs}
+        known = memo[key] = (entry.rows, sorted(listed),
+                             program_infos(program for row in entry.rows for program in row.programs))
     _, runs, programs = known
     return {"runs": runs, "runCount": len(runs), "programs": programs,
             "firstSeenInSeconds": int(entry.first_seen.timestamp()),
@@ -110,7 +116,8 @@ def _seen(entry: Merged[Any], memo: SeenMemo) -> dict[str, Any]:
 
 def render_paths(rows: Iterable[PathRow], keys: Iterable[FieldKey], view: str | None = None, *,
                  transformations: TransformationFilter = "all", readable: Readable | None = None,
-                 documents: Documents | None = None) -> dict[FieldKey, list[dict[str, Any]]]:
+                 documents: Documents | None = None, readable_program: ReadableProgram | None = None
+                 ) -> dict[FieldKey, list[dict[str, Any]]]:
     """Each field's distinct paths as the API renders them, for every field of ``keys`` (an
     empty list for a field without rows): the rows of one path fingerprint merge (their runs,
     first and last seen; the most recently described row gives the path and its descriptions);
@@ -118,7 +125,7 @@ def render_paths(rows: Iterable[PathRow], keys: Iterable[FieldKey], view: str | 
     ``transformations="direct"`` keeps each path's direct chains only (``kept_rows``); with
     ``readable``, each path is rendered as that caller sees it (``field_hiding.hide_path``).
     ``documents``: no drawing per path; each path's document (as shown) is kept there instead,
-    for the answer's one drawing."""
+    for the answer's one drawing. ``readable_program``: the runs of programs it refuses are not listed."""
     merged = merge_rows(kept_rows(rows, transformations), lambda row: (row.key, row.path_fingerprint))
     paths: dict[FieldKey, list[dict[str, Any]]] = {key: [] for key in keys}
     memo = DetailedMemo()  # the drawings of one set's paths share their operations' fields
@@ -131,7 +138,7 @@ def render_paths(rows: Iterable[PathRow], keys: Iterable[FieldKey], view: str | 
         rendered: dict[str, Any] = {
             "operations": _described(path["operations"], descriptions),
             "sources": path["sources"],
-            **_seen(entry, seen),
+            **_seen(entry, seen, readable_program),
             "fingerprint": fingerprint,
         }
         if path.get("warnings"):
@@ -171,14 +178,17 @@ class Rendering:
     readable: Readable | None = None
     shown: dict[tuple[FieldKey, str], dict[str, Any]] = dataclasses.field(default_factory=dict)
     documents: Documents | None = None
+    readable_program: ReadableProgram | None = None  # the runs of programs it refuses are not shown
 
     def paths(self, rows: Iterable[PathRow], keys: Iterable[FieldKey]) -> dict[FieldKey, list[dict[str, Any]]]:
         if self.readable is None:
-            return render_paths(rows, keys, self.view, transformations=self.transformations, documents=self.documents)
+            return render_paths(rows, keys, self.view, transformations=self.transformations, documents=self.documents,
+                                readable_program=self.readable_program)
         rows, keys = list(rows), list(keys)
         walked = render_paths(rows, keys, transformations=self.transformations)
         for key, rendered in render_paths(rows, keys, self.view, transformations=self.transformations,
-                                          readable=self.readable, documents=self.documents).items():  # same order
+                                          readable=self.readable, documents=self.documents,
+                                          readable_program=self.readable_program).items():  # same order
             self.shown.update(((key, path["fingerprint"]), shown) for path, shown in zip(walked[key], rendered,
                                                                                           strict=True))
         return walked
@@ -210,7 +220,7 @@ class Rendering:
 def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: int, *,
                   direction: str = "incoming", view: str | None = None, levels: int = 1,
                   transformations: TransformationFilter = "all", readable: Readable | None = None,
-                  graph: Graph = "path") -> dict[str, Any]:
+                  graph: Graph = "path", readable_program: ReadableProgram | None = None) -> dict[str, Any]:
     """The *Field Level Lineage* design's answer for the field ``key`` in the window [start, end) (epoch seconds, as
     ``queries`` was asked): its paths (incoming) with ``upstream`` fields up to ``levels``
     datasets away, or the fields generated from it up to ``levels`` datasets away (outgoing,
@@ -221,12 +231,15 @@ def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: 
     shows only that something hidden is there (``warehouse.service.field_hiding``). ``truncated``:
     fields with lineage lay beyond ``levels`` (the walk looks one level further to know).
     ``graph="answer"`` (with a ``view``): one drawing of every path shown, ``graph`` at the
-    answer's top, instead of one per path (``field_views.AnswerDrawing``)."""
+    answer's top, instead of one per path (``field_views.AnswerDrawing``). ``readable_program``:
+    the programs the caller may read (None: all); the runs of the others are not listed (the
+    caller hides the programs themselves: ``field_hiding.hide_unreadable_programs``)."""
     with paused_collection():  # a wide answer's objects die with it (lineage.gc_paused)
         body: dict[str, Any] = {"fieldName": key.field, "startTimeInSeconds": start, "endTimeInSeconds": end,
                                 "direction": direction}
         paths: dict[FieldKey, list[dict[str, Any]]] = {}
-        rendering = Rendering(view, transformations, readable, documents={} if view and graph == "answer" else None)
+        rendering = Rendering(view, transformations, readable, documents={} if view and graph == "answer" else None,
+                              readable_program=readable_program)
         if direction == "incoming":
             paths.update(rendering.paths(queries.paths([key]), [key]))
             body["paths"] = rendering.show(key, paths[key])
@@ -236,7 +249,8 @@ def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: 
             body["truncated"] = walked.truncated
         else:
             flows = queries.flows(key)
-            body["flows"] = render_flows(flows if readable is None else [hide_flow(row, readable) for row in flows])
+            body["flows"] = render_flows(flows if readable is None else [hide_flow(row, readable) for row in flows],
+                                         readable_program)
             walked = downstream(queries, key, paths, rendering, levels)
             body["impacts"] = _found(walked.levels, paths, rendering)
             body["truncated"] = walked.truncated
@@ -245,7 +259,7 @@ def field_lineage(queries: FieldLineageQueries, key: FieldKey, start: int, end: 
         return body
 
 
-def render_flows(rows: Iterable[FlowRow]) -> list[dict[str, Any]]:
+def render_flows(rows: Iterable[FlowRow], readable_program: ReadableProgram | None = None) -> list[dict[str, Any]]:
     """Where a source field goes, as the API renders it: per destination and distinct flow (rows
     merge their runs and programs; the most recently described gives the descriptions), the
     operations up to the write or the drop, the destination fields reached, the drops (operation
@@ -266,7 +280,7 @@ def render_flows(rows: Iterable[FlowRow]) -> list[dict[str, Any]]:
             "drops": [{"operation": op_id, "name": names[op_id], "description": descriptions.get(op_id, "")}
                       for op_id in flow["drops"]],
             "reachesNothing": not flow["destinationFields"] and not flow["drops"],
-            **_seen(entry, seen),
+            **_seen(entry, seen, readable_program),
             "fingerprint": fingerprint,
         })
     return rendered

@@ -58,12 +58,18 @@ class ProgramLastRun:
     type: str
     program: str
     last_run_seconds: int  # epoch seconds; CDAP's lastExecutedTimeInSeconds
+    runs: tuple[str, ...] = ()  # its runs' ids (the set's ``runs`` among them)
 
     @classmethod
     def from_json(cls, item: Mapping[str, Any]) -> ProgramLastRun:
         """One element of the queries' ``programs`` aggregate (``field_lineage_store.run_groups``)."""
         return cls(item["namespace"], item["application"], item["type"], item["program"],
-                   item["lastExecutedTimeInSeconds"])
+                   item["lastExecutedTimeInSeconds"], tuple(item.get("runs") or ()))
+
+    def as_program(self) -> dict[str, str]:
+        """The program as a program info names it (what ``ReadableProgram`` is asked about)."""
+        return {"namespace": self.namespace, "application": self.application, "type": self.type,
+                "program": self.program}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -80,7 +80,8 @@ def field_answer(conn: psycopg.Connection, caller: Access, namespace: str, datas
         store.FieldLineageQueries(conn, *visible), FieldKey(namespace, dataset, field), *seconds(visible),
         direction=direction, view=view, levels=levels, transformations=transformations, graph=graph,
         readable=None if caller.instance_admin else (  # an instance admin reads everything
-            lambda ns, kind, name: caller.allows(dataset_entity(ns, kind, name), Privilege.READ)))
+            lambda ns, kind, name: caller.allows(dataset_entity(ns, kind, name), Privilege.READ)),
+        readable_program=None if caller.instance_admin else readable_program(caller))
     if not caller.instance_admin:
         found = hide_unreadable_programs(found, readable_program(caller))
     for listing in ("upstream", "impacts"):  # fields shown (not hidden) carry their links
