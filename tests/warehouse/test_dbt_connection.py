@@ -15,7 +15,7 @@ def test_the_connection_s_options_reach_dbt(warehouse_db: str) -> None:
     strict = f"{warehouse_db}?options=-c%20statement_timeout%3D1&application_name=lineage-dbt"
     # dbt runs two threads: the other thread's statement may be reported first, cancelled by dbt
     # once the first one timed out (the same build without the options passes below)
-    with pytest.raises(DbtBuildError, match="statement timeout|canceling statement due to user request"):
+    with pytest.raises(DbtBuildError, match=r"statement timeout|canceling statement due to user request"):
         build_marts(strict, Settings.from_env(), command="run", select="+program_runs +metadata_search_terms")
     result = build_marts(f"{warehouse_db}?application_name=lineage-dbt", Settings.from_env(), command="run",
                          select="+program_runs +metadata_search_terms")
