@@ -219,10 +219,16 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
         operations = _column_lineage_operations(dataset, namespaces)
         if operations is not None:
             derived.append(("field_operations", namespace, run, operations))
+    # one observed schema per dataset: a dataset the run reads and writes has the one it was written
+    # with (two at one time would be applied in the order of their ids, as text: ".10" before ".9")
+    changes: dict[str, dict[str, Any]] = {}
     for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
         change = schema_change(dataset, namespaces)
         if change is not None:
-            derived.append(("metadata_change", namespace, run, change))
+            key = orjson.dumps(change["entity"]).decode()
+            changes.pop(key, None)
+            changes[key] = change
+    derived += [("metadata_change", namespace, run, change) for change in changes.values()]
     events = [derived_event(kind, namespace, run, payload, event_time=moment, event_id=f"{base_id}.{index}",
                             producer=envelope.get("producer"))
               for index, (kind, namespace, run, payload) in enumerate(derived)]
@@ -249,9 +255,13 @@ def _declared_job(event: dict[str, Any], envelope: Mapping[str, Any], namespaces
                                                               "access": access},
                 event_time=moment, event_id=f"{envelope['event_id']}.{len(events)}", producer=envelope.get("producer"),
                 job=program.job()))
-    for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
+    written = {_dataset_key(dataset, namespaces) for dataset in event.get("outputs") or []
+               if schema_change(dataset, namespaces) is not None}
+    inputs = [(dataset, _dataset_key(dataset, namespaces) not in written) for dataset in event.get("inputs") or []]
+    for dataset, with_schema in [*inputs, *((dataset, True) for dataset in event.get("outputs") or [])]:
         if dataset.get("facets") or dataset.get("inputFacets") or dataset.get("outputFacets"):
-            events += _declared_dataset(dataset, event, envelope, namespaces, first_index=len(events))
+            events += _declared_dataset(dataset, event, envelope, namespaces, first_index=len(events),
+                                        with_schema=with_schema)
     kept = kept_facets(event["job"], frozenset(), "job")  # its jobType: the program's job type
     if kept.facets:
         try:
@@ -263,18 +273,25 @@ def _declared_job(event: dict[str, Any], envelope: Mapping[str, Any], namespaces
     return events
 
 
+def _dataset_key(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> tuple[str, str, str]:
+    ref = _dataset_ref(dataset, namespaces)
+    return ref["namespace"], ref.get("type", "dataset"), ref["name"]
+
+
 def _declared_dataset(dataset: dict[str, Any], event: dict[str, Any], envelope: Mapping[str, Any],
-                      namespaces: NamespaceMap, first_index: int = 0) -> list[dict[str, Any]]:
+                      namespaces: NamespaceMap, first_index: int = 0, with_schema: bool = True
+                      ) -> list[dict[str, Any]]:
     """A DatasetEvent's events (or a JobEvent's dataset's), without a run: the dataset with its
     facets and aliases (which create it when new) and its ``schema`` facet as an observed schema
     (a new version when it differs). A facet too large to keep is dropped, and facets the raw
     format refuses as a whole leave the dataset and its schema standing (no run carries a warning
-    about either); a schema it refuses (a field named twice) refuses the event, as a RunEvent's does."""
+    about either); a schema it refuses (a field named twice) refuses the event, as a RunEvent's does.
+    ``with_schema`` false: an input the job also writes, whose schema is the output's."""
     ref = _dataset_ref(dataset, namespaces)
     kept = kept_facets(dataset, MAPPED_DATASET_FACETS, f"dataset {ref['name'][:80]}")
     declared = {"dataset": ref, "facets": kept.facets, "aliases": aliases(dataset, namespaces)}
     payloads: list[tuple[str, dict[str, Any]]] = [("dataset_facets", {k: v for k, v in declared.items() if v})]
-    change = schema_change(dataset, namespaces)
+    change = schema_change(dataset, namespaces) if with_schema else None
     if change is not None:
         payloads.append(("metadata_change", change))
     events = []

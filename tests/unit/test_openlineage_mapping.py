@@ -453,3 +453,34 @@ def test_a_dataset_event_whose_schema_the_raw_format_refuses_is_refused_with_the
         "namespace": "s3://lake", "name": "x", "facets": {"schema": {"fields": [{"name": "a"}, {"name": "a"}]}}}}
     with pytest.raises(InvalidEventError, match="twice"):
         expanded(event)
+
+
+def _read_and_rewritten(others: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The inputs and outputs of a job that reads ``others`` tables and ``shop.t`` (schema [old])
+    and writes ``shop.t`` again (schema [new])."""
+    def table(name: str, field: str) -> dict[str, Any]:
+        return {"namespace": "postgres://db:5432", "name": name,
+                "facets": {"schema": {"fields": [{"name": field, "type": "integer"}]}}}
+    return ([table(f"shop.other_{index}", "id") for index in range(others)] + [table("shop.t", "old")],
+            [table("shop.t", "new")])
+
+
+@pytest.mark.parametrize("others", [0, 6, 12])
+def test_a_table_a_run_reads_and_writes_observes_the_schema_it_was_written_with(others: int) -> None:
+    """One schema per dataset and event, the output's: two at one time were applied in the order
+    of their ids as text (``.10`` before ``.9``), so from ten derived events on the input's older
+    schema won (a review finding)."""
+    inputs, outputs = _read_and_rewritten(others)
+    changes = [e["payload"] for e in expanded(run_event(inputs=inputs, outputs=outputs))
+               if e["kind"] == "metadata_change" and e["payload"]["entity"][1][1].endswith("shop.t")]
+    assert [change["schema"]["fields"] for change in changes] == [[{"name": "new", "type": "integer"}]]
+
+
+def test_a_table_a_job_declares_it_reads_and_writes_has_the_written_schema() -> None:
+    inputs, outputs = _read_and_rewritten(12)
+    job_event = {"eventTime": "2026-11-23T10:00:00.000Z", "producer": "https://github.com/dbt-labs/dbt-core",
+                 "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
+                 "job": {"namespace": "default", "name": "models.t"}, "inputs": inputs, "outputs": outputs}
+    changes = [e["payload"] for e in expanded(job_event)
+               if e["kind"] == "metadata_change" and e["payload"]["entity"][1][1].endswith("shop.t")]
+    assert [change["schema"]["fields"] for change in changes] == [[{"name": "new", "type": "integer"}]]
