@@ -565,9 +565,9 @@ class _FileSink:
         self._file = gzip.open(path, "wb") if path.endswith(".gz") else open(path, "wb", buffering=1 << 20)
 
     def write(self, event: dict[str, Any]) -> None:
-        import orjson
+        from lineage.openlineage.event import event_json
 
-        self._file.write(orjson.dumps(event) + b"\n")
+        self._file.write(event_json(event) + b"\n")
 
     def write_lines(self, lines: bytes) -> None:
         """Events already written as JSON lines."""

@@ -11,6 +11,7 @@ same reason wherever the event enters.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -123,6 +124,16 @@ def canonical_json(event: dict[str, Any]) -> bytes:
     except orjson.JSONEncodeError as exc:  # nested past the 254 levels orjson writes, an integer past 64 bits,
         # a lone surrogate (no UTF-8 form)
         raise InvalidEventError(f"OpenLineage event: it cannot be written to the log: {exc}") from exc
+
+
+def event_json(event: Any) -> bytes:
+    """An event as one line of JSON, as the export writes it: orjson's, or the standard library's
+    for what orjson cannot write (PostgreSQL gives a facet's number of 1e20 or more back as an
+    integer past 64 bits)."""
+    try:
+        return orjson.dumps(event)
+    except orjson.JSONEncodeError:
+        return json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def id_of(canonical: bytes) -> str:

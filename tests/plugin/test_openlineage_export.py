@@ -370,3 +370,46 @@ def test_declared_lineage_goes_out_as_job_events_and_comes_back_declared(tmp_pat
     finally:
         drop_scratch_db(first)
         drop_scratch_db(again)
+
+
+def test_a_namespace_deleted_and_created_again_exports_nothing_of_its_old_incarnation(
+    warehouse_db: str, log_root: Path, settings_for, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    """Before its cleanup, the rows a deleted namespace left stay in the tables: a run of the new
+    incarnation writing the same dataset exported the old one's tags and schema, and so did the
+    export's quiet datasets, while the metadata and schema routes show neither (a review finding)."""
+    from warehouse.db import namespace_store
+    from warehouse.db.openlineage_export_store import export_page, quiet_datasets
+
+    def native_run(run_id: str, at: datetime) -> list[dict[str, Any]]:
+        run = {"application": "App", "program_type": "spark", "program": "Load", "run_id": run_id}
+        return [event("run_start", run=run, namespace="team", event_time=iso(at)),
+                event("dataset_access", {"dataset": {"name": "orders"}, "access": "write"}, run=run,
+                      namespace="team", event_time=iso(at)),
+                event("run_end", {"status": "completed"}, run=run, namespace="team",
+                      event_time=iso(at + timedelta(seconds=1)))]
+
+    def compact(events: list[dict[str, Any]]) -> None:
+        now = datetime.now(UTC)
+        write_log(log_root, events, hour=f"dt={now:%Y-%m-%d}/hour={now:%H}")
+        run_compaction(None, interval_end=now + timedelta(hours=1), settings=settings_for(warehouse_db))
+
+    with connect(warehouse_db, autocommit=True) as conn:
+        namespace_store.create_namespace(conn, "team", None)
+    compact(native_run("old-1", datetime.now(UTC) - timedelta(minutes=10)))
+    with logged_in_client(warehouse_db, monkeypatch) as api:
+        assert api.post("/v3/namespaces/team/datasets/orders/metadata/tags", json=["pii-secret"]).status_code == 200
+        assert api.put("/v3/namespaces/team/datasets/orders/properties",
+                       json={"schema": {"fields": [{"name": "ssn", "type": "string"}]}}).status_code == 200
+    with connect(warehouse_db, autocommit=True) as conn:
+        namespace_store.delete_namespace(conn, "team", "admin")
+        namespace_store.create_namespace(conn, "team", None)
+    compact(native_run("new-1", datetime.now(UTC) + timedelta(seconds=2)))
+
+    with connect(warehouse_db, autocommit=True) as conn, snapshot(conn):
+        page = export_page(conn, datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC), None, limit=100)
+        quiet = quiet_datasets(conn, datetime(1970, 1, 1, tzinfo=UTC), datetime(1971, 1, 1, tzinfo=UTC), None)
+    exported = orjson.dumps([*page.events]).decode()
+    assert page.events and "orders" in exported
+    assert "pii-secret" not in exported and "ssn" not in exported
+    assert quiet == []

@@ -164,9 +164,11 @@ def drop_lines_table(conn: psycopg.Connection, table: str) -> None:
     conn.execute(sql.SQL("drop table if exists {}").format(sql.Identifier(*table.split("."))))
 
 
-# exact to the microsecond: to_timestamp takes a double, whose precision is coarser than half a
-# microsecond for some years (1902-1927, before 1870, after 2106), one microsecond off there
-_EVENT_TIME = "(timestamptz 'epoch' + event_time_us * interval '1 microsecond')"
+# exact to the microsecond in any year: to_timestamp takes a double, and so does an interval times a
+# number, whose precision is coarser than half a microsecond for some years (1902-1927, before 1870,
+# and past 2^53 microseconds from 1970): whole seconds and the microseconds left, each exact
+_EVENT_TIME = ("(timestamptz 'epoch' + (event_time_us / 1000000) * interval '1 second'"
+               " + mod(event_time_us, 1000000) * interval '1 microsecond')")
 _EVENT_KEY = "md5(namespace || '/' || event_id)::uuid"  # the ledger's key; see migration 0001
 _LINE_KEY = "md5(namespace || '/' || line_id)::uuid"  # an OpenLineage line's (its envelope's id)
 

@@ -18,10 +18,10 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from datetime import datetime
 
-import orjson
 import psycopg
 from psycopg import sql
 
+from lineage.openlineage.event import event_json
 from warehouse.db.connection import connect
 from warehouse.db.openlineage_export_store import (
     _WINDOW,
@@ -53,7 +53,7 @@ def _render(items: Sequence[WindowItem]) -> tuple[bytes, int]:
     assert _worker is not None
     conn, cache = _worker
     items, kept, runs = _read_chunk(conn, items, cache)
-    lines = [orjson.dumps(event) for event in _events(items, kept, _assembled(runs, cache))]
+    lines = [event_json(event) for event in _events(items, kept, _assembled(runs, cache))]
     return b"\n".join(lines) + b"\n" if lines else b"", len(lines)
 
 
@@ -66,10 +66,10 @@ def export_lines(conn: psycopg.Connection, database_url: str, after: datetime, b
     params = {"after": after, "before": before, "all": readable is None, "readable": list(readable or [])}
     with snapshot(conn):
         if datasets:
-            quiet = [orjson.dumps(dataset_event(item)) for item in quiet_datasets(conn, after, before, readable)]
+            quiet = [event_json(dataset_event(item)) for item in quiet_datasets(conn, after, before, readable)]
             if quiet:
                 yield b"\n".join(quiet) + b"\n", len(quiet)
-        declared = [orjson.dumps(job_event(job)) for job in declared_jobs(conn, after, before, readable)]
+        declared = [event_json(job_event(job)) for job in declared_jobs(conn, after, before, readable)]
         if declared:  # declared lineage: JobEvents
             yield b"\n".join(declared) + b"\n", len(declared)
         snapshot_id = conn.execute("select pg_export_snapshot()").fetchone()[0]  # type: ignore[index]

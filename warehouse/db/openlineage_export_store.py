@@ -297,13 +297,20 @@ def _assembled(rows: _RunRows, cache: ExportCache) -> dict[int, RunExport]:
     return exports
 
 
-_DESCRIPTIONS = """
+# What a namespace's incarnation before its deletion left (until its cleanup) is not shown: a row
+# written before the namespace became visible again (``lineage.namespace_guards``).
+_SINCE_GUARD = """not exists (select from lineage.namespace_guards g
+                              where g.namespace = d.namespace and {at} < g.visible_since)"""
+
+_DESCRIPTIONS = f"""
     select d.namespace, d.dataset_type, d.dataset,
-           (select v.schema from lineage.dataset_schema_versions v where v.entity_key = d.entity_key
+           (select v.schema from lineage.dataset_schema_versions v
+            where v.entity_key = d.entity_key and {_SINCE_GUARD.format(at="v.created_at")}
             order by v.version desc limit 1),
-           (select jsonb_object_agg(f.name, f.facet) from lineage.dataset_facets f where f.dataset_key = d.dataset_key),
+           (select jsonb_object_agg(f.name, f.facet) from lineage.dataset_facets f
+            where f.dataset_key = d.dataset_key and {_SINCE_GUARD.format(at="f.event_time")}),
            (select jsonb_agg(jsonb_build_array(m.scope, m.kind, m.key, m.value) order by m.scope, m.kind, m.key)
-            from lineage.metadata m where m.entity_key = d.entity_key)
+            from lineage.metadata m where m.entity_key = d.entity_key and {_SINCE_GUARD.format(at="m.updated_at")})
     from unnest(%s::text[], %s::text[], %s::text[]) as k(namespace, dataset_type, dataset)
     join lineage.datasets d using (namespace, dataset_type, dataset)"""
 
@@ -440,14 +447,17 @@ def quiet_datasets(conn: psycopg.Connection, after: datetime, before: datetime, 
     """The datasets with a schema or metadata that no run of ``[after, before)`` read or wrote
     (in the namespaces of ``readable``; None: all), each with its schema, facets and metadata."""
     rows = conn.execute(
-        """select d.namespace, d.dataset_type, d.dataset,
+        f"""select d.namespace, d.dataset_type, d.dataset,
                   greatest((select max(v.created_at) from lineage.dataset_schema_versions v
-                            where v.entity_key = d.entity_key),
-                           (select max(m.updated_at) from lineage.metadata m where m.entity_key = d.entity_key))
+                            where v.entity_key = d.entity_key and {_SINCE_GUARD.format(at="v.created_at")}),
+                           (select max(m.updated_at) from lineage.metadata m
+                            where m.entity_key = d.entity_key and {_SINCE_GUARD.format(at="m.updated_at")}))
            from lineage.datasets d
            where (%(all)s or d.namespace = any(%(readable)s))
-             and (exists (select from lineage.dataset_schema_versions v where v.entity_key = d.entity_key)
-                  or exists (select from lineage.metadata m where m.entity_key = d.entity_key))
+             and (exists (select from lineage.dataset_schema_versions v
+                          where v.entity_key = d.entity_key and {_SINCE_GUARD.format(at="v.created_at")})
+                  or exists (select from lineage.metadata m
+                             where m.entity_key = d.entity_key and {_SINCE_GUARD.format(at="m.updated_at")}))
              and not exists (select from lineage.dataset_accesses a join lineage.runs r using (run_key)
                              where a.dataset_key = d.dataset_key
                                and (r.run_at >= %(after)s and r.run_at < %(before)s

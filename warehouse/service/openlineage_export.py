@@ -229,8 +229,9 @@ def _schema_fields(fields: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             rendered["nullable"] = False
         by_path[path] = rendered
         parent = by_path.get(parent_path) if parent_path else None
-        if parent is None:
-            top.append(rendered if not parent_path else {**rendered, "name": path})
+        if parent is None:  # a top field, or one whose name holds a "/" (no field is its parent)
+            rendered["name"] = path
+            top.append(rendered)  # the same object as by_path's: its own fields nest in it
         else:
             parent.setdefault("fields", []).append(rendered)
     return top
