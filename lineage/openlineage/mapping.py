@@ -221,11 +221,11 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
             derived.append(("field_operations", namespace, run, operations))
     # one observed schema per dataset: a dataset the run reads and writes has the one it was written
     # with (two at one time would be applied in the order of their ids, as text: ".10" before ".9")
-    changes: dict[str, dict[str, Any]] = {}
+    changes: dict[tuple[str, str, str], dict[str, Any]] = {}
     for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
         change = schema_change(dataset, namespaces)
         if change is not None:
-            key = orjson.dumps(change["entity"]).decode()
+            key = _dataset_key(dataset, namespaces)
             changes.pop(key, None)
             changes[key] = change
     derived += [("metadata_change", namespace, run, change) for change in changes.values()]

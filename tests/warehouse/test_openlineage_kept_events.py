@@ -141,28 +141,38 @@ def test_a_namespace_cleanup_removes_the_parts_only_its_old_runs_used(
     assert all(event["inputs"][0]["facets"]["schema"]["fields"][1]["name"] == "amount" for event in back)
 
 
-def test_events_kept_before_the_migration_are_split_and_come_back_the_same(empty_db: str, tmp_path: Path) -> None:
+def migrated_before(database: str, directory: Path, version: str) -> None:
+    """``database`` with the migrations before ``version`` applied (copied into ``directory``)."""
     for migration in sorted(MIGRATIONS_DIR.glob("*.sql")):
-        if migration.name < "0041":
-            (tmp_path / migration.name).write_text(migration.read_text())
-    apply_migrations(empty_db, tmp_path)
+        if migration.name < version:
+            (directory / migration.name).write_text(migration.read_text())
+    apply_migrations(database, directory)
+
+
+def a_run(conn: Any, run_id: str) -> int:
+    """A run of ``orders_dag.totals`` in its batch ``b1``, as a compaction would have left it; its key."""
+    conn.execute("""insert into lineage.compaction_batches (batch_id, interval_end, started_at, files, events_read,
+                        events_compacted, duplicates, quarantined, runs_touched, accesses_added)
+                    values ('b1', now(), now(), 1, 1, 1, 0, 0, 1, 0)""")
+    [program] = conn.execute("""insert into lineage.programs (namespace, application, program_type, program)
+                                values ('default', 'default', 'openlineage', 'orders_dag.totals')
+                                returning program_key""").fetchone()
+    [run] = conn.execute("""insert into lineage.runs (namespace, program_key, run_id, status, first_batch_id,
+                                                      last_batch_id)
+                            values ('default', %s, %s, 'completed', 'b1', 'b1') returning run_key""",
+                         (program, run_id)).fetchone()
+    return int(run)
+
+
+def test_events_kept_before_the_migration_are_split_and_come_back_the_same(empty_db: str, tmp_path: Path) -> None:
+    migrated_before(empty_db, tmp_path, "0041")
     [event] = hourly_events("default", hours=1)[:1]
     event["outputs"][0]["facets"]["acme_quality"]["bytes"] = 10**25  # past what orjson writes
     with connect(empty_db, autocommit=True) as conn:
-        conn.execute("""insert into lineage.compaction_batches (batch_id, interval_end, started_at, files, events_read,
-                            events_compacted, duplicates, quarantined, runs_touched, accesses_added)
-                        values ('b1', now(), now(), 1, 1, 1, 0, 0, 1, 0)""")
-        program = conn.execute("""insert into lineage.programs (namespace, application, program_type, program)
-                                  values ('default', 'default', 'openlineage', 'orders_dag.totals')
-                                  returning program_key""").fetchone()
-        run = conn.execute("""insert into lineage.runs (namespace, program_key, run_id, status, first_batch_id,
-                                                        last_batch_id)
-                              values ('default', %s, 'r1', 'running', 'b1', 'b1') returning run_key""",
-                           (program[0],)).fetchone()  # type: ignore[index]
+        run = a_run(conn, "r1")
         conn.execute("""insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event,
                                                                  batch_id)
-                        values ('ol-1', %s, now(), '{default}', %s, 'b1')""",
-                     (run[0], json.dumps(event)))  # type: ignore[index]
+                        values ('ol-1', %s, now(), '{default}', %s, 'b1')""", (run, json.dumps(event)))
 
     apply_migrations(empty_db)
 
@@ -176,24 +186,11 @@ def test_events_kept_before_the_migration_are_split_and_come_back_the_same(empty
 def test_events_kept_before_0042_leave_what_their_row_holds_and_come_back_the_same(
     empty_db: str, tmp_path: Path
 ) -> None:
-    for migration in sorted(MIGRATIONS_DIR.glob("*.sql")):
-        if migration.name < "0042":
-            (tmp_path / migration.name).write_text(migration.read_text())
-    apply_migrations(empty_db, tmp_path)
+    migrated_before(empty_db, tmp_path, "0042")
     events = hourly_events("default", hours=1)
     events[1]["eventTime"] = "2026-11-23T09:05:00Z"  # another text of its row's time: stays
     with connect(empty_db, autocommit=True) as conn:
-        conn.execute("""insert into lineage.compaction_batches (batch_id, interval_end, started_at, files, events_read,
-                            events_compacted, duplicates, quarantined, runs_touched, accesses_added)
-                        values ('b1', now(), now(), 1, 1, 1, 0, 0, 1, 0)""")
-        program = conn.execute("""insert into lineage.programs (namespace, application, program_type, program)
-                                  values ('default', 'default', 'openlineage', 'orders_dag.totals')
-                                  returning program_key""").fetchone()
-        run_id = events[0]["run"]["runId"]
-        run = conn.execute("""insert into lineage.runs (namespace, program_key, run_id, status, first_batch_id,
-                                                        last_batch_id)
-                              values ('default', %s, %s, 'completed', 'b1', 'b1') returning run_key""",
-                           (program[0], run_id)).fetchone()  # type: ignore[index]
+        run = a_run(conn, events[0]["run"]["runId"])
         for index, event in enumerate(events):
             skeleton, parts = kept_parts.split("default", event)  # as 0041 kept them: whole skeletons
             for key, part in parts.items():
@@ -202,7 +199,7 @@ def test_events_kept_before_0042_leave_what_their_row_holds_and_come_back_the_sa
             conn.execute("""insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event,
                                                                      batch_id)
                             values (%s, %s, %s, '{default}', %s, 'b1')""",
-                         (f"ol-{index}", run[0], datetime.fromisoformat(event["eventTime"]),  # type: ignore[index]
+                         (f"ol-{index}", run, datetime.fromisoformat(event["eventTime"]),
                           Jsonb(skeleton)))
 
     apply_migrations(empty_db)

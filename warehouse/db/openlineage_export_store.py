@@ -131,17 +131,23 @@ def kept_events(conn: psycopg.Connection, event_ids: Sequence[str]) -> dict[str,
             for event_id, skeleton, run_id, event_time in rows}
 
 
+def _kept_event_pages(conn: psycopg.Connection, columns: str) -> Iterator[list[tuple[Any, ...]]]:
+    """Every kept event's ``event_id`` and ``columns`` (of ``o``, the event, and ``r``, its run),
+    a thousand at a time in id order (a migration's backfill rewrites them as it goes)."""
+    after = ""
+    while rows := conn.execute(
+            f"""select o.event_id, {columns} from lineage.openlineage_events o
+                join lineage.runs r on r.run_key = o.run_key
+                where o.event_id > %s order by o.event_id limit 1000""", (after,)).fetchall():
+        yield rows
+        after = rows[-1][0]
+
+
 def backfill_parts(conn: psycopg.Connection) -> int:
     """Migration 0041: split each event kept whole before it, a thousand at a time (each page's
     parts written once, its events in one statement); how many."""
-    split, after = 0, ""
-    while True:
-        rows = conn.execute(
-            """select o.event_id, r.namespace, o.event from lineage.openlineage_events o
-               join lineage.runs r on r.run_key = o.run_key
-               where o.event_id > %s order by o.event_id limit 1000""", (after,)).fetchall()
-        if not rows:
-            return split
+    split = 0
+    for rows in _kept_event_pages(conn, "r.namespace, o.event"):
         parts: dict[str, tuple[str, str, Jsonb]] = {}
         skeletons = []
         for event_id, namespace, event in rows:
@@ -153,30 +159,21 @@ def backfill_parts(conn: psycopg.Connection) -> int:
                                   values (%s, %s, %s) on conflict (part_id) do nothing""", list(parts.values()))
             cursor.executemany("update lineage.openlineage_events set event = %s where event_id = %s", skeletons)
         split += len(rows)
-        after = rows[-1][0]
+    return split
 
 
 def slim_skeletons(conn: psycopg.Connection) -> int:
     """Migration 0042: leave out of each kept skeleton what its row holds (its run's id, its time:
     ``kept_parts.slimmed``), a thousand at a time; how many changed."""
-    slimmed, after = 0, ""
-    while True:
-        rows = conn.execute(
-            """select o.event_id, o.event, r.run_id, o.event_time from lineage.openlineage_events o
-               join lineage.runs r on r.run_key = o.run_key
-               where o.event_id > %s order by o.event_id limit 1000""", (after,)).fetchall()
-        if not rows:
-            return slimmed
-        changed = []
-        for event_id, skeleton, run_id, event_time in rows:
-            slim = kept_parts.slimmed(skeleton, run_id=run_id, event_time=event_time)
-            if slim != skeleton:
-                changed.append((Jsonb(slim), event_id))
+    slimmed = 0
+    for rows in _kept_event_pages(conn, "o.event, r.run_id, o.event_time"):
+        changed = [(Jsonb(slim), event_id) for event_id, skeleton, run_id, event_time in rows
+                   if (slim := kept_parts.slimmed(skeleton, run_id=run_id, event_time=event_time)) != skeleton]
         if changed:
             with conn.cursor() as cursor:
                 cursor.executemany("update lineage.openlineage_events set event = %s where event_id = %s", changed)
         slimmed += len(changed)
-        after = rows[-1][0]
+    return slimmed
 
 
 def _keys(values: Sequence[int]) -> str:
