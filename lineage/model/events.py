@@ -349,6 +349,14 @@ def to_staged_row(event: Mapping[str, Any], source_file: str, line_number: int) 
         dataset = payload["dataset"]
         row.update(dataset_namespace=dataset.get("namespace", event["namespace"]),
                    dataset_type=dataset.get("type", "dataset"), dataset=dataset["name"])
+    if kind == "metadata_change":
+        # the namespace of the entity it changes, checked by the compaction as an access's is: a
+        # change to an entity of a namespace that does not exist is quarantined with its line (and
+        # replayed with it), not set aside later by the metadata stage where no replay reaches it
+        entity = payload.get("entity")
+        first = entity[0] if isinstance(entity, list) and entity else None
+        if isinstance(first, list) and len(first) == 2 and first[0] == "namespace" and isinstance(first[1], str):
+            row["dataset_namespace"] = first[1]
     if kind in ("field_operations", "metadata_change", "run_parent", "run_facets", "dataset_facets", "openlineage"):
         # Kept whole: the field-lineage and metadata stages own the semantics of the first two, the
         # merge reads the others' JSON.

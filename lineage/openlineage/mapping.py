@@ -30,7 +30,7 @@ part is: a parent facet whose own run is damaged still names the root.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -215,24 +215,40 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
             said = "unknown" if side == "inputs" and unknown_access(dataset) else access  # our export's word
             derived.append(("dataset_access", namespace, run,
                             {"dataset": _dataset_ref(dataset, namespaces), "access": said}))
+    events = [derived_event(kind, namespace, run, payload, event_time=moment, event_id=f"{base_id}.{index}",
+                            producer=envelope.get("producer"))
+              for index, (kind, namespace, run, payload) in enumerate(derived)]
+    # What a dataset's facets describe (its column lineage, its schema) loses only itself when the
+    # raw format refuses it (too many fields, a field named twice, a path too long): the run, its
+    # accesses and the rest stand, and the run carries a warning naming what was skipped.
+    described: list[tuple[str, str, dict[str, Any]]] = []  # (kind, what, payload)
     for dataset in event.get("outputs") or []:
         operations = _column_lineage_operations(dataset, namespaces)
         if operations is not None:
-            derived.append(("field_operations", namespace, run, operations))
+            described.append(("field_operations", f"column lineage of {_dataset_label(dataset)}", operations))
     # one observed schema per dataset: a dataset the run reads and writes has the one it was written
     # with (two at one time would be applied in the order of their ids, as text: ".10" before ".9")
-    changes: dict[tuple[str, str, str], dict[str, Any]] = {}
+    changes: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = {}
     for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
         change = schema_change(dataset, namespaces)
         if change is not None:
             key = _dataset_key(dataset, namespaces)
             changes.pop(key, None)
-            changes[key] = change
-    derived += [("metadata_change", namespace, run, change) for change in changes.values()]
-    events = [derived_event(kind, namespace, run, payload, event_time=moment, event_id=f"{base_id}.{index}",
-                            producer=envelope.get("producer"))
-              for index, (kind, namespace, run, payload) in enumerate(derived)]
-    return events + _kept_events(event, envelope, run, namespaces, first_index=len(events))
+            changes[key] = (f"schema of {_dataset_label(dataset)}", change)
+    described += [("metadata_change", what, change) for what, change in changes.values()]
+    warnings: list[str] = []
+    for kind, what, payload in described:
+        try:
+            events.append(derived_event(kind, namespace, run, payload, event_time=moment,
+                                        event_id=f"{base_id}.{len(events)}", producer=envelope.get("producer")))
+        except InvalidEventError as exc:
+            warnings.append(f"{what} skipped: {str(exc)[:200]}")
+    return events + _kept_events(event, envelope, run, namespaces, first_index=len(events), warnings=warnings)
+
+
+def _dataset_label(dataset: Mapping[str, Any]) -> str:
+    """A dataset as a warning names it: its OpenLineage name, cut."""
+    return f"dataset {str(dataset.get('name'))[:80]}"
 
 
 def _declared_job(event: dict[str, Any], envelope: Mapping[str, Any], namespaces: NamespaceMap
@@ -285,7 +301,8 @@ def _declared_dataset(dataset: dict[str, Any], event: dict[str, Any], envelope: 
     facets and aliases (which create it when new) and its ``schema`` facet as an observed schema
     (a new version when it differs). A facet too large to keep is dropped, and facets the raw
     format refuses as a whole leave the dataset and its schema standing (no run carries a warning
-    about either); a schema it refuses (a field named twice) refuses the event, as a RunEvent's does.
+    about either); a schema it refuses (a field named twice) refuses the event with the reason, for
+    no run is there to carry a warning (a RunEvent skips it and warns on its run).
     ``with_schema`` false: an input the job also writes, whose schema is the output's."""
     ref = _dataset_ref(dataset, namespaces)
     kept = kept_facets(dataset, MAPPED_DATASET_FACETS, f"dataset {ref['name'][:80]}")
@@ -303,7 +320,7 @@ def _declared_dataset(dataset: dict[str, Any], event: dict[str, Any], envelope: 
             events.append(build(payload))
         except InvalidEventError:  # facets the raw format refuses (too many, a bad alias): the rest stands
             if kind != "dataset_facets":
-                raise  # a schema it refuses refuses the event, with the reason, as a RunEvent's does
+                raise  # a schema it refuses refuses the event, with the reason (no run to warn on)
             events.append(build({"dataset": ref}))
     return events
 
@@ -338,13 +355,14 @@ def kept_verbatim(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> dict
 
 
 def _kept_events(event: dict[str, Any], envelope: Mapping[str, Any], run: dict[str, str],
-                 namespaces: NamespaceMap, first_index: int) -> list[dict[str, Any]]:
+                 namespaces: NamespaceMap, first_index: int, warnings: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The events keeping what the warehouse stores beside runs and accesses: the run's parent
     (``run_parent``), each dataset's facets and aliases (``dataset_facets``), and the run's and
     job's facets with the warnings about this event (``run_facets``), in that order. Nothing here
     rejects the event: what does not fit is skipped, with a warning."""
     payloads: list[tuple[str, dict[str, Any]]] = []
-    links, warnings = parent_links(event, namespaces)
+    links, linked_warnings = parent_links(event, namespaces)
+    warnings = [*warnings, *linked_warnings]
     if links:
         payloads.append(("run_parent", links))
     datasets: dict[str, dict[str, Any]] = {}

@@ -251,14 +251,6 @@ def test_a_payload_derived_again_is_checked_once_and_comes_out_the_same() -> Non
 @pytest.mark.parametrize(("mutate", "reason"), [
     (lambda e: e["run"].update(runId="run\t1"), "data.run.run_id must match pattern"),  # a control character
     (lambda e: e["job"].update(name="x" * 1025), "job name 'xxx"),
-    (lambda e: e["outputs"][0]["facets"]["columnLineage"]["fields"].update({"c" * 250: {"inputFields": [
-        {"namespace": "s3://lake", "name": "x", "field": "a"}]}}), "data.payload.operations[3].id must be shorter"),
-    (lambda e: e["outputs"][0]["facets"]["columnLineage"]["fields"]["order_id"]["inputFields"][0].update(
-        field="f" * 1025), "data.payload.operations[0].outputs[1] must be shorter"),
-    (lambda e: e["inputs"][0]["facets"]["schema"]["fields"].append({"name": "id", "type": "text"}),
-     "metadata change: observe_schema: schema field 'id' appears twice"),
-    (lambda e: e["inputs"][0]["facets"]["schema"]["fields"].append({"name": " ", "type": "text"}),
-     "metadata change: observe_schema: schema field name ' ' must be 1-1024"),
 ])
 def test_derived_events_breaking_a_rule_refuse_the_event_with_the_schemas_reason(mutate: Any, reason: str) -> None:
     """Derived events skip the JSON Schema walk (``derived_event``), not its rules: what came from
@@ -267,6 +259,42 @@ def test_derived_events_breaking_a_rule_refuse_the_event_with_the_schemas_reason
     mutate(event)
     with pytest.raises(InvalidEventError, match=re.escape(reason)):
         expanded(event)
+
+
+@pytest.mark.parametrize(("mutate", "kind", "warning", "reason"), [
+    (lambda e: e["outputs"][0]["facets"]["columnLineage"]["fields"].update({"c" * 250: {"inputFields": [
+        {"namespace": "s3://lake", "name": "x", "field": "a"}]}}), "field_operations",
+     "column lineage of dataset ", "data.payload.operations[3].id must be shorter"),
+    (lambda e: e["outputs"][0]["facets"]["columnLineage"]["fields"]["order_id"]["inputFields"][0].update(
+        field="f" * 1025), "field_operations", "column lineage of dataset ",
+     "data.payload.operations[0].outputs[1] must be shorter"),
+    (lambda e: e["inputs"][0]["facets"]["schema"]["fields"].append({"name": "id", "type": "text"}),
+     "metadata_change", "schema of dataset ", "metadata change: observe_schema: schema field 'id' appears twice"),
+    (lambda e: e["inputs"][0]["facets"]["schema"]["fields"].append({"name": " ", "type": "text"}),
+     "metadata_change", "schema of dataset ", "metadata change: observe_schema: schema field name ' ' must be 1-1024"),
+    (lambda e: e["inputs"][0]["facets"]["schema"].update(fields=[{"name": f"c{i}", "type": "int"}
+                                                                  for i in range(10_001)]),
+     "metadata_change", "schema of dataset ", "must contain less than or equal to 10000 items"),
+])
+def test_a_facet_the_raw_format_refuses_loses_only_itself(mutate: Any, kind: str, warning: str, reason: str) -> None:
+    """A column-lineage or schema facet whose derived event the raw format refuses (a field name
+    too long, a field named twice, too many fields) is skipped, the run carries a warning naming
+    it and the reason, and the run, its accesses and every other derived event stand."""
+    whole = expanded(run_event())
+    event = run_event()
+    mutate(event)
+    events = expanded(event)
+    kinds = [e["kind"] for e in events]
+    assert kinds.count(kind) == [e["kind"] for e in whole].count(kind) - 1
+    others = {kind, "run_facets"}  # the warning's run_facets is new: the whole event carries none
+    assert [e["kind"] for e in whole if e["kind"] not in others] == [k for k in kinds if k not in others]
+    assert [e["payload"] for e in events if e["kind"] == "dataset_access"] == [
+        e["payload"] for e in whole if e["kind"] == "dataset_access"]
+    warnings = next(e["payload"]["warnings"] for e in events if e["kind"] == "run_facets")
+    skipped = [w for w in warnings if w.startswith(warning)]
+    assert len(skipped) == 1 and " skipped: " in skipped[0] and reason in skipped[0], warnings
+    for native in events:
+        validate_event(copy.deepcopy(native))
 
 
 def test_derived_events_are_plainly_valid_exactly_when_they_are_valid() -> None:

@@ -24,7 +24,9 @@ from tests.factories import event, write_log
 from tests.warehouse.test_openlineage_compaction import client_for
 from warehouse.db import metadata_store, schema_store
 from warehouse.db.connection import connect
+from warehouse.db.namespace_store import create_namespace
 from warehouse.db.program_metadata_store import apply_program_metadata
+from warehouse.db.quarantine_store import Selection, replay
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "openlineage" / \
     "airflow_sql_execute_query_postgres_column_lineage.json"
@@ -234,3 +236,52 @@ def test_a_dataset_event_declares_the_dataset_with_its_schema_facets_and_aliases
     assert facets["ownership"]["owners"] == [{"name": "team:sales", "type": "TEAM"}]
     assert "schema" not in facets and "symlinks" not in facets  # kept in forms of their own
     assert aliases == [("hive://metastore/sales.orders", "TABLE")]
+
+
+def test_a_schema_of_a_namespace_not_created_yet_is_set_aside_with_its_line_and_replayed_with_it(
+    warehouse_db: str, log_root: Path, settings_for, monkeypatch  # type: ignore[no-untyped-def]
+) -> None:
+    """Before: the schema of a dataset in a namespace that did not exist passed the compaction (only
+    accesses were checked) and the metadata stage quarantined it alone, where no replay reaches:
+    once the namespace existed, the replayed line gave the write and never the schema. Now it is
+    set aside with its line's write, and the replay brings both."""
+    monkeypatch.setenv("LINEAGE_NAMESPACE_MAP", "postgres://postgres:5432=lake")
+    settings = settings_for(warehouse_db)
+    (start, complete) = provider_task_run(0, DAYS[0])
+    observe(warehouse_db, log_root, settings, start, complete)
+    reasons = quarantined(warehouse_db)  # a row for each line (the START and the COMPLETE)
+    assert len(reasons) == 2 and all(r.startswith("namespace 'lake' does not exist") for (r,) in reasons), reasons
+    table = entity([("namespace", "lake"), ("dataset", TABLE)])
+    with connect(warehouse_db) as conn:
+        create_namespace(conn, "lake", None)
+        conn.commit()
+        replayed = replay(conn, str(log_root), Selection(), namespace_map=settings.namespace_map)
+    assert replayed.replayed == 2
+    observe(warehouse_db, log_root, settings)
+    with connect(warehouse_db) as conn:
+        kept = schema_store.versions(conn, table)
+        assert conn.execute("select count(*) from lineage.quarantine where batch_id = 'program-metadata'"
+                            ).fetchone() == (0,)
+    assert [(v.version, v.source, names(v)) for v in kept] == [
+        (1, "observed", ["order_day_of_week", "order_placed_on", "orders_placed"])]
+
+
+def test_a_schema_the_raw_format_refuses_loses_only_itself(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    """Before: a schema facet of more than 10,000 fields (or naming a field twice) quarantined the
+    whole RunEvent, its run and accesses with it. Now the run and its accesses are compacted, the
+    schema is skipped and the run's warnings say why."""
+    settings = settings_for(warehouse_db)
+    (start, complete) = provider_task_run(0, [(f"c{i}", "int") for i in range(10_001)])
+    observe(warehouse_db, log_root, settings, start, complete)
+    assert quarantined(warehouse_db) == []
+    with connect(warehouse_db) as conn:
+        assert conn.execute("select count(*) from lineage.runs").fetchone() == (1,)
+        accesses = conn.execute("select dataset, access from lineage.access_details order by 1").fetchall()
+        warnings = [w for (w,) in conn.execute("select warning from lineage.run_warnings").fetchall()]
+    assert (TABLE, "write") in accesses
+    assert versions(warehouse_db) == []
+    assert [w for w in warnings if w.startswith("schema of dataset ")] == [
+        "schema of dataset food_delivery.public.popular_orders_day_of_week skipped: schema violation: "
+        "data.payload.schema.fields must contain less than or equal to 10000 items"], warnings
