@@ -96,6 +96,28 @@ def _checked(fields: list[tuple[object, object, object]]) -> DatasetSchema:
     return DatasetSchema(tuple(checked))
 
 
+def unstated_nullability(payload: Any) -> frozenset[str]:
+    """The fields of a ``{"fields": [...]}`` object given without ``nullable``: an observed schema
+    (an OpenLineage ``schema`` facet, whose specification has no nullability) does not say
+    whether they are required."""
+    fields = payload.get("fields") if isinstance(payload, Mapping) else None
+    return frozenset(f["name"] for f in fields or () if isinstance(f, Mapping) and "nullable" not in f
+                     and isinstance(f.get("name"), str))
+
+
+def with_nullability_of(current: DatasetSchema | None, observed: DatasetSchema,
+                        unstated: frozenset[str]) -> DatasetSchema:
+    """``observed`` with each field in ``unstated`` as required or optional as ``current``'s field
+    of that name is (optional when it is new): an observation that does not say is no change of
+    nullability, so a declared NOT NULL stands through a producer that cannot tell."""
+    if current is None or not unstated:
+        return observed
+    known = {f.name: f.nullable for f in current.fields}
+    return DatasetSchema(tuple(SchemaField(f.name, f.type, known[f.name])
+                               if f.name in unstated and f.name in known and known[f.name] != f.nullable else f
+                               for f in observed.fields))
+
+
 # Type names as Spark, Avro and SQL spell them, folded to one name per type.
 _TYPE_ALIASES = {"integer": "int", "int32": "int", "bigint": "long", "int64": "long", "real": "float",
                  "float32": "float", "float64": "double", "double precision": "double"}

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from lineage.errors import InvalidEntityError, InvalidMetadataChangeError, InvalidMetadataError, InvalidSchemaError
-from lineage.model.dataset_schema import SCHEMA_PROPERTY, SchemaSource, parse_schema
+from lineage.model.dataset_schema import SCHEMA_PROPERTY, SchemaSource, parse_schema, unstated_nullability
 from lineage.model.metadata_entity import MetadataEntity, entity
 from lineage.model.metadata_values import check_properties, check_tags
 
@@ -38,6 +38,7 @@ class MetadataChange:
     remove_properties: tuple[str, ...] | None = ()
     remove_tags: tuple[str, ...] | None = ()
     schema_source: SchemaSource = "declared"
+    unstated_nullability: frozenset[str] = frozenset()  # an observed schema's fields that do not say
 
 
 def parse_change(payload: Mapping[str, Any]) -> MetadataChange:
@@ -68,8 +69,10 @@ def parse_change(payload: Mapping[str, Any]) -> MetadataChange:
             if subject.type not in ("dataset", "stream"):
                 raise InvalidMetadataChangeError(f"{operation} applies to a dataset or stream, not a {subject.type}")
             described = parse_schema(payload.get("schema")).to_json()
-            return MetadataChange(subject, set_properties={SCHEMA_PROPERTY: described},
-                                  schema_source="observed" if operation == "observe_schema" else "declared")
+            if operation == "set_schema":
+                return MetadataChange(subject, set_properties={SCHEMA_PROPERTY: described})
+            return MetadataChange(subject, set_properties={SCHEMA_PROPERTY: described}, schema_source="observed",
+                                  unstated_nullability=unstated_nullability(payload.get("schema")))
     except (InvalidMetadataError, InvalidSchemaError) as exc:
         raise InvalidMetadataChangeError(f"{operation}: {exc}") from exc
     raise InvalidMetadataChangeError(f"unknown operation {operation!r}")

@@ -11,8 +11,11 @@ from lineage.model.dataset_schema import (
     SchemaChanges,
     SchemaField,
     incompatibilities,
+    parse_schema,
     schema,
     schema_changes,
+    unstated_nullability,
+    with_nullability_of,
 )
 
 BASE = schema([SchemaField("id", "int", False), SchemaField("amount", "float"), SchemaField("name", "string")])
@@ -102,3 +105,27 @@ def test_changes_account_for_every_field_of_both_schemas(before: DatasetSchema, 
     assert {name for name, _, _ in found.retyped} | {name for name, _, _ in found.nullability} <= kept
     unchanged = found == SchemaChanges()
     assert unchanged == (before == after)
+
+
+def test_an_observation_that_does_not_say_keeps_each_fields_nullability() -> None:
+    """An observed schema's fields given without ``nullable`` (OpenLineage's facet has none) take
+    the current field's; a field that says, or a new one, keeps what it says (optional unsaid)."""
+    facet = {"fields": [{"name": "id", "type": "long"}, {"name": "amount", "type": "float", "nullable": False},
+                        {"name": "name", "type": "string"}, {"name": "email", "type": "string"}]}
+    assert unstated_nullability(facet) == {"id", "name", "email"}
+    assert unstated_nullability({"fields": [{"name": 1, "type": "x"}, "junk"]}) == frozenset()
+    assert unstated_nullability(None) == frozenset()
+    observed = with_nullability_of(BASE, parse_schema(facet), unstated_nullability(facet))
+    assert [(f.name, f.type, f.nullable) for f in observed.fields] == [
+        ("id", "long", False), ("amount", "float", False), ("name", "string", True), ("email", "string", True)]
+    assert with_nullability_of(None, parse_schema(facet), unstated_nullability(facet)) == parse_schema(facet)
+    assert with_nullability_of(BASE, BASE, frozenset()) == BASE
+
+
+@given(schemas, schemas)
+def test_an_observation_saying_nothing_of_nullability_never_changes_it(current: DatasetSchema,
+                                                                       seen: DatasetSchema) -> None:
+    unsaid = {"fields": [{"name": f.name, "type": f.type} for f in seen.fields]}
+    observed = with_nullability_of(current, parse_schema(unsaid), unstated_nullability(unsaid))
+    assert schema_changes(current, observed).nullability == ()
+    assert [(f.name, f.type) for f in observed.fields] == [(f.name, f.type) for f in seen.fields]

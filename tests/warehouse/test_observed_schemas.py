@@ -285,3 +285,38 @@ def test_a_schema_the_raw_format_refuses_loses_only_itself(
     assert [w for w in warnings if w.startswith("schema of dataset ")] == [
         "schema of dataset food_delivery.public.popular_orders_day_of_week skipped: schema violation: "
         "data.payload.schema.fields must contain less than or equal to 10000 items"], warnings
+
+
+def test_an_observation_that_does_not_say_whether_a_field_is_required_keeps_what_was_declared(
+    warehouse_db: str, log_root: Path, settings_for  # type: ignore[no-untyped-def]
+) -> None:
+    """A program declares the table with required fields; Airflow's provider then observes it (an
+    OpenLineage schema facet has no nullability). Before: the observation made every field
+    optional (a version "made optional"), and the program's next declaration of the same schema was
+    quarantined ("becomes required"). Now a field the observation does not say of keeps its
+    nullability: the same columns are no version, a retyped one is a version keeping NOT NULL,
+    and the declaration again is no change."""
+    settings = settings_for(warehouse_db)
+    required = [{"name": name, "type": kind, "nullable": False} for name, kind in DAYS[0]]
+
+    def declare(day: int) -> None:
+        declared = event("metadata_change", {"entity": [list(part) for part in POPULAR.parts],
+                                             "operation": "set_schema", "schema": {"fields": required}},
+                         event_time=(DAY + timedelta(days=day, hours=1)).isoformat().replace("+00:00", "Z"))
+        write_log(log_root, [declared], hour=f"dt=2026-11-{18 + day}/hour=10")
+        observe(warehouse_db, log_root, settings)
+
+    declare(-1)
+    observe(warehouse_db, log_root, settings, *provider_task_run(0, DAYS[0]))  # the same columns, unsaid
+    assert [(v.version, v.source) for v in versions(warehouse_db)] == [(1, "declared")]
+    declare(0)
+    retyped = [*DAYS[0][:2], ("orders_placed", "int8")]
+    observe(warehouse_db, log_root, settings, *provider_task_run(1, retyped))
+    kept = versions(warehouse_db)
+    assert quarantined(warehouse_db) == []
+    assert [(v.version, v.source) for v in kept] == [(2, "observed"), (1, "declared")]
+    assert [(f["name"], f["type"], f["nullable"]) for f in kept[0].schema["fields"]] == [
+        (name, kind, False) for name, kind in retyped]
+    assert kept[0].changes is not None and kept[0].changes["retyped"] == [
+        {"name": "orders_placed", "before": "int4", "after": "int8"}]
+    assert not kept[0].changes.get("nullability")

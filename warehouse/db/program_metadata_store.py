@@ -29,7 +29,13 @@ from lineage.errors import (
     NotFoundError,
     UnknownNamespaceError,
 )
-from lineage.model.dataset_schema import SCHEMA_PROPERTY, DatasetSchema, parse_schema
+from lineage.model.dataset_schema import (
+    SCHEMA_PROPERTY,
+    DatasetSchema,
+    parse_schema,
+    unstated_nullability,
+    with_nullability_of,
+)
 from lineage.model.metadata_entity import MetadataEntity, entity, program_run_entity
 from lineage.model.metadata_values import Scope
 from lineage.model.program_metadata import ALL_KEYS, MetadataChange, Watermarks, parse_change, resolve
@@ -179,7 +185,8 @@ class _Unchanged:
         text = orjson.dumps(proposed)  # compared as JSON text: 1 is not true there, as it is in Python
         if self.seen.get(key) != text:
             try:
-                if parse_schema(proposed) != current:
+                observed = with_nullability_of(current, parse_schema(proposed), unstated_nullability(proposed))
+                if observed != current:
                     return False
             except InvalidSchemaError:
                 return False  # refused on its own, with the reason
@@ -268,8 +275,11 @@ def _apply(conn: psycopg.Connection, change: MetadataChange, at: datetime, updat
     properties = dict(resolved.set_properties)
     update = None
     if SCHEMA_PROPERTY in properties:
-        update = schema_store.prepare_update(conn, subject, parse_schema(orjson.loads(properties[SCHEMA_PROPERTY])),
-                                             change.schema_source, at)
+        proposed = parse_schema(orjson.loads(properties[SCHEMA_PROPERTY]))
+        if change.unstated_nullability:  # what the observation does not say stays as it is
+            proposed = with_nullability_of(schema_store.current(conn, subject), proposed, change.unstated_nullability)
+            properties[SCHEMA_PROPERTY] = proposed.to_json()
+        update = schema_store.prepare_update(conn, subject, proposed, change.schema_source, at)
         if update is None:  # the same schema again, or an observation older than the current version
             del properties[SCHEMA_PROPERTY]
     record = None
