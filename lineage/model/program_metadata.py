@@ -100,7 +100,9 @@ def resolve(change: MetadataChange, at: datetime, current: Mapping[str, Any], wa
     """Keep only the parts of ``change`` (recorded ``at``) no newer event has overridden.
 
     ``current`` is the entity's SYSTEM state (``{"tags": [...], "properties": {...}}``).
-    A key applies when ``at`` is not older than its own watermark nor its kind's "remove all".
+    A key applies when ``at`` is not older than its own watermark nor its kind's "remove all"; a
+    property set at the very time of its watermark applies when its value is not below the
+    current one (ties broken by content).
     """
 
     def applies(kind: str, key: str) -> bool:
@@ -118,7 +120,17 @@ def resolve(change: MetadataChange, at: datetime, current: Mapping[str, Any], wa
         else:
             removals[kind] = [key for key in removal if applies(kind, key)]
             marks.update({(kind, key): at for key in removals[kind]})
-    set_properties = {k: v for k, v in change.set_properties.items() if applies("property", k)}
+    def wins(key: str, value: str) -> bool:
+        """A property set at the time its own newest event set it too (two events of one moment)
+        applies when its value is not below the current one, compared as text: ties are broken by
+        content, so the arrival order of the two does not choose the value."""
+        if not applies("property", key):
+            return False
+        own = watermarks.get(("property", key))
+        held = current["properties"].get(key)
+        return own is None or at > own or held is None or value >= held
+
+    set_properties = {k: v for k, v in change.set_properties.items() if wins(k, v)}
     add_tags = [tag for tag in change.add_tags if applies("tag", tag)]
     marks.update({("property", k): at for k in set_properties})
     marks.update({("tag", t): at for t in add_tags})

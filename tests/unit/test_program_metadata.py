@@ -116,3 +116,15 @@ def test_a_remove_all_leaves_watermarks_per_kind() -> None:
                        {"tags": ["a"], "properties": {"k": "v"}}, {("tag", "a"): at(4)})
     assert resolved.remove_tags == [] and resolved.remove_properties == ["k"]
     assert resolved.watermarks == {("property", ALL_KEYS): at(3), ("tag", ALL_KEYS): at(3)}
+
+
+def test_two_values_set_at_one_moment_give_the_greater_in_every_arrival_order() -> None:
+    """Before: of two events of the same time setting a property (two observed schemas of one
+    moment), the last to arrive won. Ties are broken by content now."""
+    tied = [(at(2), change(set_properties={"schema": '{"fields":[{"name":"a"}]}', "owner": "x"})),
+            (at(2), change(set_properties={"schema": '{"fields":[{"name":"b"}]}'})),
+            (at(2), change(set_properties={"owner": "w"})),
+            (at(1), change(set_properties={"schema": '{"fields":[{"name":"z"}]}', "owner": "z"}))]
+    expected = {"tags": [], "properties": {"schema": '{"fields":[{"name":"b"}]}', "owner": "x"}}
+    for order in itertools.permutations(tied):
+        assert apply(list(order)) == expected, order
