@@ -160,9 +160,13 @@ def test_migration_0037_gives_write_less_sets_the_edges_the_0031_backfill_lost(c
             (record.fingerprint, name, orjson.dumps([op.identity() for op in record.operations]).decode(),
              DERIVATION))
         for path in field_paths(record):
-            conn.execute("""insert into lineage.field_paths (set_fingerprint, field, path_fingerprint, path)
-                            values (%s, %s, %s, %s)""",
-                         (record.fingerprint, path.field, path.fingerprint, orjson.dumps(path.to_dict()).decode()))
+            document = conn.execute("""insert into lineage.field_path_documents (document_key, path)
+                                       select sha256(convert_to(%(path)s::jsonb::text, 'UTF8')), %(path)s::jsonb
+                                       on conflict do nothing returning document_key""",
+                                    {"path": orjson.dumps(path.to_dict()).decode()}).fetchone()
+            assert document is not None
+            conn.execute("""insert into lineage.field_path_rows (set_fingerprint, field, path_fingerprint, document_key)
+                            values (%s, %s, %s, %s)""", (record.fingerprint, path.field, path.fingerprint, document[0]))
     conn.execute("""insert into lineage.field_edges (set_fingerprint, source_namespace, source_type, source,
                         source_field, field, kind, subtype, masking, operations, field_key, field_details, dataset_key)
                     values (%s, 'default', 'dataset', 'raw', 'amount', 'amount', 'DIRECT', 'IDENTITY', false, '{}',

@@ -67,6 +67,10 @@ def count_pending(conn: psycopg.Connection, upto: int) -> int:
     return int(row[0]) if row else 0
 
 
+# The key of a path or flow document: the SHA-256 of its jsonb text, which is canonical (equal
+# documents, equal texts), as migration 0044 computed it for the documents stored before.
+_DOCUMENT_KEY = "sha256(convert_to(({document})::text, 'UTF8'))"
+
 _FIELD_LINEAGE_LOCK = 7_265_404  # arbitrary, constant: one field lineage job at a time per warehouse
 
 
@@ -198,21 +202,36 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
         where excluded.described_at > s.described_at""", staging)
     _run(conn, f"""update lineage.field_operation_sets s set warnings = n.warnings, derived_with = {DERIVATION:d}
                      from {{sets}} n where s.fingerprint = n.fingerprint""", staging)
-    counts["paths_added"] = _run(conn, """
-        insert into lineage.field_paths as f (set_fingerprint, field, path_fingerprint, path)
-        select n.fingerprint, p.path->>'field', p.path->>'fingerprint', p.path
-        from {sets} n cross join lateral jsonb_array_elements(n.paths) as p(path)
+    # Each distinct path and flow document once (migration 0044), keyed by the SHA-256 of its text;
+    # the rows name them.
+    _run(conn, f"""
+        insert into lineage.field_path_documents (document_key, path)
+        select distinct on (1) {_DOCUMENT_KEY.format(document="p.path")}, p.path
+        from {{sets}} n cross join lateral jsonb_array_elements(n.paths) as p(path)
+        order by 1
+        on conflict do nothing""", staging)
+    counts["paths_added"] = _run(conn, f"""
+        insert into lineage.field_path_rows as f (set_fingerprint, field, path_fingerprint, document_key)
+        select n.fingerprint, p.path->>'field', p.path->>'fingerprint', {_DOCUMENT_KEY.format(document="p.path")}
+        from {{sets}} n cross join lateral jsonb_array_elements(n.paths) as p(path)
         on conflict (set_fingerprint, field) do update set path_fingerprint = excluded.path_fingerprint,
-                                                          path = excluded.path
-        where f.path_fingerprint <> excluded.path_fingerprint or f.path <> excluded.path""", staging).rowcount
-    _run(conn, """
-        insert into lineage.field_source_flows as f (source_namespace, source_type, source, source_field,
-                                                     set_fingerprint, flow_fingerprint, flow)
+                                                          document_key = excluded.document_key
+        where f.document_key <> excluded.document_key""", staging).rowcount
+    _run(conn, f"""
+        insert into lineage.field_flow_documents (document_key, flow)
+        select distinct on (1) {_DOCUMENT_KEY.format(document="x.flow")}, x.flow
+        from {{sets}} n cross join lateral jsonb_array_elements(n.flows) as x(flow)
+        order by 1
+        on conflict do nothing""", staging)
+    _run(conn, f"""
+        insert into lineage.field_source_flow_rows as f (source_namespace, source_type, source, source_field,
+                                                         set_fingerprint, flow_fingerprint, document_key)
         select x.flow->>'namespace', x.flow->>'type', x.flow->>'name', x.flow->>'field', n.fingerprint,
-               x.flow->>'fingerprint', x.flow
-        from {sets} n cross join lateral jsonb_array_elements(n.flows) as x(flow)
+               x.flow->>'fingerprint', {_DOCUMENT_KEY.format(document="x.flow")}
+        from {{sets}} n cross join lateral jsonb_array_elements(n.flows) as x(flow)
         on conflict (source_namespace, source, source_field, source_type, set_fingerprint)
-        do update set flow_fingerprint = excluded.flow_fingerprint, flow = excluded.flow""", staging)
+        do update set flow_fingerprint = excluded.flow_fingerprint, document_key = excluded.document_key""",
+         staging)
     _run(conn, "delete from lineage.field_edges e using {sets} n where e.set_fingerprint = n.fingerprint", staging)
     _run(conn, """
         insert into lineage.field_edges (set_fingerprint, source_namespace, source_type, source, source_field, field,

@@ -25,6 +25,7 @@ from psycopg import sql
 from warehouse.db import metadata_search
 from warehouse.db.compaction_store import lock_kept_event_parts
 from warehouse.db.connection import connect
+from warehouse.db.field_lineage_staging import lock_chunk
 from warehouse.service.authorization import namespace_key
 
 log = logging.getLogger(__name__)
@@ -92,9 +93,10 @@ _STEPS: list[tuple[str, str]] = [
                       and not exists (select from lineage.field_lineage_runs f
                                       where f.set_fingerprint = s.fingerprint)"""),
     ("field_path_sources", "delete from lineage.field_path_sources where set_fingerprint in (select * from old_sets)"),
-    ("field_source_flows", "delete from lineage.field_source_flows where set_fingerprint in (select * from old_sets)"),
+    ("field_source_flows",
+     "delete from lineage.field_source_flow_rows where set_fingerprint in (select * from old_sets)"),
     ("field_edges", "delete from lineage.field_edges where set_fingerprint in (select * from old_sets)"),
-    ("field_paths", "delete from lineage.field_paths where set_fingerprint in (select * from old_sets)"),
+    ("field_paths", "delete from lineage.field_path_rows where set_fingerprint in (select * from old_sets)"),
     ("field_operation_sets", "delete from lineage.field_operation_sets where fingerprint in (select * from old_sets)"),
 ]
 _TEMPORARY = {"old_runs", "old_sets"}
@@ -139,6 +141,7 @@ def clean(conn: psycopg.Connection, deletion_id: int, namespace: str, deleted_at
         conn.execute("update lineage.namespace_deletions set removed = %s where deletion_id = %s",
                      (orjson.dumps(removed).decode(), deletion_id))
     removed["openlineage_parts"] = _remove_unused_parts(conn, namespace)
+    removed.update(_remove_unused_documents(conn))
     return CleanupSummary(deletion_id, namespace, removed, time.perf_counter() - began)
 
 
@@ -165,6 +168,25 @@ def _remove_unused_parts(conn: psycopg.Connection, namespace: str) -> int:
             {"ns": namespace}).rowcount
     log.info("cleanup %s: openlineage_parts: %d rows in %.1fs", namespace, count, time.perf_counter() - started)
     return count
+
+
+def _remove_unused_documents(conn: psycopg.Connection) -> dict[str, int]:
+    """Remove the field path and flow documents (migration 0044) that no row names any more, in
+    a transaction of its own under the field lineage lock: a field lineage job re-using such a
+    document for a set of its own commits first, and new ones wait until this ends. Left undone
+    (an error here), the documents only take room until the next cleanup."""
+    removed = {}
+    with conn.transaction():
+        lock_chunk(conn)
+        for documents, rows in (("field_path_documents", "field_path_rows"),
+                                ("field_flow_documents", "field_source_flow_rows")):
+            started = time.perf_counter()
+            removed[documents] = conn.execute(sql.SQL(
+                """delete from lineage.{documents} d
+                   where not exists (select from lineage.{rows} r where r.document_key = d.document_key)""").format(
+                documents=sql.Identifier(documents), rows=sql.Identifier(rows))).rowcount
+            log.info("cleanup: %s: %d rows in %.1fs", documents, removed[documents], time.perf_counter() - started)
+    return removed
 
 
 def clean_pending(database_url: str) -> list[CleanupSummary]:
