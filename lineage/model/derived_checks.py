@@ -38,14 +38,21 @@ def _plain_runless(event: Mapping[str, Any]) -> bool:
     a program's declared access (``job``, no run); or an OpenLineage event's envelope (its run is
     in its payload)."""
     payload = event["payload"]
-    if "job" in event:  # a program's declared access, or its job's facets (no run facets, no warnings)
+    if "job" in event:  # a program's declared access, or its declaration with its job's facets (no run
+        # facets, no warnings)
         return bool(event["kind"] == "dataset_access"
-                    or (event["kind"] == "run_facets" and set(payload) == {"job"}))
+                    or (event["kind"] == "run_facets" and "job" in payload and set(payload) <= {"job", "declaration"}))
     if event["kind"] == "openlineage":
         return True
     if event["kind"] == "dataset_facets":
         return "failed_assertions" not in payload
     return bool(event["kind"] == "metadata_change" and payload.get("operation") == "observe_schema")
+
+
+def _declares(event: Mapping[str, Any]) -> bool:
+    """A run's facets marked as a declaration, which only a program's are."""
+    return bool(event["kind"] == "run_facets" and isinstance(event["payload"], Mapping)
+                and "declaration" in event["payload"])
 
 
 def plainly_valid(event: Mapping[str, Any]) -> bool:
@@ -54,7 +61,8 @@ def plainly_valid(event: Mapping[str, Any]) -> bool:
     check = payloads.get(event["kind"])
     owner = event.get("run") or event.get("job") or {}
     return (check is not None and all(rule(event[key]) for key, rule in envelope.items() if key in event)
-            and (("run" in event and "job" not in event) or ("run" not in event and _plain_runless(event)))
+            and (("run" in event and "job" not in event and not _declares(event))
+                 or ("run" not in event and _plain_runless(event)))
             and owner.get("program_type") not in DATA_TYPES
             and _plain_payload(event["kind"], event["payload"], check))
 

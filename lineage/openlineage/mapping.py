@@ -255,9 +255,10 @@ def _declared_job(event: dict[str, Any], envelope: Mapping[str, Any], namespaces
                   ) -> list[dict[str, Any]]:
     """A JobEvent's events, without a run: declared lineage. Each input is a declared read and
     each output a declared write of the job's program (a ``dataset_access`` naming the program as
-    ``job``, no run: the compaction keeps the program's latest declaration); a dataset carrying
-    facets is declared with them, as a DatasetEvent's is; the job's facets are kept as the
-    program's (``run_facets`` naming it as ``job``: its ``jobType`` gives its job type)."""
+    ``job``, no run); a dataset carrying facets is declared with them, as a DatasetEvent's is; the
+    declaration itself is a ``run_facets`` naming the program as ``job``, marked ``declaration``
+    and holding the job's facets (its ``jobType`` gives the program's job type): the compaction
+    keeps the program's latest declaration, so a JobEvent of no dataset ends what it declared."""
     try:
         program = job_program(event["job"]["namespace"], event["job"]["name"], namespaces)
     except InvalidEntityError as exc:
@@ -278,14 +279,17 @@ def _declared_job(event: dict[str, Any], envelope: Mapping[str, Any], namespaces
         if dataset.get("facets") or dataset.get("inputFacets") or dataset.get("outputFacets"):
             events += _declared_dataset(dataset, event, envelope, namespaces, first_index=len(events),
                                         with_schema=with_schema)
-    kept = kept_facets(event["job"], frozenset(), "job")  # its jobType: the program's job type
-    if kept.facets:
+    # the declaration itself, with the job's facets (its jobType: the program's job type): what the
+    # program declared before and does not declare here ends, all of it for a job of no dataset
+    kept = kept_facets(event["job"], frozenset(), "job")
+    for payload in ({"declaration": True, "job": kept.facets}, {"declaration": True, "job": {}}):
         try:
-            events.append(derived_event("run_facets", envelope["namespace"], {}, {"job": kept.facets},
+            events.append(derived_event("run_facets", envelope["namespace"], {}, payload,
                                         event_time=moment, event_id=f"{envelope['event_id']}.{len(events)}",
                                         producer=envelope.get("producer"), job=program.job()))
+            break
         except InvalidEventError:
-            pass  # facets the raw format refuses leave the declared lineage standing, as a dataset's do
+            continue  # facets the raw format refuses leave the declaration standing, as a dataset's do
     return events
 
 

@@ -268,6 +268,37 @@ def test_a_job_event_is_declared_lineage_beside_runs_never_a_run_and_its_latest_
     assert [(r["program"], r["change"]) for r in diff["relations"]] == [("spark.default.A.Report", "added")]
 
 
+def test_a_job_event_of_no_dataset_ends_the_declaration_and_an_older_one_arriving_after_adds_nothing(
+        api: TestClient, warehouse: Warehouse) -> None:
+    """Before: a JobEvent listing no dataset (a dbt model removed from the manifest's lineage, a
+    view dropped) changed nothing, and a declaration older than it, compacted after it, came back
+    (the latest declaration was the latest access kept). A declaration is now the whole of it."""
+    model = "openlineage.dbt.dbt.shop.audit_orders"
+    declared_at = T0 + timedelta(hours=2)
+    assert api.put("/v3/namespaces/dbt").status_code in (200, 201)
+
+    def declared() -> set[tuple[str, str]]:
+        with psycopg.connect(libpq(warehouse.url)) as conn:
+            return set(conn.execute(
+                """select d.dataset, a.access from lineage.declared_accesses a
+                   join lineage.programs p using (program_key) join lineage.datasets d using (dataset_key)
+                   where p.program = 'shop.audit_orders'""").fetchall())
+
+    api.compact([job_event("shop.audit_orders", declared_at, ["raw_orders"], ["audit_orders"])])  # type: ignore[attr-defined]
+    assert declared() == {("postgres://db:5432/shop.public.raw_orders", "read"),
+                          ("postgres://db:5432/shop.public.audit_orders", "write")}
+    api.compact([job_event("shop.audit_orders", declared_at + timedelta(hours=1), [], [])])  # type: ignore[attr-defined]
+    assert declared() == set()
+    api.compact([job_event("shop.audit_orders", declared_at + timedelta(minutes=30), ["legacy_orders"],  # type: ignore[attr-defined]
+                           ["audit_orders"])])  # older than the empty one, arriving after it
+    assert declared() == set()
+    body = lineage(api, f"datasets/{quote('postgres://db:5432/shop.public.raw_orders', safe='')}")
+    assert [r for r in body["relations"] if r["program"] == model] == []
+    # declared again later: it holds
+    api.compact([job_event("shop.audit_orders", declared_at + timedelta(hours=2), ["orders_v2"], [])])  # type: ignore[attr-defined]
+    assert declared() == {("postgres://db:5432/shop.public.orders_v2", "read")}
+
+
 def test_run_accesses_and_program_runs(api: TestClient) -> None:
     response = api.get("/v3/namespaces/default/apps/PurchaseHistory/mapreduce/PurchaseHistoryBuilder/runs/"
                        "283-99sd032-adsf90/accesses")

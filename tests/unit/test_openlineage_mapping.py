@@ -208,7 +208,8 @@ def test_a_job_event_declares_its_program_s_reads_and_writes_without_a_run() -> 
                               "facets": {"schema": schema}}]}
     events = expanded(job_event)
     assert [(e["kind"], e.get("payload", {}).get("access")) for e in events] == [
-        ("dataset_access", "read"), ("dataset_access", "write"), ("dataset_facets", None), ("metadata_change", None)]
+        ("dataset_access", "read"), ("dataset_access", "write"), ("dataset_facets", None), ("metadata_change", None),
+        ("run_facets", None)]
     program = {"application": "dbt", "program_type": "openlineage", "program": "shop.orders_clean"}
     assert [e.get("job") for e in events[:2]] == [program, program]
     assert not any("run" in e for e in events)  # declared: no run is made up
@@ -216,7 +217,11 @@ def test_a_job_event_declares_its_program_s_reads_and_writes_without_a_run() -> 
     assert events[3]["payload"]["operation"] == "observe_schema"  # the output's schema, as a DatasetEvent's
     for event in events:
         validate_event(copy.deepcopy(event))
-    assert expanded({**job_event, "inputs": [], "outputs": []}) == []  # declares nothing: changes nothing
+    assert events[4]["payload"] == {"declaration": True, "job": {}} and events[4]["job"] == program
+    # a declaration of no dataset is a declaration all the same: it ends what the job declared
+    [empty] = expanded({**job_event, "inputs": [], "outputs": []})
+    assert (empty["kind"], empty["payload"], empty["job"]) == ("run_facets", {"declaration": True, "job": {}}, program)
+    validate_event(copy.deepcopy(empty))
 
 
 def test_only_dataset_facets_metadata_changes_and_declared_accesses_may_come_without_a_run() -> None:
@@ -321,10 +326,17 @@ def test_derived_events_are_plainly_valid_exactly_when_they_are_valid() -> None:
     assert plainly_valid({**declared, "job": job})
     for wrong in ({**access, "job": job}, {**declared, "job": {**job, "program_type": "dataset"}},
                   {**access, "run": {**access["run"], "program_type": "stream"}},
-                  {**declared, "kind": "run_start", "payload": {}, "job": job}, declared):
+                  {**declared, "kind": "run_start", "payload": {}, "job": job}, declared,
+                  # a declaration is a program's, never a run's, and names the job's facets
+                  {**access, "kind": "run_facets", "payload": {"declaration": True}},
+                  {**declared, "kind": "run_facets", "payload": {"declaration": True}, "job": job}):
         assert not plainly_valid(wrong)
         with pytest.raises(InvalidEventError):
             validate_event(wrong)
+    for right in ({**declared, "kind": "run_facets", "payload": {"declaration": True, "job": {}}, "job": job},
+                  {**declared, "kind": "run_facets", "payload": {"job": {"jobType": {}}}, "job": job}):
+        assert plainly_valid(right)
+        validate_event(right)
 
 
 def _deep(levels: int) -> dict[str, Any]:
@@ -383,7 +395,7 @@ def test_a_job_event_s_job_facets_are_its_program_s_and_only_a_job_s_facets_go_w
                  "job": {"namespace": "dbt", "name": "model.shop.orders",
                          "facets": {"jobType": {"integration": "DBT", "jobType": "MODEL"}}}}
     [facets] = [native for native in expanded(job_event) if native["kind"] == "run_facets"]
-    assert facets["payload"] == {"job": {"jobType": {"integration": "DBT", "jobType": "MODEL"}}}
+    assert facets["payload"] == {"declaration": True, "job": {"jobType": {"integration": "DBT", "jobType": "MODEL"}}}
     assert "run" not in facets and facets["job"]["program"] == "model.shop.orders"
     validate_event(facets)
     assert plainly_valid(facets)

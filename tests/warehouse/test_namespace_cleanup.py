@@ -115,12 +115,15 @@ def test_declared_accesses_of_a_deleted_namespace_s_programs_and_to_its_datasets
                                 (program_key, dataset_key, access, first_declared_at, declared_at, batch_id)
                                 values (%s, %s, 'read', now(), now(), 'b')""",
                          (programs[program], datasets[dataset]))
+        for program_key in programs.values():  # each program's latest declaration (migration 0045)
+            conn.execute("insert into lineage.program_declarations values (%s, now())", (program_key,))
         for namespace in ("c1", "c2"):
             namespace_store.delete_namespace(conn, namespace, "admin")
 
     summaries = namespace_cleanup.clean_pending(populated)
 
     assert [s.removed["declared_accesses"] for s in summaries] == [1, 1]
+    assert [s.removed["program_declarations"] for s in summaries] == [1, 0]  # c1's program's
     with connect(populated) as conn:
         left = conn.execute("""select p.namespace, d.namespace from lineage.declared_accesses a
                                join lineage.programs p using (program_key) join lineage.datasets d using (dataset_key)
@@ -128,5 +131,7 @@ def test_declared_accesses_of_a_deleted_namespace_s_programs_and_to_its_datasets
         assert left == [("a1b", "a1b")]  # another namespace's program reading its own dataset stays
         assert conn.execute("select namespace from lineage.programs where program = 'model' order by 1"
                             ).fetchall() == [("a1b",)]
+        assert conn.execute("""select p.namespace from lineage.program_declarations
+                               join lineage.programs p using (program_key)""").fetchall() == [("a1b",)]
         assert conn.execute("select namespace from lineage.datasets where dataset = 'orders' order by 1"
                             ).fetchall() == [("a1b",)]

@@ -341,13 +341,25 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
             first_declared_at = least(a.first_declared_at, excluded.first_declared_at),
             declared_at = greatest(a.declared_at, excluded.declared_at), batch_id = excluded.batch_id""",
               kinds=("dataset_access",)),
-    MergeStep("declarations replaced by later ones", """
-        delete from lineage.declared_accesses a
-        using (select program_key, max(declared_at) as latest from lineage.declared_accesses
-               where program_key in (select program_key from lineage.declared_accesses where batch_id = %(batch)s)
-               group by program_key) l
-        where a.program_key = l.program_key and a.declared_at < l.latest""",
-              kinds=("dataset_access",)),
+    # A declaration is the whole of it (migration 0045): its time is the program's latest when no
+    # later one holds, be it of datasets (its accesses) or of none (a JobEvent of no dataset: its
+    # run_facets marked declaration); what the program declared before its latest ends.
+    MergeStep("declarations", f"""
+        with declared as (
+            insert into lineage.program_declarations as d (program_key, declared_at)
+            select p.program_key, max({_EVENT_TIME})
+            from {{events}} e
+            join lineage.programs p
+              on p.namespace = e.namespace and p.application = e.application
+             and p.program_type = e.program_type and p.program = e.program
+            where e.run_id is null and (e.kind = 'dataset_access'
+                                        or e.kind = 'run_facets' and (e.payload::jsonb->>'declaration')::boolean)
+            group by p.program_key
+            on conflict (program_key) do update set declared_at = greatest(d.declared_at, excluded.declared_at)
+            returning program_key, declared_at)
+        delete from lineage.declared_accesses a using declared l
+        where a.program_key = l.program_key and a.declared_at < l.declared_at""",
+              kinds=("dataset_access", "run_facets")),
     # What runs and datasets keep beside accesses (migration 0013). In each, the latest event wins
     # (ties broken by content), so any arrival order gives the same rows.
     MergeStep("run parents", f"""

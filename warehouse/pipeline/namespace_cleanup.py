@@ -77,9 +77,14 @@ _STEPS: list[tuple[str, str]] = [
     ("runs", """delete from lineage.runs r using old_runs o where r.run_key = o.run_key
                 and not exists (select from lineage.dataset_accesses a where a.run_key = r.run_key)
                 and not exists (select from lineage.field_lineage_runs f where f.run_key = r.run_key)"""),
+    ("program_declarations", """delete from lineage.program_declarations d
+                                where d.declared_at < %(before)s
+                                  and d.program_key in (select program_key from lineage.programs
+                                                        where namespace = %(ns)s)"""),
     ("programs", """delete from lineage.programs p where p.namespace = %(ns)s and p.created_at < %(before)s
                     and not exists (select from lineage.runs r where r.program_key = p.program_key)
-                    and not exists (select from lineage.declared_accesses a where a.program_key = p.program_key)"""),
+                    and not exists (select from lineage.declared_accesses a where a.program_key = p.program_key)
+                    and not exists (select from lineage.program_declarations d where d.program_key = p.program_key)"""),
     ("datasets", """delete from lineage.datasets d where d.namespace = %(ns)s and d.created_at < %(before)s
                     and not exists (select from lineage.dataset_accesses a where a.dataset_key = d.dataset_key)
                     and not exists (select from lineage.declared_accesses a where a.dataset_key = d.dataset_key)
