@@ -1,13 +1,17 @@
 """A stored schema's fields as the export's ``schema`` facet nests them
-(``warehouse.service.openlineage_export``), and an event with a number PostgreSQL gives back past
-64 bits written all the same (``lineage.openlineage.event.event_json``)."""
+(``warehouse.service.openlineage_export``), an event with a number PostgreSQL gives back past
+64 bits written all the same (``lineage.openlineage.event.event_json``), and a run whose start was
+never seen exported without one made up."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
+from lineage.naming.identity import NO_MAPPING
 from lineage.openlineage.event import event_json
-from warehouse.service.openlineage_export import _schema_fields
+from lineage.openlineage.mapping import expand, wrap
+from warehouse.service.openlineage_export import Program, RunExport, _schema_fields, run_events
 
 
 def test_paths_nest_and_a_field_whose_name_holds_a_slash_keeps_its_own_fields() -> None:
@@ -27,3 +31,18 @@ def test_a_number_past_64_bits_is_written_as_the_same_number() -> None:
     event = {"eventType": "COMPLETE", "facets": {"rows": 10**20, "ratio": 0.5, "name": "ünïcode"}}
     assert json.loads(event_json(event)) == event
     assert event_json({"a": 1}) == b'{"a":1}'
+
+
+def test_a_run_whose_start_was_never_seen_is_exported_without_a_start_made_up() -> None:
+    """Before: a run of our client whose start the warehouse never saw was exported with a START
+    at its first event's time, which a warehouse ingesting the export took for its start. Now its
+    first event is a RUNNING at that time; a run with a start keeps its START."""
+    first = datetime(2026, 11, 21, 5, tzinfo=UTC)
+    run = RunExport(program=Program("default", "Crm", "spark", "Contacts"), run_id="c-1", status="completed",
+                    run_at=first, stopped_at=first + timedelta(minutes=5), started=False)
+    assert [(e["eventType"], e["eventTime"]) for e in run_events(run)] == [
+        ("RUNNING", first.isoformat()), ("COMPLETE", (first + timedelta(minutes=5)).isoformat())]
+    ingested = [native["kind"] for e in run_events(run) for native in expand(wrap(e, NO_MAPPING), NO_MAPPING)]
+    assert "run_start" not in ingested and "run_end" in ingested
+    started = RunExport(**{**{f: getattr(run, f) for f in run.__dataclass_fields__}, "started": True})
+    assert [e["eventType"] for e in run_events(started)] == ["START", "COMPLETE"]

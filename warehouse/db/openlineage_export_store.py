@@ -233,8 +233,8 @@ def _run_rows(conn: psycopg.Connection, run_keys: Sequence[int], cache: ExportCa
     keys = _keys(run_keys)
     with conn.cursor() as cursor:
         runs = cursor.execute(
-            """select run_key, program_key, run_id, status, run_at, stopped_at from lineage.runs
-               where run_key = any(%s::bigint[])""", (keys,)).fetchall()
+            """select run_key, program_key, run_id, status, run_at, stopped_at, started_at is not null
+               from lineage.runs where run_key = any(%s::bigint[])""", (keys,)).fetchall()
         accesses = cursor.execute(
             "select run_key, dataset_key, access from lineage.dataset_accesses where run_key = any(%s::bigint[])",
             (keys,)).fetchall()
@@ -272,7 +272,7 @@ def _assembled(rows: _RunRows, cache: ExportCache) -> dict[int, RunExport]:
             ColumnEdge(source, written, tuple(ops)))
     exports = {}
     no_facets: dict[str, dict[str, Any]] = {"run": {}, "job": {}}
-    for run_key, program_key, run_id, status, run_at, stopped_at in rows.runs:
+    for run_key, program_key, run_id, status, run_at, stopped_at, started in rows.runs:
         uses = sorted(reads.get(run_key, ()))  # by dataset, then access: the same order every export
         # each dataset once a side (accesses are kept per component too); unknown: used, and never
         # said to be read
@@ -286,7 +286,7 @@ def _assembled(rows: _RunRows, cache: ExportCache) -> dict[int, RunExport]:
         links_of = linked.get(run_key, {})
         exports[run_key] = RunExport(
             program=cache.programs[program_key], run_id=run_id, status=status, run_at=run_at, stopped_at=stopped_at,
-            reads=read, writes=written,
+            started=started, reads=read, writes=written,
             unknown=frozenset(ref for ref, access in uses if access == "unknown" and ref not in known),
             parent=links_of.get("parent"), root=links_of.get("root"),
             run_facets=facets_of["run"], job_facets=facets_of["job"], column_edges=recorded or {},

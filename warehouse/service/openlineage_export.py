@@ -86,6 +86,7 @@ class RunExport:
     status: str
     run_at: datetime
     stopped_at: datetime | None
+    started: bool = True  # its start is known (run_at is when it started); else run_at is its first event's time
     reads: tuple[DatasetRef, ...] = ()
     writes: tuple[DatasetRef, ...] = ()
     unknown: frozenset[DatasetRef] = frozenset()  # reads whose access is unknown (used, not said how)
@@ -126,11 +127,15 @@ _UNKNOWN_ACCESS = {WAREHOUSE_ACCESS_FACET: {"_producer": PRODUCER, "_schemaURL":
 
 
 def run_events(run: RunExport, which: Iterable[str] = ("start", "end")) -> list[dict[str, Any]]:
-    """The run's events: ``start`` (at its time) and ``end`` (at its end, when it ended)."""
+    """The run's events: ``start`` (at its time) and ``end`` (at its end, when it ended). A run
+    whose start the warehouse never saw has no START made up: its first event is a RUNNING at
+    the time of the first event it has (so a warehouse ingesting the export does not learn a
+    start either)."""
     events = []
     for kind in which:
         if kind == "start":
-            events.append(_event(run, "START", run.run_at, with_facets=run.stopped_at is None))
+            events.append(_event(run, "START" if run.started else "RUNNING", run.run_at,
+                                 with_facets=run.stopped_at is None))
         elif run.status in _ENDS and run.stopped_at is not None:
             events.append(_event(run, _ENDS[run.status], run.stopped_at, with_facets=True))
     return events
