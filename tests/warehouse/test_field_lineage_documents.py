@@ -18,7 +18,9 @@ from spark_jobs.field_lineage.job import run_field_lineage
 from tests.airflow_support import libpq
 from tests.factories import write_log
 from tests.plugin.test_field_lineage_api import CHANGED_OPERATIONS, END, SEED_OPERATIONS, profiles, run
+from tests.warehouse.test_field_lineage_staging import _add_pending, _staged_rows
 from tests.warehouse.test_openlineage_kept_events import migrated_before
+from warehouse.db.field_lineage_staging import create_staging, staging_columns, store_results
 from warehouse.db.migrate import apply_migrations
 from warehouse.db.namespace_store import delete_namespace
 from warehouse.pipeline.namespace_cleanup import clean_pending
@@ -70,7 +72,7 @@ def test_the_cleanup_removes_the_documents_no_row_names_and_keeps_the_shared_one
     derived(warehouse_db, tmp_path / "raw-events")
     with psycopg.connect(libpq(warehouse_db)) as conn:
         conn.execute("""insert into lineage.field_path_documents (document_key, path)
-                        values (sha256('orphan'), '{"field": "orphan"}')""")  # what a replaced path leaves
+                        values (sha256('elsewhere'), '{"field": "elsewhere"}')""")  # no removed set names it
         conn.commit()
         before = counts(conn)
         delete_namespace(conn, "myns", "admin")
@@ -78,9 +80,9 @@ def test_the_cleanup_removes_the_documents_no_row_names_and_keeps_the_shared_one
     [summary] = clean_pending(warehouse_db)
     with psycopg.connect(libpq(warehouse_db)) as conn:
         after = counts(conn)
-    assert after == dict.fromkeys(after, 0)
+    assert after == {**dict.fromkeys(after, 0), "field_path_documents": 1}  # only the one no removed set named
     assert summary.removed["field_paths"] == before["field_path_rows"]
-    assert summary.removed["field_path_documents"] == before["field_path_documents"]
+    assert summary.removed["field_path_documents"] == before["field_path_documents"] - 1
     assert summary.removed["field_flow_documents"] == before["field_flow_documents"]
 
 
@@ -103,15 +105,47 @@ def test_a_warehouse_derived_before_the_migration_reads_the_same_after_it(
             cursor.executemany("""insert into lineage.field_source_flows (source_namespace, source_type, source,
                                       source_field, set_fingerprint, flow_fingerprint, flow)
                                   values (%s, %s, %s, %s, %s, %s, %s)""", flows)
-        conn.execute("create schema staging_of_dbt")  # a view dbt built over the table
+        conn.execute("create schema staging_of_dbt")  # a view dbt built over the table, and others over it
         conn.execute("create view staging_of_dbt.stg_paths as select * from lineage.field_paths")
+        conn.execute("""create view staging_of_dbt.both as select p.field from staging_of_dbt.stg_paths p
+                        join lineage.field_source_flows f using (set_fingerprint)""")
+        conn.execute("create materialized view staging_of_dbt.flows as select * from lineage.field_source_flows")
         conn.commit()
     assert [m.version for m in apply_migrations(empty_db)][:1] == [44]
     with psycopg.connect(libpq(empty_db)) as conn:
         assert conn.execute(PATHS).fetchall() == paths and paths
         assert conn.execute(FLOWS).fetchall() == flows and flows
         stored = counts(conn)
-        gone = conn.execute("select to_regclass('staging_of_dbt.stg_paths')").fetchone()
+        gone = conn.execute("""select to_regclass('staging_of_dbt.stg_paths'), to_regclass('staging_of_dbt.both'),
+                                      to_regclass('staging_of_dbt.flows')""").fetchone()
     assert stored["field_path_documents"] < stored["field_path_rows"] == len(paths)
     assert stored["field_flow_documents"] < stored["field_source_flow_rows"] == len(flows)
-    assert gone == (None,)  # dbt's next build makes it again, over the view
+    assert gone == (None, None, None)  # dbt's next build makes its views again, over the new views
+
+
+def store(conn: psycopg.Connection[Any], event_ids: list[str]) -> None:
+    """The field lineage job's merge of what its tasks staged for ``event_ids`` (one record's set)."""
+    staging = create_staging(conn)
+    records, sets = _staged_rows(event_ids)
+    for table, rows, kind in ((staging.records, records, "records"), (staging.sets, sets, "sets")):
+        with conn.cursor().copy(f"copy {table} ({', '.join(staging_columns(kind))}) from stdin") as copy:
+            for row in rows:
+                copy.write_row(row)
+    store_results(conn, staging)
+    conn.commit()
+
+
+def test_a_set_derived_again_leaves_no_document_behind(warehouse_db: str) -> None:
+    """Paths derived again (a new derivation of a stored set) replace the set's rows; the documents
+    only the old rows named go, those another set still names stay."""
+    with psycopg.connect(libpq(warehouse_db)) as conn:
+        _add_pending(conn, 2)
+        store(conn, ["event-000"])
+        [(real,)] = conn.execute("select document_key from lineage.field_path_rows").fetchall()
+        conn.execute("""insert into lineage.field_path_documents (document_key, path)
+                        values (sha256('older'), '{"field": "amount", "older": true}')""")
+        conn.execute("update lineage.field_path_rows set document_key = sha256('older')")  # an older derivation's
+        conn.commit()
+        store(conn, ["event-001"])  # the same set again: its paths as this derivation gives them
+        assert conn.execute("select document_key from lineage.field_path_rows").fetchall() == [(real,)]
+        assert conn.execute("select count(*) from lineage.field_path_documents").fetchone() == (1,)

@@ -203,7 +203,17 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
     _run(conn, f"""update lineage.field_operation_sets s set warnings = n.warnings, derived_with = {DERIVATION:d}
                      from {{sets}} n where s.fingerprint = n.fingerprint""", staging)
     # Each distinct path and flow document once (migration 0044), keyed by the SHA-256 of its text;
-    # the rows name them.
+    # the rows name them. The documents a set derived again named before: removed below once no
+    # row names them (a new derivation's paths replace its older ones).
+    _run(conn, "drop table if exists pg_temp.replaced_documents", staging)
+    _run(conn, """
+        create temp table replaced_documents on commit drop as
+        select 'path' as kind, r.document_key
+        from lineage.field_path_rows r join {sets} n on n.fingerprint = r.set_fingerprint
+        union
+        select 'flow', r.document_key
+        from lineage.field_source_flow_rows r join {sets} n on n.fingerprint = r.set_fingerprint""",
+         staging)
     _run(conn, f"""
         insert into lineage.field_path_documents (document_key, path)
         select distinct on (1) {_DOCUMENT_KEY.format(document="p.path")}, p.path
@@ -232,6 +242,13 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
         on conflict (source_namespace, source, source_field, source_type, set_fingerprint)
         do update set flow_fingerprint = excluded.flow_fingerprint, document_key = excluded.document_key""",
          staging)
+    for kind, documents, rows in (("path", "field_path_documents", "field_path_rows"),
+                                  ("flow", "field_flow_documents", "field_source_flow_rows")):
+        _run(conn, f"""
+            delete from lineage.{documents} d using pg_temp.replaced_documents x
+            where x.kind = '{kind}' and d.document_key = x.document_key
+              and not exists (select from lineage.{rows} r where r.document_key = d.document_key)""", staging)
+    _run(conn, "drop table pg_temp.replaced_documents", staging)
     _run(conn, "delete from lineage.field_edges e using {sets} n where e.set_fingerprint = n.fingerprint", staging)
     _run(conn, """
         insert into lineage.field_edges (set_fingerprint, source_namespace, source_type, source, source_field, field,

@@ -97,6 +97,14 @@ _STEPS: list[tuple[str, str]] = [
                     where s.destination_namespace = %(ns)s
                       and not exists (select from lineage.field_lineage_runs f
                                       where f.set_fingerprint = s.fingerprint)"""),
+    # the path and flow documents those sets name: removed once no row names them (_remove_unused_documents)
+    ("no_old_documents", "drop table if exists old_documents"),
+    ("old_documents", """create temp table old_documents as
+                         select 'path' as kind, document_key from lineage.field_path_rows
+                         where set_fingerprint in (select * from old_sets)
+                         union
+                         select 'flow', document_key from lineage.field_source_flow_rows
+                         where set_fingerprint in (select * from old_sets)"""),
     ("field_path_sources", "delete from lineage.field_path_sources where set_fingerprint in (select * from old_sets)"),
     ("field_source_flows",
      "delete from lineage.field_source_flow_rows where set_fingerprint in (select * from old_sets)"),
@@ -104,7 +112,7 @@ _STEPS: list[tuple[str, str]] = [
     ("field_paths", "delete from lineage.field_path_rows where set_fingerprint in (select * from old_sets)"),
     ("field_operation_sets", "delete from lineage.field_operation_sets where fingerprint in (select * from old_sets)"),
 ]
-_TEMPORARY = {"old_runs", "old_sets"}
+_TEMPORARY = {"old_runs", "old_sets", "no_old_documents", "old_documents"}
 
 
 @dataclass(frozen=True)
@@ -176,21 +184,24 @@ def _remove_unused_parts(conn: psycopg.Connection, namespace: str) -> int:
 
 
 def _remove_unused_documents(conn: psycopg.Connection) -> dict[str, int]:
-    """Remove the field path and flow documents (migration 0044) that no row names any more, in
-    a transaction of its own under the field lineage lock: a field lineage job re-using such a
-    document for a set of its own commits first, and new ones wait until this ends. Left undone
-    (an error here), the documents only take room until the next cleanup."""
+    """Remove the field path and flow documents (migration 0044) the removed operation sets named
+    (``old_documents``) that no row names any more, in a transaction of its own under the field
+    lineage lock: a field lineage job re-using such a document for a set of its own commits
+    first, and new ones wait until this ends. Left undone (an error here), the documents only
+    take room."""
     removed = {}
     with conn.transaction():
         lock_chunk(conn)
-        for documents, rows in (("field_path_documents", "field_path_rows"),
-                                ("field_flow_documents", "field_source_flow_rows")):
+        for kind, documents, rows in (("path", "field_path_documents", "field_path_rows"),
+                                      ("flow", "field_flow_documents", "field_source_flow_rows")):
             started = time.perf_counter()
             removed[documents] = conn.execute(sql.SQL(
-                """delete from lineage.{documents} d
-                   where not exists (select from lineage.{rows} r where r.document_key = d.document_key)""").format(
-                documents=sql.Identifier(documents), rows=sql.Identifier(rows))).rowcount
+                """delete from lineage.{documents} d using old_documents o
+                   where o.kind = %s and d.document_key = o.document_key
+                     and not exists (select from lineage.{rows} r where r.document_key = d.document_key)""").format(
+                documents=sql.Identifier(documents), rows=sql.Identifier(rows)), (kind,)).rowcount
             log.info("cleanup: %s: %d rows in %.1fs", documents, removed[documents], time.perf_counter() - started)
+        conn.execute("drop table old_documents")
     return removed
 
 

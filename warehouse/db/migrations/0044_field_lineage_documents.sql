@@ -57,23 +57,10 @@ from lineage.field_source_flows;
 create index field_source_flow_rows_by_set on lineage.field_source_flow_rows (set_fingerprint);
 create index field_source_flow_rows_by_document on lineage.field_source_flow_rows (document_key);
 
--- Views that read the old tables (dbt's staging views of a built warehouse) go with them; the next
--- marts build (the compaction DAG's build_marts, `make marts`) creates them again over the views.
-do $$
-declare dependent regclass;
-begin
-    for dependent in
-        select distinct r.ev_class::regclass
-        from pg_depend d join pg_rewrite r on r.oid = d.objid
-        where d.classid = 'pg_rewrite'::regclass
-          and d.refobjid in ('lineage.field_paths'::regclass, 'lineage.field_source_flows'::regclass)
-          and r.ev_class not in ('lineage.field_paths'::regclass, 'lineage.field_source_flows'::regclass)
-    loop
-        execute format('drop view if exists %s cascade', dependent);
-    end loop;
-end $$;
-drop table lineage.field_paths;
-drop table lineage.field_source_flows;
+-- Views that read the old tables (dbt's staging views of a built warehouse, an analyst's view or
+-- materialized view) go with them; the next marts build (the compaction DAG's build_marts,
+-- `make marts`) creates dbt's again over the views below.
+drop table lineage.field_paths, lineage.field_source_flows cascade;
 
 -- What readers read, as before. Left joins (each row names exactly one document) let the planner
 -- leave the documents out of a query that reads no path or flow.
