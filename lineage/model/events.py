@@ -349,6 +349,12 @@ def to_staged_row(event: Mapping[str, Any], source_file: str, line_number: int) 
         dataset = payload["dataset"]
         row.update(dataset_namespace=dataset.get("namespace", event["namespace"]),
                    dataset_type=dataset.get("type", "dataset"), dataset=dataset["name"])
+    if kind == "field_operations":
+        # the namespace of the dataset it writes, checked by the compaction as an access's is (a
+        # record writing into a namespace that does not exist is quarantined with its line)
+        destination = payload.get("destination")
+        named = destination.get("namespace") if isinstance(destination, Mapping) else None
+        row["dataset_namespace"] = named if isinstance(named, str) else event["namespace"]
     if kind == "metadata_change":
         # the namespace of the entity it changes, checked by the compaction as an access's is: a
         # change to an entity of a namespace that does not exist is quarantined with its line (and

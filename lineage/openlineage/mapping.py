@@ -468,8 +468,8 @@ def schema_change(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> dict[
 
 
 def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:
-    """A schema facet's fields as ``{"name", "type"}`` (and ``nullable`` false when the field says so,
-    as our export does), nested fields as ``parent/child`` paths."""
+    """A schema facet's fields as ``{"name", "type"}`` (and ``nullable`` when the field says it, as our
+    export does), nested fields as ``parent/child`` paths."""
     if not isinstance(fields, list):
         return
     for field in fields:
@@ -479,8 +479,8 @@ def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:
         type_name = field.get("type")
         found = {"name": path, "type": type_name[:_MAX_TYPE_LENGTH] if isinstance(type_name, str) and type_name
                  else "unknown"}
-        if field.get("nullable") is False:  # our export's word for a required field (the spec has none)
-            found["nullable"] = False
+        if isinstance(field.get("nullable"), bool):  # our export's word (the spec has none): said, it is kept;
+            found["nullable"] = field["nullable"]  # unsaid, the current schema's holds (``unstated_nullability``)
         yield found
         yield from _schema_fields(field.get("fields"), path + "/")
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+from lineage.model.dataset_schema import parse_schema, unstated_nullability, with_nullability_of
 from lineage.naming.identity import NO_MAPPING
 from lineage.openlineage.event import event_json
-from lineage.openlineage.mapping import expand, wrap
+from lineage.openlineage.mapping import expand, schema_change, wrap
 from warehouse.service.openlineage_export import Program, RunExport, _schema_fields, run_events
 
 
@@ -46,3 +47,19 @@ def test_a_run_whose_start_was_never_seen_is_exported_without_a_start_made_up() 
     assert "run_start" not in ingested and "run_end" in ingested
     started = RunExport(**{**{f: getattr(run, f) for f in run.__dataclass_fields__}, "started": True})
     assert [e["eventType"] for e in run_events(started)] == ["START", "COMPLETE"]
+
+
+def test_a_field_made_optional_is_exported_optional_and_read_back_so() -> None:
+    """Before: the export wrote only ``"nullable": false`` and the mapping read only that, so an
+    optional field was unsaid, and a warehouse ingesting the export kept it required for ever once
+    it had been (a review finding). Both sides now say and read either."""
+    stored = [{"name": "id", "type": "long", "nullable": True}, {"name": "name", "type": "string", "nullable": False}]
+    facet = {"fields": _schema_fields(stored)}
+    assert facet["fields"] == [{"name": "id", "type": "long", "nullable": True},
+                               {"name": "name", "type": "string", "nullable": False}]
+    change = schema_change({"namespace": "s3://lake", "name": "t", "facets": {"schema": facet}}, NO_MAPPING)
+    assert change is not None and unstated_nullability(change["schema"]) == frozenset()
+    required = parse_schema({"fields": [{"name": "id", "type": "long", "nullable": False},
+                                        {"name": "name", "type": "string"}]})
+    read = with_nullability_of(required, parse_schema(change["schema"]), unstated_nullability(change["schema"]))
+    assert [(f.name, f.nullable) for f in read.fields] == [("id", True), ("name", False)]

@@ -20,6 +20,7 @@ from lineage.errors import IncompatibleSchemaError
 from lineage.model.dataset_schema import schema
 from lineage.model.metadata_entity import entity
 from spark_jobs.compaction.job import run_compaction
+from spark_jobs.field_lineage.job import run_field_lineage
 from tests.factories import event, write_log
 from tests.warehouse.test_openlineage_compaction import client_for
 from warehouse.db import metadata_store, schema_store
@@ -251,6 +252,10 @@ def test_a_schema_of_a_namespace_not_created_yet_is_set_aside_with_its_line_and_
     observe(warehouse_db, log_root, settings, start, complete)
     reasons = quarantined(warehouse_db)  # a row for each line (the START and the COMPLETE)
     assert len(reasons) == 2 and all(r.startswith("namespace 'lake' does not exist") for (r,) in reasons), reasons
+    run_field_lineage(None, settings)  # the table's column lineage was set aside with it (a review finding)
+    with connect(warehouse_db) as conn:
+        assert conn.execute("select count(*) from lineage.field_operation_sets").fetchone() == (0,)
+        assert conn.execute("select count(*) from lineage.datasets where namespace = 'lake'").fetchone() == (0,)
     table = entity([("namespace", "lake"), ("dataset", TABLE)])
     with connect(warehouse_db) as conn:
         create_namespace(conn, "lake", None)
@@ -264,6 +269,10 @@ def test_a_schema_of_a_namespace_not_created_yet_is_set_aside_with_its_line_and_
                             ).fetchone() == (0,)
     assert [(v.version, v.source, names(v)) for v in kept] == [
         (1, "observed", ["order_day_of_week", "order_placed_on", "orders_placed"])]
+    run_field_lineage(None, settings)
+    with connect(warehouse_db) as conn:
+        assert conn.execute("select destination_namespace from lineage.field_operation_sets").fetchall() == [
+            ("lake",)]
 
 
 def test_a_schema_the_raw_format_refuses_loses_only_itself(
@@ -320,3 +329,30 @@ def test_an_observation_that_does_not_say_whether_a_field_is_required_keeps_what
     assert kept[0].changes is not None and kept[0].changes["retyped"] == [
         {"name": "orders_placed", "before": "int4", "after": "int8"}]
     assert not kept[0].changes.get("nullability")
+
+
+@pytest.mark.parametrize("order", ["ab", "ba"])
+def test_two_observations_of_one_moment_leave_one_schema_in_either_arrival_order(
+    warehouse_db: str, log_root: Path, settings_for, order: str  # type: ignore[no-untyped-def]
+) -> None:
+    """A table declared with ``id`` required, then observed twice at the same moment, neither
+    observation saying whether a field is required. Before (a review finding): the tie compared an
+    observation as sent (``id`` optional) with the stored schema as merged (``id`` required), so
+    the one that came second won. Both sides are merged now: either order leaves one schema."""
+    settings = settings_for(warehouse_db)
+    entity_parts = [list(part) for part in POPULAR.parts]
+    declared = event("metadata_change", {"entity": entity_parts, "operation": "set_schema", "schema": {
+        "fields": [{"name": "id", "type": "int", "nullable": False}]}}, event_time="2026-11-18T09:00:00Z")
+    write_log(log_root, [declared], hour="dt=2026-11-18/hour=09")
+    observe(warehouse_db, log_root, settings)
+    seen = {"a": [{"name": "id", "type": "int"}], "b": [{"name": "id", "type": "int"}, {"name": "x", "type": "int"}]}
+    for index, name in enumerate(order):
+        observed = event("metadata_change", {"entity": entity_parts, "operation": "observe_schema",
+                                             "schema": {"fields": seen[name]}},
+                         event_time="2026-11-18T10:00:00Z", schema_version=2)
+        write_log(log_root, [observed], hour="dt=2026-11-18/hour=10", name=f"observed-{index}.jsonl")
+        observe(warehouse_db, log_root, settings)
+    assert quarantined(warehouse_db) == []
+    with connect(warehouse_db) as conn:
+        current = schema_store.current(conn, POPULAR)
+    assert current == schema([("id", "int", False)])  # a's, merged: the greater text of the two

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -270,16 +270,20 @@ class _Unchanged:
 def _apply(conn: psycopg.Connection, change: MetadataChange, at: datetime, updater: str) -> int | None:
     subject = change.entity
     metadata_store.lock(conn, subject, SCOPE)
+    observed = change.set_properties.get(SCHEMA_PROPERTY)
+    if change.unstated_nullability and observed is not None:
+        # what the observation does not say stays as it is: merged first, so that a tie with another
+        # observation of the same moment compares the schemas each would leave (``resolve``)
+        merged = with_nullability_of(schema_store.current(conn, subject), parse_schema(orjson.loads(observed)),
+                                     change.unstated_nullability)
+        change = replace(change, set_properties={**change.set_properties, SCHEMA_PROPERTY: merged.to_json()})
     current = metadata_store.current_state(conn, subject, SCOPE)
     resolved = resolve(change, at, current, _watermarks(conn, subject.render()))
     properties = dict(resolved.set_properties)
     update = None
     if SCHEMA_PROPERTY in properties:
-        proposed = parse_schema(orjson.loads(properties[SCHEMA_PROPERTY]))
-        if change.unstated_nullability:  # what the observation does not say stays as it is
-            proposed = with_nullability_of(schema_store.current(conn, subject), proposed, change.unstated_nullability)
-            properties[SCHEMA_PROPERTY] = proposed.to_json()
-        update = schema_store.prepare_update(conn, subject, proposed, change.schema_source, at)
+        update = schema_store.prepare_update(conn, subject, parse_schema(orjson.loads(properties[SCHEMA_PROPERTY])),
+                                             change.schema_source, at)
         if update is None:  # the same schema again, or an observation older than the current version
             del properties[SCHEMA_PROPERTY]
     record = None

@@ -230,8 +230,8 @@ def _schema_fields(fields: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         path = item["name"]
         parent_path, _, leaf = path.rpartition("/")
         rendered: dict[str, Any] = {"name": leaf, "type": item.get("type") or "unknown"}
-        if item.get("nullable") is False:  # not in the spec's fields (which allow more): the mapping reads it back
-            rendered["nullable"] = False
+        if isinstance(item.get("nullable"), bool):  # not in the spec's fields (which allow more): the mapping
+            rendered["nullable"] = item["nullable"]  # reads it back, optional as much as required
         by_path[path] = rendered
         parent = by_path.get(parent_path) if parent_path else None
         if parent is None:  # a top field, or one whose name holds a "/" (no field is its parent)
