@@ -324,21 +324,54 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         do update set accessed_at = least(a.accessed_at, excluded.accessed_at)
         where excluded.accessed_at < a.accessed_at""", counts="accesses_added",
               kinds=("dataset_access",)),
-    # Declared lineage (migration 0039): a program's accesses without a run. Its declaration is its
-    # latest: each access keeps the earliest and the latest declaration holding it, then what the
-    # program's latest declaration does not hold goes.
+    # Declared lineage (migration 0039): a program's accesses without a run. A program's declaration
+    # is its latest (migration 0045): the accesses of its latest declaration in the chunk are kept
+    # (declarations older than the latest one already stored add nothing), each with the first
+    # declaration holding it since the last one that did not (first_declared_at): a declaration of
+    # the chunk between that left it out starts it again, and with none, the kept access keeps its
+    # own. Then what the program's latest declaration does not hold goes (next step).
     MergeStep("declared accesses", f"""
+        with declarations as (
+            select p.program_key, {_EVENT_TIME} as t, d.dataset_key, e.access
+            from {{events}} e
+            join lineage.programs p
+              on p.namespace = e.namespace and p.application = e.application
+             and p.program_type = e.program_type and p.program = e.program
+            left join lineage.datasets d
+              on e.kind = 'dataset_access' and d.namespace = e.dataset_namespace
+             and d.dataset_type = e.dataset_type and d.dataset = e.dataset
+            where e.run_id is null and (e.kind = 'dataset_access'
+                                        or e.kind = 'run_facets' and (e.payload::jsonb->>'declaration')::boolean)
+        ), standing as (  -- not older than the program's latest declaration stored
+            select c.* from declarations c left join lineage.program_declarations s using (program_key)
+            where s.declared_at is null or c.t >= s.declared_at
+        ), times as (
+            select distinct program_key, t from standing
+        ), latest as (
+            select program_key, max(t) as latest from times group by program_key
+        ), held as (  -- what the latest declaration holds, and the last declaration before it that did not
+            select h.program_key, h.dataset_key, h.access, l.latest,
+                   (select max(x.t) from times x
+                    where x.program_key = h.program_key and x.t < l.latest
+                      and not exists (select from standing c where c.program_key = h.program_key and c.t = x.t
+                                                               and c.dataset_key = h.dataset_key
+                                                               and c.access = h.access)) as gap
+            from (select distinct program_key, dataset_key, access, t from standing
+                  where dataset_key is not null) h
+            join latest l on l.program_key = h.program_key and l.latest = h.t
+        )
         insert into lineage.declared_accesses as a (program_key, dataset_key, access, first_declared_at,
                                                     declared_at, batch_id)
-        select p.program_key, d.dataset_key, e.access, min({_EVENT_TIME}), max({_EVENT_TIME}), %(batch)s
-        from {{events}} e {_EVENT_DATASET}
-        join lineage.programs p
-          on p.namespace = e.namespace and p.application = e.application
-         and p.program_type = e.program_type and p.program = e.program
-        where e.kind = 'dataset_access' and e.run_id is null
-        group by p.program_key, d.dataset_key, e.access
+        select h.program_key, h.dataset_key, h.access,
+               case when h.gap is null and kept.first_declared_at is not null then kept.first_declared_at
+                    else (select min(x.t) from times x
+                          where x.program_key = h.program_key and (h.gap is null or x.t > h.gap)) end,
+               h.latest, %(batch)s
+        from held h
+        left join lineage.declared_accesses kept
+          on kept.program_key = h.program_key and kept.dataset_key = h.dataset_key and kept.access = h.access
         on conflict (program_key, dataset_key, access) do update set
-            first_declared_at = least(a.first_declared_at, excluded.first_declared_at),
+            first_declared_at = excluded.first_declared_at,
             declared_at = greatest(a.declared_at, excluded.declared_at), batch_id = excluded.batch_id""",
               kinds=("dataset_access",)),
     # A declaration is the whole of it (migration 0045): its time is the program's latest when no
