@@ -367,6 +367,20 @@ def test_declared_lineage_goes_out_as_job_events_and_comes_back_declared(tmp_pat
             ("dbt", "openlineage", "shop.clean_orders", "postgres://db:5432/shop.public.clean_orders", "write"),
             ("dbt", "openlineage", "shop.clean_orders", "postgres://db:5432/shop.public.raw_orders", "read")]
         assert _rows(again, "select count(*) from lineage.runs") == [(0,)]  # declared: still no run
+        # the job then declares nothing (a review finding: the export gave nothing, so the other
+        # warehouse kept the old declaration): a JobEvent of no dataset, which ends it there too
+        ended = {**job_event, "eventTime": (AT + timedelta(minutes=40)).isoformat(), "inputs": [], "outputs": []}
+        write_log(tmp_path / "log", [wrap(ended, NO_MAPPING)], name="ended.jsonl")
+        compacted(first, tmp_path / "log")
+        lineage("export", "--since", "0", "--until", str(int(END.timestamp())), "--out", str(out), database=first)
+        events = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+        [job_out] = [e for e in events if e["job"]["name"] == "shop.clean_orders"]
+        assert (job_out["eventTime"], job_out.get("inputs", []), job_out.get("outputs", [])) == (
+            ended["eventTime"], [], [])
+        validate_events(events)
+        write_log(tmp_path / "again", [wrap(job_out, NO_MAPPING)], name="ended.jsonl")
+        compacted(again, tmp_path / "again")
+        assert _rows(again, declared) == _rows(first, declared) == [("Crm", "spark", "Contacts", "crm", "read")]
     finally:
         drop_scratch_db(first)
         drop_scratch_db(again)

@@ -470,16 +470,22 @@ def quiet_datasets(conn: psycopg.Connection, after: datetime, before: datetime, 
 def declared_jobs(conn: psycopg.Connection, after: datetime, before: datetime, readable: Sequence[str] | None
                   ) -> list[JobExport]:
     """The programs whose latest declaration (declared lineage) was made in ``[after, before)``,
-    each with what it declares it reads and writes; one touching a namespace outside ``readable``
-    (None: all) is left out whole, as a run's events are."""
+    each with what it declares it reads and writes (nothing, for a declaration that ended what the
+    job declared); one touching a namespace outside ``readable`` (None: all) is left out whole, as
+    a run's events are."""
     rows = conn.execute(
-        """with declared as (
-               select a.program_key, max(a.declared_at) as declared_at,
-                      array_agg(array[d.namespace, d.dataset_type, d.dataset, a.access]
-                                order by d.namespace, d.dataset_type, d.dataset, a.access) as accesses,
-                      array_agg(distinct d.namespace) as namespaces
-               from lineage.declared_accesses a join lineage.datasets d using (dataset_key)
-               group by a.program_key
+        """with declared as (  -- a declaration of no dataset (it ended what the job declared) too
+               select s.program_key, s.declared_at,
+                      coalesce(array_agg(array[d.namespace, d.dataset_type, d.dataset, a.access]
+                                         order by d.namespace, d.dataset_type, d.dataset, a.access)
+                               filter (where a.program_key is not null), '{}') as accesses,
+                      coalesce(array_agg(distinct d.namespace) filter (where a.program_key is not null),
+                               '{}') as namespaces
+               from lineage.program_declarations s
+               left join lineage.declared_accesses a
+                 on a.program_key = s.program_key and a.declared_at = s.declared_at
+               left join lineage.datasets d on d.dataset_key = a.dataset_key
+               group by s.program_key, s.declared_at
            )
            select p.namespace, p.application, p.program_type, p.program, x.declared_at, x.accesses
            from declared x join lineage.programs p using (program_key)
