@@ -109,6 +109,11 @@ def resolve(change: MetadataChange, at: datetime, current: Mapping[str, Any], wa
         newest = max((t for t in (watermarks.get((kind, key)), watermarks.get((kind, ALL_KEYS))) if t), default=None)
         return newest is None or at >= newest
 
+    def removes(kind: str, key: str, present: list[str]) -> bool:
+        """A removal applies when no newer event set the key; against a set of the same moment, the
+        set wins, whichever came first (a tie settled by content: a removal is the least value)."""
+        return applies(kind, key) and not (key in present and watermarks.get((kind, key)) == at)
+
     marks: dict[tuple[str, str], datetime] = {}
     removals: dict[str, list[str]] = {}
     for kind, removal, present in (("property", change.remove_properties, list(current["properties"])),
@@ -116,9 +121,9 @@ def resolve(change: MetadataChange, at: datetime, current: Mapping[str, Any], wa
         if removal is None:  # remove all of the kind: what newer events set stays
             if applies(kind, ALL_KEYS):
                 marks[(kind, ALL_KEYS)] = at
-            removals[kind] = [key for key in present if applies(kind, key)]
+            removals[kind] = [key for key in present if removes(kind, key, present)]
         else:
-            removals[kind] = [key for key in removal if applies(kind, key)]
+            removals[kind] = [key for key in removal if removes(kind, key, present)]
             marks.update({(kind, key): at for key in removals[kind]})
     def wins(key: str, value: str) -> bool:
         """A property set at the time its own newest event set it too (two events of one moment)

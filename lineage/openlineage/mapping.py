@@ -221,28 +221,31 @@ def expand(envelope: Mapping[str, Any], namespaces: NamespaceMap) -> list[dict[s
     # What a dataset's facets describe (its column lineage, its schema) loses only itself when the
     # raw format refuses it (too many fields, a field named twice, a path too long): the run, its
     # accesses and the rest stand, and the run carries a warning naming what was skipped.
-    described: list[tuple[str, str, dict[str, Any]]] = []  # (kind, what, payload)
+    # Each item: what it describes, then the payloads that may stand for it, the preferred last.
+    described: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = []
     for dataset in event.get("outputs") or []:
         operations = _column_lineage_operations(dataset, namespaces)
         if operations is not None:
-            described.append(("field_operations", f"column lineage of {_dataset_label(dataset)}", operations))
+            described.append(("field_operations", [(f"column lineage of {_dataset_label(dataset)}", operations)]))
     # one observed schema per dataset: a dataset the run reads and writes has the one it was written
-    # with (two at one time would be applied in the order of their ids, as text: ".10" before ".9")
-    changes: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = {}
+    # with (two at one time would be applied in the order of their ids, as text: ".10" before ".9"),
+    # or the one it was read with when the raw format refuses the output's
+    changes: dict[tuple[str, str, str], list[tuple[str, dict[str, Any]]]] = {}
     for dataset in [*(event.get("inputs") or []), *(event.get("outputs") or [])]:
         change = schema_change(dataset, namespaces)
         if change is not None:
             key = _dataset_key(dataset, namespaces)
-            changes.pop(key, None)
-            changes[key] = (f"schema of {_dataset_label(dataset)}", change)
-    described += [("metadata_change", what, change) for what, change in changes.values()]
+            changes[key] = [*changes.pop(key, []), (f"schema of {_dataset_label(dataset)}", change)]
+    described += [("metadata_change", candidates) for candidates in changes.values()]
     warnings: list[str] = []
-    for kind, what, payload in described:
-        try:
-            events.append(derived_event(kind, namespace, run, payload, event_time=moment,
-                                        event_id=f"{base_id}.{len(events)}", producer=envelope.get("producer")))
-        except InvalidEventError as exc:
-            warnings.append(f"{what} skipped: {str(exc)[:200]}")
+    for kind, candidates in described:
+        for what, payload in reversed(candidates):
+            try:
+                events.append(derived_event(kind, namespace, run, payload, event_time=moment,
+                                            event_id=f"{base_id}.{len(events)}", producer=envelope.get("producer")))
+                break
+            except InvalidEventError as exc:
+                warnings.append(f"{what} skipped: {str(exc)[:200]}")
     return events + _kept_events(event, envelope, run, namespaces, first_index=len(events), warnings=warnings)
 
 

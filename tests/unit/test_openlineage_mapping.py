@@ -524,3 +524,19 @@ def test_a_table_a_job_declares_it_reads_and_writes_has_the_written_schema() -> 
     changes = [e["payload"] for e in expanded(job_event)
                if e["kind"] == "metadata_change" and e["payload"]["entity"][1][1].endswith("shop.t")]
     assert [change["schema"]["fields"] for change in changes] == [[{"name": "new", "type": "integer"}]]
+
+
+def test_a_refused_output_schema_leaves_the_schema_the_run_read_the_dataset_with() -> None:
+    """A dataset the run reads and writes observes its output's schema; when the raw format refuses
+    that one (a field named twice), the input's stands instead of neither (a review finding)."""
+    event = run_event()
+    table = {"namespace": "s3://lake", "name": "marts/totals"}
+    event["inputs"] = [{**table, "facets": {"schema": {"fields": [{"name": "id", "type": "int"}]}}}]
+    event["outputs"] = [{**table, "facets": {"schema": {"fields": [{"name": "id", "type": "int"},
+                                                                   {"name": "id", "type": "long"}]}}}]
+    events = expanded(event)
+    [change] = [e["payload"] for e in events if e["kind"] == "metadata_change"]
+    assert change["schema"] == {"fields": [{"name": "id", "type": "int"}]}
+    warnings = next(e["payload"]["warnings"] for e in events if e["kind"] == "run_facets")
+    assert [w for w in warnings if w.startswith("schema of dataset marts/totals skipped: ")] == [
+        "schema of dataset marts/totals skipped: metadata change: observe_schema: schema field 'id' appears twice"]

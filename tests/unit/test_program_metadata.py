@@ -128,3 +128,15 @@ def test_two_values_set_at_one_moment_give_the_greater_in_every_arrival_order() 
     expected = {"tags": [], "properties": {"schema": '{"fields":[{"name":"b"}]}', "owner": "x"}}
     for order in itertools.permutations(tied):
         assert apply(list(order)) == expected, order
+
+
+def test_a_set_and_a_removal_of_one_moment_leave_the_set_in_every_arrival_order() -> None:
+    """Before (a review finding): of a set and a removal of the same key at the same moment, the
+    last to arrive won. The set wins now, as the greater value (a removal is the least)."""
+    tied = [(at(2), change(set_properties={"owner": "x"}, add_tags=("t",))),
+            (at(2), change(remove_properties=("owner",), remove_tags=("t",))),
+            (at(2), change(remove_properties=None, remove_tags=None)),
+            (at(1), change(set_properties={"owner": "old", "tier": "gold"}))]
+    expected = {"tags": ["t"], "properties": {"owner": "x"}}
+    for order in itertools.permutations(tied):
+        assert apply(list(order)) == expected, order
