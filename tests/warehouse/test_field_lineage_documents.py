@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
 from lineage.settings import Settings
 from spark_jobs.compaction.job import run_compaction
@@ -23,6 +24,7 @@ from tests.warehouse.test_openlineage_kept_events import migrated_before
 from warehouse.db.field_lineage_staging import create_staging, staging_columns, store_results
 from warehouse.db.migrate import apply_migrations
 from warehouse.db.namespace_store import delete_namespace
+from warehouse.pipeline import namespace_cleanup
 from warehouse.pipeline.namespace_cleanup import clean_pending
 
 # The same pipeline before and after a change of one operation: two operation sets whose paths
@@ -149,3 +151,49 @@ def test_a_set_derived_again_leaves_no_document_behind(warehouse_db: str) -> Non
         store(conn, ["event-001"])  # the same set again: its paths as this derivation gives them
         assert conn.execute("select document_key from lineage.field_path_rows").fetchall() == [(real,)]
         assert conn.execute("select count(*) from lineage.field_path_documents").fetchone() == (1,)
+
+
+def test_a_cleanup_failing_before_the_documents_go_leaves_them_for_its_retry(
+        warehouse_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before (a review finding): the documents went in a transaction of their own after the rows,
+    so a failure between the two left them for ever (the retry found no set naming them). Now they
+    go with the rows: a failure undoes both, and the retry removes both."""
+    derived(warehouse_db, tmp_path / "raw-events")
+    with psycopg.connect(libpq(warehouse_db)) as conn:
+        delete_namespace(conn, "myns", "admin")
+        conn.commit()
+    real = namespace_cleanup._remove_unused_documents
+
+    def failing(conn: Any) -> dict[str, int]:
+        raise RuntimeError("the connection dropped")
+
+    monkeypatch.setattr(namespace_cleanup, "_remove_unused_documents", failing)
+    with pytest.raises(RuntimeError):
+        clean_pending(warehouse_db)
+    with psycopg.connect(libpq(warehouse_db)) as conn:
+        assert counts(conn)["field_path_rows"] > 0  # undone with the documents
+    monkeypatch.setattr(namespace_cleanup, "_remove_unused_documents", real)
+    clean_pending(warehouse_db)
+    with psycopg.connect(libpq(warehouse_db)) as conn:
+        assert counts(conn) == dict.fromkeys(counts(conn), 0)
+
+
+def test_a_set_derived_again_without_a_field_loses_its_row_and_document(warehouse_db: str) -> None:
+    """Before (a review finding): a set derived again kept the rows of the fields and source fields
+    the new derivation no longer gives, served through the views, with their documents."""
+    with psycopg.connect(libpq(warehouse_db)) as conn:
+        _add_pending(conn, 2)
+        store(conn, ["event-000"])
+        assert counts(conn)["field_path_rows"] == 1 and counts(conn)["field_source_flow_rows"] > 0
+        staging = create_staging(conn)
+        records, sets = _staged_rows(["event-001"])
+        fingerprint, operations, _, _, warnings, edges = sets[0]
+        for table, rows, kind in ((staging.records, records, "records"),
+                                  (staging.sets, [(fingerprint, operations, "[]", "[]", warnings, edges)], "sets")):
+            with conn.cursor().copy(f"copy {table} ({', '.join(staging_columns(kind))}) from stdin") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        store_results(conn, staging)
+        conn.commit()
+        assert counts(conn) == dict.fromkeys(counts(conn), 0)
+        assert conn.execute("select count(*) from lineage.field_path_sources").fetchone() == (0,)

@@ -349,27 +349,32 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
             select distinct program_key, t from standing
         ), latest as (
             select program_key, max(t) as latest from times group by program_key
-        ), held as (  -- what the latest declaration holds, and the last declaration before it that did not
-            select h.program_key, h.dataset_key, h.access, l.latest,
-                   (select max(x.t) from times x
-                    where x.program_key = h.program_key and x.t < l.latest
-                      and not exists (select from standing c where c.program_key = h.program_key and c.t = x.t
-                                                               and c.dataset_key = h.dataset_key
-                                                               and c.access = h.access)) as gap
-            from (select distinct program_key, dataset_key, access, t from standing
-                  where dataset_key is not null) h
-            join latest l on l.program_key = h.program_key and l.latest = h.t
+        ), held as (  -- what the latest declaration holds, and the access kept from before, if any
+            select distinct s.program_key, s.dataset_key, s.access, l.latest,
+                   kept.first_declared_at as kept_first, kept.declared_at as kept_at
+            from standing s join latest l on l.program_key = s.program_key and l.latest = s.t
+            left join lineage.declared_accesses kept
+              on kept.program_key = s.program_key and kept.dataset_key = s.dataset_key and kept.access = s.access
+            where s.dataset_key is not null
+        ), gaps as (  -- the last declaration before the latest that left it out (the kept one's moment held it)
+            select h.program_key, h.dataset_key, h.access, max(x.t) as gap
+            from held h join times x on x.program_key = h.program_key and x.t < h.latest
+            where x.t is distinct from h.kept_at
+              and not exists (select from standing c where c.program_key = h.program_key and c.t = x.t
+                                                       and c.dataset_key = h.dataset_key and c.access = h.access)
+            group by h.program_key, h.dataset_key, h.access
+        ), starts as (  -- the first declaration after that gap (every one since holds it)
+            select h.program_key, h.dataset_key, h.access, h.latest, h.kept_first, g.gap, min(x.t) as since
+            from held h left join gaps g using (program_key, dataset_key, access)
+            join times x on x.program_key = h.program_key and (g.gap is null or x.t > g.gap)
+            group by h.program_key, h.dataset_key, h.access, h.latest, h.kept_first, g.gap
         )
         insert into lineage.declared_accesses as a (program_key, dataset_key, access, first_declared_at,
                                                     declared_at, batch_id)
         select h.program_key, h.dataset_key, h.access,
-               case when h.gap is null and kept.first_declared_at is not null then kept.first_declared_at
-                    else (select min(x.t) from times x
-                          where x.program_key = h.program_key and (h.gap is null or x.t > h.gap)) end,
+               case when h.gap is null and h.kept_first is not null then h.kept_first else h.since end,
                h.latest, %(batch)s
-        from held h
-        left join lineage.declared_accesses kept
-          on kept.program_key = h.program_key and kept.dataset_key = h.dataset_key and kept.access = h.access
+        from starts h
         on conflict (program_key, dataset_key, access) do update set
             first_declared_at = excluded.first_declared_at,
             declared_at = greatest(a.declared_at, excluded.declared_at), batch_id = excluded.batch_id""",

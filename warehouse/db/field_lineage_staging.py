@@ -214,6 +214,19 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
         select 'flow', r.document_key
         from lineage.field_source_flow_rows r join {sets} n on n.fingerprint = r.set_fingerprint""",
          staging)
+    # a set derived again: its rows the new derivation does not give (a field, a source field it no
+    # longer has) go, as its edges and sources do below
+    _run(conn, """
+        delete from lineage.field_path_rows r using {sets} n
+        where r.set_fingerprint = n.fingerprint
+          and not exists (select from jsonb_array_elements(n.paths) as p(path) where p.path->>'field' = r.field)""",
+         staging)
+    _run(conn, """
+        delete from lineage.field_source_flow_rows r using {sets} n
+        where r.set_fingerprint = n.fingerprint
+          and not exists (select from jsonb_array_elements(n.flows) as x(flow)
+                          where x.flow->>'namespace' = r.source_namespace and x.flow->>'type' = r.source_type
+                            and x.flow->>'name' = r.source and x.flow->>'field' = r.source_field)""", staging)
     _run(conn, f"""
         insert into lineage.field_path_documents (document_key, path)
         select distinct on (1) {_DOCUMENT_KEY.format(document="p.path")}, p.path
@@ -259,6 +272,8 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
                x.edge->'field_details', x.edge->>'dataset_key'
         from {sets} n cross join lateral jsonb_array_elements(n.edges) as x(edge)
         on conflict do nothing""", staging)
+    _run(conn, "delete from lineage.field_path_sources x using {sets} n where x.set_fingerprint = n.fingerprint",
+         staging)
     _run(conn, """
         insert into lineage.field_path_sources (source_namespace, source_type, source, source_field,
                                                 set_fingerprint, field)
@@ -272,6 +287,8 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
                     select distinct x.flow->>'namespace', x.flow->>'type', x.flow->>'name'
                     from {sets} n cross join lateral jsonb_array_elements(n.flows) as x(flow)
                     where x.flow->>'type' in ('dataset', 'stream')
+                      -- of a namespace that exists (a read of one that does not is no dataset of it)
+                      and exists (select from lineage.namespaces ns where ns.namespace = x.flow->>'namespace')
                     on conflict do nothing""", staging)
     entity_keys.fill_missing(conn)  # keys of the datasets just inserted
     counts["runs_recorded"] = _run(conn, """

@@ -98,8 +98,7 @@ _STEPS: list[tuple[str, str]] = [
                       and not exists (select from lineage.field_lineage_runs f
                                       where f.set_fingerprint = s.fingerprint)"""),
     # the path and flow documents those sets name: removed once no row names them (_remove_unused_documents)
-    ("no_old_documents", "drop table if exists old_documents"),
-    ("old_documents", """create temp table old_documents as
+    ("old_documents", """create temp table old_documents on commit drop as
                          select 'path' as kind, document_key from lineage.field_path_rows
                          where set_fingerprint in (select * from old_sets)
                          union
@@ -112,7 +111,7 @@ _STEPS: list[tuple[str, str]] = [
     ("field_paths", "delete from lineage.field_path_rows where set_fingerprint in (select * from old_sets)"),
     ("field_operation_sets", "delete from lineage.field_operation_sets where fingerprint in (select * from old_sets)"),
 ]
-_TEMPORARY = {"old_runs", "old_sets", "no_old_documents", "old_documents"}
+_TEMPORARY = {"old_runs", "old_sets", "old_documents"}
 
 
 @dataclass(frozen=True)
@@ -144,17 +143,21 @@ def clean(conn: psycopg.Connection, deletion_id: int, namespace: str, deleted_at
     params = {"ns": namespace, "before": deleted_at, "key": namespace_key(namespace)}
     removed: dict[str, int] = {}
     with conn.transaction():
+        # the field lineage lock first: the documents the removed sets named go in this transaction
+        # (a field lineage job re-using one for a set of its own commits first, new ones wait)
+        lock_chunk(conn)
         for label, statement in _STEPS:
             started = time.perf_counter()
             count = conn.execute(sql.SQL(statement), params).rowcount
             log.info("cleanup %s: %s: %d rows in %.1fs", namespace, label, count, time.perf_counter() - started)
             if label not in _TEMPORARY:
                 removed[label] = count
-        conn.execute("drop table old_runs, old_sets")  # "on commit drop" too, but not inside a caller's savepoint
+        removed.update(_remove_unused_documents(conn))
+        # "on commit drop" too, but not inside a caller's savepoint
+        conn.execute("drop table pg_temp.old_runs, pg_temp.old_sets, pg_temp.old_documents")
         conn.execute("update lineage.namespace_deletions set removed = %s where deletion_id = %s",
                      (orjson.dumps(removed).decode(), deletion_id))
     removed["openlineage_parts"] = _remove_unused_parts(conn, namespace)
-    removed.update(_remove_unused_documents(conn))
     return CleanupSummary(deletion_id, namespace, removed, time.perf_counter() - began)
 
 
@@ -185,23 +188,18 @@ def _remove_unused_parts(conn: psycopg.Connection, namespace: str) -> int:
 
 def _remove_unused_documents(conn: psycopg.Connection) -> dict[str, int]:
     """Remove the field path and flow documents (migration 0044) the removed operation sets named
-    (``old_documents``) that no row names any more, in a transaction of its own under the field
-    lineage lock: a field lineage job re-using such a document for a set of its own commits
-    first, and new ones wait until this ends. Left undone (an error here), the documents only
-    take room."""
+    (``old_documents``) that no row names any more; in the cleanup's transaction, which holds the
+    field lineage lock, so a retry after a failure finds them again."""
     removed = {}
-    with conn.transaction():
-        lock_chunk(conn)
-        for kind, documents, rows in (("path", "field_path_documents", "field_path_rows"),
-                                      ("flow", "field_flow_documents", "field_source_flow_rows")):
-            started = time.perf_counter()
-            removed[documents] = conn.execute(sql.SQL(
-                """delete from lineage.{documents} d using old_documents o
-                   where o.kind = %s and d.document_key = o.document_key
-                     and not exists (select from lineage.{rows} r where r.document_key = d.document_key)""").format(
-                documents=sql.Identifier(documents), rows=sql.Identifier(rows)), (kind,)).rowcount
-            log.info("cleanup: %s: %d rows in %.1fs", documents, removed[documents], time.perf_counter() - started)
-        conn.execute("drop table old_documents")
+    for kind, documents, rows in (("path", "field_path_documents", "field_path_rows"),
+                                  ("flow", "field_flow_documents", "field_source_flow_rows")):
+        started = time.perf_counter()
+        removed[documents] = conn.execute(sql.SQL(
+            """delete from lineage.{documents} d using pg_temp.old_documents o
+               where o.kind = %s and d.document_key = o.document_key
+                 and not exists (select from lineage.{rows} r where r.document_key = d.document_key)""").format(
+            documents=sql.Identifier(documents), rows=sql.Identifier(rows)), (kind,)).rowcount
+        log.info("cleanup: %s: %d rows in %.1fs", documents, removed[documents], time.perf_counter() - started)
     return removed
 
 
