@@ -5,6 +5,7 @@ never seen exported without one made up."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -45,7 +46,7 @@ def test_a_run_whose_start_was_never_seen_is_exported_without_a_start_made_up() 
         ("RUNNING", first.isoformat()), ("COMPLETE", (first + timedelta(minutes=5)).isoformat())]
     ingested = [native["kind"] for e in run_events(run) for native in expand(wrap(e, NO_MAPPING), NO_MAPPING)]
     assert "run_start" not in ingested and "run_end" in ingested
-    started = RunExport(**{**{f: getattr(run, f) for f in run.__dataclass_fields__}, "started": True})
+    started = dataclasses.replace(run, started=True)
     assert [e["eventType"] for e in run_events(started)] == ["START", "COMPLETE"]
 
 

@@ -200,6 +200,11 @@ _EVENT_RUN = """join lineage.programs p
         join lineage.runs r
           on r.namespace = e.namespace and r.program_key = p.program_key and r.run_id = e.run_id"""
 
+# A program's declaration (migration 0045): its declared accesses, and the JobEvent's run_facets
+# marked as one (a declaration of no dataset too).
+_DECLARATION_EVENT = """e.run_id is null and (e.kind = 'dataset_access'
+                                        or e.kind = 'run_facets' and (e.payload::jsonb->>'declaration')::boolean)"""
+
 _UNKNOWN_NAMESPACE = """(not exists (select from lineage.namespaces ns where ns.namespace = e.namespace)
     or e.dataset_namespace is not null
        and not exists (select from lineage.namespaces ns where ns.namespace = e.dataset_namespace))"""
@@ -340,8 +345,7 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
             left join lineage.datasets d
               on e.kind = 'dataset_access' and d.namespace = e.dataset_namespace
              and d.dataset_type = e.dataset_type and d.dataset = e.dataset
-            where e.run_id is null and (e.kind = 'dataset_access'
-                                        or e.kind = 'run_facets' and (e.payload::jsonb->>'declaration')::boolean)
+            where {_DECLARATION_EVENT}
         ), standing as (  -- not older than the program's latest declaration stored
             select c.* from declarations c left join lineage.program_declarations s using (program_key)
             where s.declared_at is null or c.t >= s.declared_at
@@ -390,8 +394,7 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
             join lineage.programs p
               on p.namespace = e.namespace and p.application = e.application
              and p.program_type = e.program_type and p.program = e.program
-            where e.run_id is null and (e.kind = 'dataset_access'
-                                        or e.kind = 'run_facets' and (e.payload::jsonb->>'declaration')::boolean)
+            where {_DECLARATION_EVENT}
             group by p.program_key
             on conflict (program_key) do update set declared_at = greatest(d.declared_at, excluded.declared_at)
             returning program_key, declared_at)

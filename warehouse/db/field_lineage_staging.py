@@ -71,6 +71,37 @@ def count_pending(conn: psycopg.Connection, upto: int) -> int:
 # documents, equal texts), as migration 0044 computed it for the documents stored before.
 _DOCUMENT_KEY = "sha256(convert_to(({document})::text, 'UTF8'))"
 
+
+@dataclass(frozen=True)
+class _Documents:
+    """One kind of field lineage document (migration 0044): its table, the rows naming it, and
+    the column and staged array holding it."""
+
+    kind: str
+    table: str
+    rows: str
+    column: str
+    staged: str
+
+
+DOCUMENTS = (_Documents("path", "field_path_documents", "field_path_rows", "path", "paths"),
+             _Documents("flow", "field_flow_documents", "field_source_flow_rows", "flow", "flows"))
+
+
+def remove_unnamed_documents(conn: psycopg.Connection, candidates: str) -> dict[str, int]:
+    """Remove the documents listed in the temporary table ``candidates`` (``kind``,
+    ``document_key``) that no row names any more; the rows removed per document table. Under the
+    field lineage lock: a job re-using such a document commits first, new ones wait."""
+    removed = {}
+    for documents in DOCUMENTS:
+        removed[documents.table] = conn.execute(sql.SQL(
+            """delete from lineage.{table} d using pg_temp.{candidates} c
+               where c.kind = %s and d.document_key = c.document_key
+                 and not exists (select from lineage.{rows} r where r.document_key = d.document_key)""").format(
+            table=sql.Identifier(documents.table), candidates=sql.Identifier(candidates),
+            rows=sql.Identifier(documents.rows)), (documents.kind,)).rowcount
+    return removed
+
 _FIELD_LINEAGE_LOCK = 7_265_404  # arbitrary, constant: one field lineage job at a time per warehouse
 
 
@@ -227,12 +258,13 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
           and not exists (select from jsonb_array_elements(n.flows) as x(flow)
                           where x.flow->>'namespace' = r.source_namespace and x.flow->>'type' = r.source_type
                             and x.flow->>'name' = r.source and x.flow->>'field' = r.source_field)""", staging)
-    _run(conn, f"""
-        insert into lineage.field_path_documents (document_key, path)
-        select distinct on (1) {_DOCUMENT_KEY.format(document="p.path")}, p.path
-        from {{sets}} n cross join lateral jsonb_array_elements(n.paths) as p(path)
-        order by 1
-        on conflict do nothing""", staging)
+    for documents in DOCUMENTS:
+        _run(conn, f"""
+            insert into lineage.{documents.table} (document_key, {documents.column})
+            select distinct on (1) {_DOCUMENT_KEY.format(document="d.document")}, d.document
+            from {{sets}} n cross join lateral jsonb_array_elements(n.{documents.staged}) as d(document)
+            order by 1
+            on conflict do nothing""", staging)
     counts["paths_added"] = _run(conn, f"""
         insert into lineage.field_path_rows as f (set_fingerprint, field, path_fingerprint, document_key)
         select n.fingerprint, p.path->>'field', p.path->>'fingerprint', {_DOCUMENT_KEY.format(document="p.path")}
@@ -240,12 +272,6 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
         on conflict (set_fingerprint, field) do update set path_fingerprint = excluded.path_fingerprint,
                                                           document_key = excluded.document_key
         where f.document_key <> excluded.document_key""", staging).rowcount
-    _run(conn, f"""
-        insert into lineage.field_flow_documents (document_key, flow)
-        select distinct on (1) {_DOCUMENT_KEY.format(document="x.flow")}, x.flow
-        from {{sets}} n cross join lateral jsonb_array_elements(n.flows) as x(flow)
-        order by 1
-        on conflict do nothing""", staging)
     _run(conn, f"""
         insert into lineage.field_source_flow_rows as f (source_namespace, source_type, source, source_field,
                                                          set_fingerprint, flow_fingerprint, document_key)
@@ -255,12 +281,7 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
         on conflict (source_namespace, source, source_field, source_type, set_fingerprint)
         do update set flow_fingerprint = excluded.flow_fingerprint, document_key = excluded.document_key""",
          staging)
-    for kind, documents, rows in (("path", "field_path_documents", "field_path_rows"),
-                                  ("flow", "field_flow_documents", "field_source_flow_rows")):
-        _run(conn, f"""
-            delete from lineage.{documents} d using pg_temp.replaced_documents x
-            where x.kind = '{kind}' and d.document_key = x.document_key
-              and not exists (select from lineage.{rows} r where r.document_key = d.document_key)""", staging)
+    remove_unnamed_documents(conn, "replaced_documents")
     _run(conn, "drop table pg_temp.replaced_documents", staging)
     _run(conn, "delete from lineage.field_edges e using {sets} n where e.set_fingerprint = n.fingerprint", staging)
     _run(conn, """

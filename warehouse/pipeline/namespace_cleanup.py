@@ -25,7 +25,7 @@ from psycopg import sql
 from warehouse.db import metadata_search
 from warehouse.db.compaction_store import lock_kept_event_parts
 from warehouse.db.connection import connect
-from warehouse.db.field_lineage_staging import lock_chunk
+from warehouse.db.field_lineage_staging import lock_chunk, remove_unnamed_documents
 from warehouse.service.authorization import namespace_key
 
 log = logging.getLogger(__name__)
@@ -187,19 +187,12 @@ def _remove_unused_parts(conn: psycopg.Connection, namespace: str) -> int:
 
 
 def _remove_unused_documents(conn: psycopg.Connection) -> dict[str, int]:
-    """Remove the field path and flow documents (migration 0044) the removed operation sets named
+    """Remove the field path and flow documents the removed operation sets named
     (``old_documents``) that no row names any more; in the cleanup's transaction, which holds the
     field lineage lock, so a retry after a failure finds them again."""
-    removed = {}
-    for kind, documents, rows in (("path", "field_path_documents", "field_path_rows"),
-                                  ("flow", "field_flow_documents", "field_source_flow_rows")):
-        started = time.perf_counter()
-        removed[documents] = conn.execute(sql.SQL(
-            """delete from lineage.{documents} d using pg_temp.old_documents o
-               where o.kind = %s and d.document_key = o.document_key
-                 and not exists (select from lineage.{rows} r where r.document_key = d.document_key)""").format(
-            documents=sql.Identifier(documents), rows=sql.Identifier(rows)), (kind,)).rowcount
-        log.info("cleanup: %s: %d rows in %.1fs", documents, removed[documents], time.perf_counter() - started)
+    started = time.perf_counter()
+    removed = remove_unnamed_documents(conn, "old_documents")
+    log.info("cleanup: documents: %s in %.1fs", removed, time.perf_counter() - started)
     return removed
 
 
