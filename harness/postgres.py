@@ -22,12 +22,14 @@ class Cluster:
     home: Path
     port: int
     databases: tuple[str, ...] = ("lineage",)
+    #: Server options added to pg.sh's (``-c name=value ...``), e.g. a test cluster's no-sync settings.
+    options: str = ""
 
     def _env(self) -> dict[str, str]:
         # A user-supplied warehouse URL would make pg.sh do nothing: this cluster is ours.
         env = {k: v for k, v in os.environ.items() if k != "LINEAGE_DATABASE_URL"}
         env.update(LINEAGE_HOME=str(self.home), LINEAGE_PG_PORT=str(self.port),
-                   LINEAGE_PG_DATABASES=" ".join(self.databases))
+                   LINEAGE_PG_DATABASES=" ".join(self.databases), LINEAGE_PG_OPTIONS=self.options)
         return env
 
     def _pg(self, command: str) -> subprocess.CompletedProcess[str]:

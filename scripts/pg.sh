@@ -66,7 +66,7 @@ case "$cmd" in
       echo "pg: already running on 127.0.0.1:$PORT"
     else
       as_owner "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 \
-        -o "-p $PORT -k $SOCK -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=${LINEAGE_PG_SHARED_BUFFERS:-1GB} -c max_wal_size=8GB -c checkpoint_timeout=30min -c work_mem=64MB -c maintenance_work_mem=512MB -c wal_compression=lz4" start >/dev/null
+        -o "-p $PORT -k $SOCK -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_buffers=${LINEAGE_PG_SHARED_BUFFERS:-1GB} -c max_wal_size=8GB -c checkpoint_timeout=30min -c work_mem=64MB -c maintenance_work_mem=512MB -c wal_compression=lz4 ${LINEAGE_PG_OPTIONS:-}" start >/dev/null
       echo "pg: started on 127.0.0.1:$PORT (log: $LOG)"
     fi
     for db in $DATABASES; do

@@ -63,7 +63,9 @@ def pytest_configure(config: pytest.Config) -> None:
     port = free_port()
     TEST_HOME.mkdir(parents=True, exist_ok=True)
     os.chmod(TEST_HOME, 0o755)
-    services.configure(TEST_HOME, port)
+    dbt = services.configure(TEST_HOME, port)
+    if dbt is not None:
+        os.environ.update(LINEAGE_DBT_BIN=str(dbt), LINEAGE_TEST_DBT_SERVER="1")
     base = f"postgresql+psycopg://postgres@127.0.0.1:{port}"
     airflow_home = TEST_HOME / "airflow"
     airflow_home.mkdir(exist_ok=True)
@@ -103,7 +105,7 @@ def _main_module_named() -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    services.stop_postgres()
+    services.stop()
     shutil.rmtree(TEST_HOME, ignore_errors=True)
 
 

@@ -10,21 +10,36 @@ test modules import it again as ``tests.conftest``, and the started cluster must
 
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
 
+from harness.dbt_server import DbtServer
 from harness.postgres import Cluster
 
 TEMPLATE_DB = "lineage_template"
+#: A test cluster's data is thrown away with it: no server crash is ever tested (the crash tests kill
+#: clients and the api-server, never PostgreSQL), so its commits and checkpoints need not wait for
+#: the disk. Each commit's fsync was a good part of the suite's waiting on a shared machine.
+NO_SYNC = os.environ.get("LINEAGE_TEST_PG_OPTIONS", "-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
 
 _configured: Cluster | None = None
 _started = False
+_dbt: DbtServer | None = None
 
 
-def configure(home: Path, port: int) -> None:
-    """Where the session's cluster will live; starts nothing."""
-    global _configured
-    _configured = Cluster(home=home, port=port, databases=("lineage", "airflow", TEMPLATE_DB))
+def configure(home: Path, port: int) -> Path | None:
+    """Where the session's cluster will live; starts nothing. Returns the ``dbt`` to run, the
+    warm fork server's client (``harness/dbt_server.py``), unless the caller chose a dbt
+    (``LINEAGE_DBT_BIN``) or none (``LINEAGE_TEST_DBT_SERVER=0``): None then. A pytest-xdist
+    worker inherits its controller's client (``LINEAGE_TEST_DBT_SERVER=1``) and makes its own."""
+    global _configured, _dbt
+    _configured = Cluster(home=home, port=port, databases=("lineage", "airflow", TEMPLATE_DB), options=NO_SYNC)
+    server = os.environ.get("LINEAGE_TEST_DBT_SERVER")
+    if server == "0" or (os.environ.get("LINEAGE_DBT_BIN") and server != "1"):
+        return None
+    _dbt = DbtServer(home / "dbt-server")
+    return _dbt.write_client()
 
 
 def postgres() -> Cluster:
@@ -37,13 +52,17 @@ def postgres() -> Cluster:
 
         _configured.start()
         _started = True
+        if _dbt is not None:
+            _dbt.start()  # in the background: dbt's imports overlap the template's migration
         apply_migrations(_configured.url(TEMPLATE_DB))
     return _configured
 
 
-def stop_postgres() -> None:
-    """Stop and delete the cluster if this session started it."""
+def stop() -> None:
+    """Stop the dbt server, and stop and delete the cluster, if this session started them."""
     global _started
+    if _dbt is not None:
+        _dbt.stop()
     if _configured is not None and _started:
         _configured.destroy()
         _started = False

@@ -1,0 +1,58 @@
+"""The suite's warm dbt (``harness/dbt_server.py``) is dbt: the same command through the fork
+server and through dbt's own script gives the same exit code and output, with the caller's
+working directory and environment; a call while the server is not listening runs the real dbt.
+Every other test's dbt runs through it (tests/services.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from harness.dbt_server import DBT_VENV, DbtServer
+from lineage.settings import Settings
+from warehouse.pipeline.dbt_build import dbt_env
+
+
+def run(dbt: Path | str, *args: str, env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+    done = subprocess.run([str(dbt), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120,
+                          check=False)
+    return done.returncode, done.stdout, done.stderr
+
+
+def timeless(text: str) -> list[str]:
+    """dbt's lines without their clock prefix (``12:00:01  ``)."""
+    return [line[10:] if line[:2].isdigit() and line[2:3] == ":" else line for line in text.splitlines()]
+
+
+def test_the_fork_server_runs_dbt_as_its_script_does(warehouse_db: str, tmp_path: Path) -> None:
+    server = DbtServer(tmp_path / "server")
+    client = server.write_client()
+    settings = Settings.from_env()
+    env = {**dbt_env(warehouse_db, settings), "DBT_TARGET_PATH": str(tmp_path / "target")}
+    real = DBT_VENV / "bin" / "dbt"
+    listing = ("ls", "--project-dir", str(settings.dbt_project_dir), "--resource-type", "model", "--output", "name",
+               "--quiet")
+    # not started: the client runs the real dbt
+    assert run(client, *listing, env=env, cwd=tmp_path) == run(real, *listing, env=env, cwd=tmp_path)
+    server.start()
+    try:
+        server.wait_listening()
+        served = run(client, *listing, env=env, cwd=tmp_path)
+        assert served == run(real, *listing, env=env, cwd=tmp_path)
+        assert served[0] == 0 and "lineage_walk" in served[1].split()
+        # an unknown command: dbt's own usage error, exit 2, on stderr
+        refused = run(client, "nonsense", env=env, cwd=tmp_path)
+        assert refused[0] == 2 and "No such command 'nonsense'" in refused[2]
+        assert refused == run(real, "nonsense", env=env, cwd=tmp_path)
+        # the caller's directory (a project path relative to it) and environment (dbt's target
+        # path: where it writes its manifest)
+        relative = ("ls", "--project-dir", os.path.relpath(settings.dbt_project_dir, tmp_path), "--quiet",
+                    "--output", "name", "--resource-type", "model")
+        elsewhere = {**env, "DBT_TARGET_PATH": str(tmp_path / "elsewhere")}
+        assert run(client, *relative, env=elsewhere, cwd=tmp_path)[1] == served[1]
+        assert (tmp_path / "elsewhere" / "manifest.json").is_file()
+        log = (tmp_path / "server" / "dbt-server.log").read_text()
+        assert log.count("dbt server: pid") == 3 and "runs dbt nonsense" in log  # the server ran them
+    finally:
+        server.stop()
