@@ -39,7 +39,6 @@ from bench.lineage_workload import run_id
 from lineage.model.field_paths import field_paths, normalize
 from lineage.settings import Settings, libpq_url
 from warehouse.db import field_lineage_summaries as summaries
-from warehouse.db.connection import PLAN_EACH_EXECUTION
 from warehouse.db.field_lineage_store import FieldLineageQueries
 from warehouse.db.migrate import apply_migrations
 from warehouse.service.field_lineage_diff import field_diff
@@ -154,7 +153,6 @@ def measure(url: str, pipelines: int, fields_per_pipeline: int, days: int, sampl
     """Rows stored vs a per-run model; field lineage and impact timings."""
     with psycopg.connect(libpq_url(url), autocommit=True) as conn:
         conn.execute("vacuum analyze")
-        conn.execute(PLAN_EACH_EXECUTION)  # as the API's pooled connections: each read planned for its values
         counts = {table: row_count(conn, table)
                   for table in ("field_operation_sets", "field_paths", "field_path_sources", "field_source_flows",
                                 "field_lineage_runs")}

@@ -29,7 +29,6 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from lineage.errors import WarehouseConnectionError, WarehouseUnavailableError
 from lineage.settings import WAREHOUSE_CONN_ID, Settings, connect_options, libpq_url, pool_mode, redact_url
-from warehouse.db.connection import PLAN_EACH_EXECUTION
 from warehouse.pipeline.airflow_connection import warehouse_url
 
 log = logging.getLogger(__name__)
@@ -56,26 +55,18 @@ def _airflow_warehouse_url() -> str:
 
 
 def _session_setup(url: str, settings: Settings) -> Callable[[psycopg.Connection], None] | None:
-    """What each new connection runs: the statement timeout, and a plan made for each
-    execution's own values, set for the session. Behind transaction pooling
-    (``?pool_mode=transaction``) a session ``SET`` would land on one server connection of the
-    pooler and then time out whoever is handed it next (a compaction's merge, a dbt build); there
-    the timeout belongs to the API's role (docs/configuration.md), and no statement is prepared
-    (``connect_options``), so each execution is planned for its values anyway.
-
-    Why the plans (``PLAN_EACH_EXECUTION``): a pooled connection runs the same queries again and
-    again, and from a query's 11th execution PostgreSQL may keep a generic plan that cannot use
-    its optional filters (``%(field)s is null or x.field = %(field)s``, a window's bounds).
-    Planning each execution costs under a millisecond."""
+    """What each new connection runs: the statement timeout, set for the session. Behind
+    transaction pooling (``?pool_mode=transaction``) a session ``SET`` would land on one server
+    connection of the pooler and then time out whoever is handed it next (a compaction's merge,
+    a dbt build); there the timeout belongs to the API's role (docs/configuration.md)."""
     if pool_mode(url) == "transaction":
         log.info("lineage API: behind transaction pooling the statement timeout is the database role's "
                  "(ALTER ROLE ... SET statement_timeout), not LINEAGE_API_STATEMENT_TIMEOUT_MS")
         return None
-    setup = sql.SQL("set statement_timeout = {}; ").format(settings.api_statement_timeout_ms) + sql.SQL(
-        PLAN_EACH_EXECUTION)
+    statement_timeout = sql.SQL("set statement_timeout = {}").format(settings.api_statement_timeout_ms)
 
     def configure(conn: psycopg.Connection) -> None:
-        conn.execute(setup)
+        conn.execute(statement_timeout)
 
     return configure
 

@@ -10,13 +10,6 @@ import psycopg
 
 from lineage.settings import Settings, connect_options, libpq_url
 
-#: A session setting for connections that run the same reads again and again (the API's pool, the
-#: read benchmarks): each execution planned for its own values. psycopg prepares a query on its
-#: 5th execution on a connection and PostgreSQL may then keep one generic plan for every later
-#: value, which cannot use the reads' optional filters (a field or none, a window's bounds): a
-#: dataset's field summary took 20-35 ms instead of 1 ms from its 11th call on.
-PLAN_EACH_EXECUTION = "set plan_cache_mode = force_custom_plan"
-
 
 def connect(database_url: str | None = None, *, autocommit: bool = False) -> psycopg.Connection:
     """Open a psycopg connection to ``database_url`` (default: the settings' URL); behind
