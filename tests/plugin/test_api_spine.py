@@ -151,7 +151,7 @@ def test_a_pooled_connection_plans_each_summary_for_its_values(warehouse_db: str
                 relations(conn, "default", f"dataset_{call}", datetime(2026, 11, 1, tzinfo=UTC),
                           datetime(2026, 11, 2, tzinfo=UTC), None if call % 2 else "id")
         prepared = conn.execute("select statement, generic_plans from pg_prepared_statements "
-                                "where statement like '%%field_path_sources%%'").fetchall()
+                                "where statement like '%%field_path_source%%'").fetchall()
     assert prepared == []
 
 
