@@ -142,7 +142,7 @@ def test_a_pooled_connection_plans_each_summary_for_its_values(warehouse_db: str
 
     from lineage_api.warehouse_pool import WarehousePool
 
-    from warehouse.db.field_lineage_summaries import incoming_relations, outgoing_relations
+    from warehouse.db.field_lineage_summaries import _INCOMING, incoming_relations, outgoing_relations
 
     pool = WarehousePool(Settings.from_env(), url=lambda: warehouse_db)
     with pool.connection() as conn:
@@ -151,8 +151,15 @@ def test_a_pooled_connection_plans_each_summary_for_its_values(warehouse_db: str
                 relations(conn, "default", f"dataset_{call}", datetime(2026, 11, 1, tzinfo=UTC),
                           datetime(2026, 11, 2, tzinfo=UTC), None if call % 2 else "id")
         prepared = conn.execute("select statement, generic_plans from pg_prepared_statements "
-                                "where statement like '%%field_path_source%%'").fetchall()
+                                "where statement like '%%field_path_sources%%'").fetchall()
+        # the control: the same query, run as psycopg runs any other, is prepared and seen here
+        for call in range(6):
+            conn.execute(_INCOMING, {"namespace": "default", "dataset": "d", "field": None,
+                                     "start": datetime(2026, 11, 1, tzinfo=UTC), "end": datetime(2026, 11, 2, tzinfo=UTC)})
+        control = conn.execute("select count(*) from pg_prepared_statements "
+                               "where statement like '%%field_path_sources%%'").fetchone()
     assert prepared == []
+    assert control == (1,)
 
 
 def test_inside_airflow_an_unreadable_connection_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:

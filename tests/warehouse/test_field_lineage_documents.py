@@ -187,13 +187,13 @@ def test_a_set_derived_again_without_a_field_loses_its_row_and_document(warehous
         assert counts(conn)["field_path_rows"] == 1 and counts(conn)["field_source_flow_rows"] > 0
         staging = create_staging(conn)
         records, sets = _staged_rows(["event-001"])
-        fingerprint, operations, _, _, warnings, _ = sets[0]  # derived again: no path, flow or edge
+        fingerprint, operations, _, _, warnings, edges = sets[0]
         for table, rows, kind in ((staging.records, records, "records"),
-                                  (staging.sets, [(fingerprint, operations, "[]", "[]", warnings, "[]")], "sets")):
+                                  (staging.sets, [(fingerprint, operations, "[]", "[]", warnings, edges)], "sets")):
             with conn.cursor().copy(f"copy {table} ({', '.join(staging_columns(kind))}) from stdin") as copy:
                 for row in rows:
                     copy.write_row(row)
         store_results(conn, staging)
         conn.commit()
         assert counts(conn) == dict.fromkeys(counts(conn), 0)
-        assert conn.execute("select count(*) from lineage.field_path_sources").fetchone() == (0,)  # the edges' pairs
+        assert conn.execute("select count(*) from lineage.field_path_sources").fetchone() == (0,)

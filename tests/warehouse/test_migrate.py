@@ -63,36 +63,3 @@ def test_migration_0022_takes_the_search_index_out_of_the_marts_and_rebuilds_it(
         assert sorted(index, key=repr) == sorted(
             conn.execute(f"select * from {metadata_search.TERMS_VIEW}").fetchall(), key=repr)
         assert metadata_search.search(conn, parse_query("tags:pii"))["total"] == 1
-
-
-def test_migration_0046_reads_the_source_pairs_from_the_edges_and_keeps_the_sets_that_have_none(
-        empty_db: str, tmp_path: Path) -> None:
-    """The pairs of a set with column lineage edges are the edges' (its rows go); a set stored
-    before the edges existed (0029) keeps its pairs in the legacy table, read through the same
-    view, until it is derived again."""
-    for migration in MIGRATIONS_DIR.glob("*.sql"):
-        if int(migration.name[:4]) < 46:
-            (tmp_path / migration.name).write_text(migration.read_text())
-    apply_migrations(empty_db, tmp_path)
-    with connect(empty_db, autocommit=True) as conn:
-        for fingerprint in ("with-edges", "legacy"):
-            conn.execute("""insert into lineage.field_operation_sets (fingerprint, destination_namespace,
-                            destination_type, destination, operations, descriptions, described_at)
-                            values (%s, 'default', 'dataset', 'out', '[]', '{}', now())""", (fingerprint,))
-            conn.execute("""insert into lineage.field_path_sources values ('default', 'dataset', 'in', 'a', %s, 'x'),
-                            ('default', 'dataset', 'in', 'b', %s, 'x')""", (fingerprint, fingerprint))
-        for kind in ("DIRECT", "INDIRECT"):  # one pair, two kinds: two edges
-            conn.execute("""insert into lineage.field_edges (set_fingerprint, source_namespace, source_type, source,
-                            source_field, field, kind, subtype, masking, operations, field_key, field_details,
-                            dataset_key) values ('with-edges', 'default', 'dataset', 'in', 'a', 'x', %s, 'IDENTITY',
-                            false, '{}', 'k', '{}', 'd')""", (kind,))
-
-    assert [m.version for m in apply_migrations(empty_db)] == [46]
-
-    with connect(empty_db) as conn:
-        assert conn.execute("select * from lineage.field_path_sources order by set_fingerprint, source_field"
-                            ).fetchall() == [
-            ("default", "dataset", "in", "a", "legacy", "x"), ("default", "dataset", "in", "b", "legacy", "x"),
-            ("default", "dataset", "in", "a", "with-edges", "x")]  # the edges' pair once; b had no edge
-        assert conn.execute("select set_fingerprint, source_field from lineage.field_path_sources_legacy "
-                            "order by 2").fetchall() == [("legacy", "a"), ("legacy", "b")]

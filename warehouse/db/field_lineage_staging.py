@@ -293,10 +293,16 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
                x.edge->'field_details', x.edge->>'dataset_key'
         from {sets} n cross join lateral jsonb_array_elements(n.edges) as x(edge)
         on conflict do nothing""", staging)
-    # the source pairs are the edges' (lineage.field_path_sources, migration 0046); a set stored
-    # before the edges existed keeps its pairs in the legacy table until now
-    _run(conn, "delete from lineage.field_path_sources_legacy x using {sets} n where x.set_fingerprint = n.fingerprint",
+    _run(conn, "delete from lineage.field_path_sources x using {sets} n where x.set_fingerprint = n.fingerprint",
          staging)
+    _run(conn, """
+        insert into lineage.field_path_sources (source_namespace, source_type, source, source_field,
+                                                set_fingerprint, field)
+        select distinct s.source->>'namespace', s.source->>'type', s.source->>'name', s.source->>'field',
+               n.fingerprint, p.path->>'field'
+        from {sets} n cross join lateral jsonb_array_elements(n.paths) as p(path)
+        cross join lateral jsonb_array_elements(p.path->'sources') as s(source)
+        on conflict do nothing""", staging)
     # Every source of a read is a dataset, whether or not any of its fields reaches the destination.
     _run(conn, """insert into lineage.datasets (namespace, dataset_type, dataset)
                     select distinct x.flow->>'namespace', x.flow->>'type', x.flow->>'name'

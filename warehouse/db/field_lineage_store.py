@@ -122,7 +122,7 @@ _PATH_OPERATIONS = """select (path->'operations')::text from lineage.field_paths
 _FED_BY = f"""
     select distinct s.destination_namespace, s.destination, x.field
     from unnest(%(namespaces)s::text[], %(datasets)s::text[], %(fields)s::text[]) as k(namespace, dataset, field)
-    join lineage.field_path_source_rows x
+    join lineage.field_path_sources x
       on x.source_namespace = k.namespace and x.source = k.dataset and x.source_field = k.field
     join lineage.field_operation_sets s on s.fingerprint = x.set_fingerprint
     join lineage.datasets d on d.namespace = s.destination_namespace and d.dataset_type = s.destination_type

@@ -1,8 +1,7 @@
 """The queries of CDAP's field lineage summaries (``warehouse.service.field_summaries`` renders them): a
 field's source fields and destination fields one dataset away, and a whole dataset's relations
-in one pass. All read the source index ``field_path_source_rows`` (source field -> destination
-field per operation set, from the column lineage edges: a pair once per edge kind, so they select
-distinct) and keep the operation sets a run recorded in the window."""
+in one pass. All read the source index ``field_path_sources`` (source field -> destination field
+per operation set) and keep the operation sets a run recorded in the window."""
 
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ from warehouse.service.field_summaries import (
     wants,
 )
 
-# An operation set's row of field_path_source_rows counts when a run in the window recorded the set
+# An operation set's row of field_path_sources counts when a run in the window recorded the set
 # for its destination.
 _RECORDED_IN_WINDOW = f"""exists (
     select 1 from lineage.datasets d
@@ -38,14 +37,14 @@ _RECORDED_IN_WINDOW = f"""exists (
 _INCOMING = f"""
     select distinct x.source_namespace, x.source, x.source_field, x.field
     from lineage.field_operation_sets s
-    join lineage.field_path_source_rows x on x.set_fingerprint = s.fingerprint
+    join lineage.field_path_sources x on x.set_fingerprint = s.fingerprint
     where s.destination_namespace = %(namespace)s and s.destination = %(dataset)s
       and (%(field)s::text is null or x.field = %(field)s) and {_RECORDED_IN_WINDOW}"""
 
 # (source field, destination field) pairs whose source is the dataset (and field, when given).
 _OUTGOING = f"""
     select distinct x.source_field, s.destination_namespace, s.destination, x.field
-    from lineage.field_path_source_rows x
+    from lineage.field_path_sources x
     join lineage.field_operation_sets s on s.fingerprint = x.set_fingerprint
     where x.source_namespace = %(namespace)s and x.source = %(dataset)s
       and (%(field)s::text is null or x.source_field = %(field)s) and {_RECORDED_IN_WINDOW}"""

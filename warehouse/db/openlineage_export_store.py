@@ -51,7 +51,7 @@ _WINDOW = """
                           union select d.namespace from lineage.field_lineage_runs f
                                 join lineage.datasets d using (dataset_key) where f.run_key = r.run_key
                           union select p.source_namespace from lineage.field_lineage_runs f
-                                join lineage.field_path_source_rows p on p.set_fingerprint = f.set_fingerprint
+                                join lineage.field_path_sources p on p.set_fingerprint = f.set_fingerprint
                                 where f.run_key = r.run_key
                           union select l.namespace from lineage.run_parents l where l.run_key = r.run_key)
                     || r.namespace end as namespaces

@@ -104,8 +104,7 @@ _STEPS: list[tuple[str, str]] = [
                          union
                          select 'flow', document_key from lineage.field_source_flow_rows
                          where set_fingerprint in (select * from old_sets)"""),
-    ("field_path_sources",
-     "delete from lineage.field_path_sources_legacy where set_fingerprint in (select * from old_sets)"),
+    ("field_path_sources", "delete from lineage.field_path_sources where set_fingerprint in (select * from old_sets)"),
     ("field_source_flows",
      "delete from lineage.field_source_flow_rows where set_fingerprint in (select * from old_sets)"),
     ("field_edges", "delete from lineage.field_edges where set_fingerprint in (select * from old_sets)"),
