@@ -153,9 +153,9 @@ def test_a_pooled_connection_plans_each_summary_for_its_values(warehouse_db: str
         prepared = conn.execute("select statement, generic_plans from pg_prepared_statements "
                                 "where statement like '%%field_path_sources%%'").fetchall()
         # the control: the same query, run as psycopg runs any other, is prepared and seen here
-        for call in range(6):
-            conn.execute(_INCOMING, {"namespace": "default", "dataset": "d", "field": None,
-                                     "start": datetime(2026, 11, 1, tzinfo=UTC), "end": datetime(2026, 11, 2, tzinfo=UTC)})
+        window = {"start": datetime(2026, 11, 1, tzinfo=UTC), "end": datetime(2026, 11, 2, tzinfo=UTC)}
+        for _ in range(6):
+            conn.execute(_INCOMING, {"namespace": "default", "dataset": "d", "field": None, **window})
         control = conn.execute("select count(*) from pg_prepared_statements "
                                "where statement like '%%field_path_sources%%'").fetchone()
     assert prepared == []
