@@ -23,7 +23,9 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
+import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,20 +36,21 @@ CLIENT = '''#!{python} -IS
 """dbt, run by the warm fork server at {socket} (harness/dbt_server.py), or the real dbt while
 that server is not listening (not started yet, or gone)."""
 import array, json, os, socket, struct, sys
+for fd in (0, 1, 2):  # before the socket takes the lowest free number: a closed stream gets /dev/null
+    try:
+        os.fstat(fd)
+    except OSError:
+        os.open(os.devnull, os.O_RDWR)
 conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try:
     conn.connect({socket!r})
 except OSError:
     os.execv({dbt!r}, [{dbt!r}, *sys.argv[1:]])
-def usable(fd):
-    try:
-        os.fstat(fd)
-        return fd
-    except OSError:  # a standard stream the caller closed: dbt gets /dev/null there
-        return os.open(os.devnull, os.O_RDWR)
 request = json.dumps({{"argv": ["dbt", *sys.argv[1:]], "cwd": os.getcwd(), "env": dict(os.environ)}}).encode()
-conn.sendmsg([struct.pack("!I", len(request)) + request],
-             [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [usable(fd) for fd in (0, 1, 2)]))])
+message = struct.pack("!I", len(request)) + request
+sent = conn.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+conn.sendall(message[sent:])
+# this process ending (killed, interrupted, timed out) closes the socket, and the dbt child ends
 answer = b""
 while len(answer) < 4:
     chunk = conn.recv(4 - len(answer))
@@ -131,6 +134,17 @@ def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
     return json.loads(data[4:]), list(fds)
 
 
+def _end_with_caller(conn: socket.socket) -> None:
+    """dbt ends when its caller does, as a dbt process killed with its caller would: the caller
+    sends nothing after its request, so its end of the socket closing (the client killed,
+    interrupted or timed out) is the only thing this read returns before the exit code."""
+    try:
+        conn.recv(1)
+    except OSError:
+        pass
+    os._exit(143)  # SIGTERM's exit status; the database ends the child's sessions
+
+
 def _run(conn: socket.socket) -> None:
     """In the forked child: become the caller's dbt process, run dbt, answer its exit code."""
     request, fds = _receive(conn)
@@ -142,6 +156,7 @@ def _run(conn: socket.socket) -> None:
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})  # type: ignore[call-overload]
     sys.argv = [str(arg) for arg in request["argv"]]  # type: ignore[attr-defined]
+    threading.Thread(target=_end_with_caller, args=(conn,), daemon=True).start()
     code = 0
     try:
         from dbt.cli.main import cli
@@ -150,8 +165,6 @@ def _run(conn: socket.socket) -> None:
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
     except BaseException:  # an uncaught error: exit 2, as from dbt's script
-        import traceback
-
         traceback.print_exc()
         code = 2
     # What the interpreter's exit would run (multiprocessing's finalizers unlink dbt's
@@ -187,6 +200,8 @@ def serve(socket_path: str) -> None:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # dbt waits for processes of its own
             try:
                 _run(conn)
+            except BaseException:  # before dbt ran or after: the caller gets no code and says so
+                traceback.print_exc()  # into the server's log, or the caller's stderr once taken
             finally:
                 os._exit(0)  # the code went over the socket; skip the server's exit handlers
         conn.close()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 from harness.dbt_server import DBT_VENV, DbtServer
@@ -54,5 +56,47 @@ def test_the_fork_server_runs_dbt_as_its_script_does(warehouse_db: str, tmp_path
         assert (tmp_path / "elsewhere" / "manifest.json").is_file()
         log = (tmp_path / "server" / "dbt-server.log").read_text()
         assert log.count("dbt server: pid") == 3 and "runs dbt nonsense" in log  # the server ran them
+
+        # A caller whose stdout is closed: dbt writes to /dev/null there and exits as the real
+        # one (before, the client's own socket took that number and dbt's output blocked on it).
+        closed = [sys.executable, "-c", "import os, subprocess, sys; os.close(1); "
+                  "sys.exit(subprocess.run(sys.argv[1:]).returncode)"]
+        loud = ("--debug", "ls", "--project-dir", str(settings.dbt_project_dir), "--output", "json")  # ~100 KB
+        assert subprocess.run([*closed, str(client), *loud], env=env, cwd=tmp_path, timeout=60,
+                              check=False).returncode == subprocess.run(
+            [*closed, str(real), *loud], env=env, cwd=tmp_path, timeout=60, check=False).returncode == 0
+
+        # A caller killed mid-run: its dbt ends with it, before writing what it would have.
+        target = tmp_path / "killed-target"
+        parse = subprocess.Popen([str(client), "parse", "--no-partial-parse", "--project-dir",
+                                  str(settings.dbt_project_dir)], env={**env, "DBT_TARGET_PATH": str(target)},
+                                 cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        child = _served_pid(tmp_path / "server" / "dbt-server.log", "runs dbt parse")
+        parse.kill()
+        parse.wait(10)
+        assert _gone(child, within=5.0), f"dbt child {child} outlived its killed caller"
+        time.sleep(3)  # the parse alone takes longer than this wait: had it gone on, its manifest
+        assert not (target / "manifest.json").exists()
     finally:
         server.stop()
+
+
+def _served_pid(log: Path, command: str, timeout: float = 30.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in log.read_text().splitlines():
+            if command in line:
+                return int(line.split(" pid ")[1].split()[0])
+        time.sleep(0.02)
+    raise AssertionError(f"the server never ran {command!r}")
+
+
+def _gone(pid: int, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
