@@ -1,14 +1,14 @@
 """dbt already imported: a fork server for the test session, so each ``dbt`` call costs what dbt
 does, not the 2 s of importing it.
 
-Each ``dbt`` invocation of the suite (about 200: every fixture's marts, every test's rebuild)
-started a Python process that spent 2-2.5 s importing dbt before doing 0.5 s of work. This
+Each ``dbt`` invocation of the suite (about 50: the fixtures' marts, the tests' rebuilds, the DAG
+runs' builds) started a Python process that spent 2-2.5 s importing dbt before doing 0.5 s of work. This
 server, run by dbt's own interpreter (``.venv-dbt``), imports dbt's CLI and the PostgreSQL
 adapter once, then forks a child per call: the child takes the caller's standard streams (passed
 over a Unix socket), working directory, environment and arguments, runs dbt's own entry point
 (``dbt.cli.main.cli``, what the ``dbt`` script runs) and exits with its code, which goes back to
 the caller. Every call is still a process of its own, with its own state; only the imports are
-shared. ``client_script`` writes the ``dbt`` executable that the warehouse's ``LINEAGE_DBT_BIN``
+shared. ``DbtServer.write_client`` writes the ``dbt`` executable that the warehouse's ``LINEAGE_DBT_BIN``
 points at; ``dbt-ol`` beside it is the real one, which calls ``dbt`` from the PATH, so here.
 
 This module runs under two interpreters: the suite's (``DbtServer``, which starts and stops the
@@ -17,6 +17,8 @@ server) and dbt's (``serve``); it imports nothing but the standard library at th
 
 from __future__ import annotations
 
+import array
+import atexit
 import json
 import os
 import socket
@@ -119,8 +121,6 @@ class DbtServer:
 
 def _receive(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
     """One request: its length-prefixed JSON and the three descriptors sent with its first bytes."""
-    import array
-
     fds = array.array("i")
     data, ancillary, _, _ = conn.recvmsg(1 << 16, socket.CMSG_LEN(3 * fds.itemsize))
     for level, kind, payload in ancillary:
@@ -170,8 +170,6 @@ def _run(conn: socket.socket) -> None:
     # What the interpreter's exit would run (multiprocessing's finalizers unlink dbt's
     # semaphores; skipped, its resource tracker warns about them on the caller's stderr), before
     # the code goes back: the caller's dbt has then finished
-    import atexit
-
     atexit._run_exitfuncs()
     sys.stdout.flush()
     sys.stderr.flush()
