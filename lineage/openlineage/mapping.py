@@ -292,7 +292,7 @@ def _declared_job(event: dict[str, Any], envelope: Mapping[str, Any], namespaces
                                         producer=envelope.get("producer"), job=program.job()))
             break
         except InvalidEventError:
-            continue  # facets the raw format refuses leave the declaration standing, as a dataset's do
+            pass  # facets the raw format refuses leave the declaration standing, as a dataset's do
     return events
 
 

@@ -194,9 +194,10 @@ class MergeStep:
 # The dataset and the run row of a staged event (after the datasets and runs steps).
 _EVENT_DATASET = """join lineage.datasets d
           on d.namespace = e.dataset_namespace and d.dataset_type = e.dataset_type and d.dataset = e.dataset"""
-_EVENT_RUN = """join lineage.programs p
+_EVENT_PROGRAM = """join lineage.programs p
           on p.namespace = e.namespace and p.application = e.application
-         and p.program_type = e.program_type and p.program = e.program
+         and p.program_type = e.program_type and p.program = e.program"""
+_EVENT_RUN = _EVENT_PROGRAM + """
         join lineage.runs r
           on r.namespace = e.namespace and r.program_key = p.program_key and r.run_id = e.run_id"""
 
@@ -339,9 +340,7 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         with declarations as (
             select p.program_key, {_EVENT_TIME} as t, d.dataset_key, e.access
             from {{events}} e
-            join lineage.programs p
-              on p.namespace = e.namespace and p.application = e.application
-             and p.program_type = e.program_type and p.program = e.program
+            {_EVENT_PROGRAM}
             left join lineage.datasets d
               on e.kind = 'dataset_access' and d.namespace = e.dataset_namespace
              and d.dataset_type = e.dataset_type and d.dataset = e.dataset
@@ -391,9 +390,7 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
             insert into lineage.program_declarations as d (program_key, declared_at)
             select p.program_key, max({_EVENT_TIME})
             from {{events}} e
-            join lineage.programs p
-              on p.namespace = e.namespace and p.application = e.application
-             and p.program_type = e.program_type and p.program = e.program
+            {_EVENT_PROGRAM}
             where {_DECLARATION_EVENT}
             group by p.program_key
             on conflict (program_key) do update set declared_at = greatest(d.declared_at, excluded.declared_at)

@@ -88,6 +88,13 @@ DOCUMENTS = (_Documents("path", "field_path_documents", "field_path_rows", "path
              _Documents("flow", "field_flow_documents", "field_source_flow_rows", "flow", "flows"))
 
 
+def named_documents(sets: str) -> str:
+    """A query of the documents (``kind``, ``document_key``) the rows of the operation sets that
+    the query ``sets`` selects (their fingerprints) name."""
+    return "\nunion\n".join(f"select '{documents.kind}' as kind, document_key from lineage.{documents.rows} "
+                            f"where set_fingerprint in ({sets})" for documents in DOCUMENTS)
+
+
 def remove_unnamed_documents(conn: psycopg.Connection, candidates: str) -> dict[str, int]:
     """Remove the documents listed in the temporary table ``candidates`` (``kind``,
     ``document_key``) that no row names any more; the rows removed per document table. Under the
@@ -237,14 +244,8 @@ def store_results(conn: psycopg.Connection, staging: FieldStaging) -> dict[str, 
     # the rows name them. The documents a set derived again named before: removed below once no
     # row names them (a new derivation's paths replace its older ones).
     _run(conn, "drop table if exists pg_temp.replaced_documents", staging)
-    _run(conn, """
-        create temp table replaced_documents on commit drop as
-        select 'path' as kind, r.document_key
-        from lineage.field_path_rows r join {sets} n on n.fingerprint = r.set_fingerprint
-        union
-        select 'flow', r.document_key
-        from lineage.field_source_flow_rows r join {sets} n on n.fingerprint = r.set_fingerprint""",
-         staging)
+    _run(conn, "create temp table replaced_documents on commit drop as "
+         + named_documents("select fingerprint from {sets}"), staging)
     # a set derived again: its rows the new derivation does not give (a field, a source field it no
     # longer has) go, as its edges and sources do below
     _run(conn, """

@@ -25,7 +25,7 @@ from psycopg import sql
 from warehouse.db import metadata_search
 from warehouse.db.compaction_store import lock_kept_event_parts
 from warehouse.db.connection import connect
-from warehouse.db.field_lineage_staging import lock_chunk, remove_unnamed_documents
+from warehouse.db.field_lineage_staging import lock_chunk, named_documents, remove_unnamed_documents
 from warehouse.service.authorization import namespace_key
 
 log = logging.getLogger(__name__)
@@ -98,12 +98,8 @@ _STEPS: list[tuple[str, str]] = [
                       and not exists (select from lineage.field_lineage_runs f
                                       where f.set_fingerprint = s.fingerprint)"""),
     # the path and flow documents those sets name: removed once no row names them (_remove_unused_documents)
-    ("old_documents", """create temp table old_documents on commit drop as
-                         select 'path' as kind, document_key from lineage.field_path_rows
-                         where set_fingerprint in (select * from old_sets)
-                         union
-                         select 'flow', document_key from lineage.field_source_flow_rows
-                         where set_fingerprint in (select * from old_sets)"""),
+    ("old_documents", "create temp table old_documents on commit drop as "
+                      + named_documents("select * from old_sets")),
     ("field_path_sources", "delete from lineage.field_path_sources where set_fingerprint in (select * from old_sets)"),
     ("field_source_flows",
      "delete from lineage.field_source_flow_rows where set_fingerprint in (select * from old_sets)"),
