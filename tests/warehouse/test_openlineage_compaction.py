@@ -3,6 +3,7 @@ transport, compacted by real Spark into a real PostgreSQL warehouse."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -244,10 +245,13 @@ def test_a_line_partly_quarantined_before_the_ledger_kept_lines_once_still_merge
     event = run_event(RunState.COMPLETE, later - timedelta(hours=2), with_io=True)
     client_for(log_root).emit(event)
     assert run_compaction(None, interval_end=later, settings=settings).quarantined == 1
+    [line_id] = {json.loads(line)["event_id"] for path in log_root.rglob("*.jsonl")
+                 for line in path.read_text().splitlines()}  # the line's id: its kept event's
     with connect(warehouse_db) as conn:  # as the ledger before left it
         conn.execute("""insert into lineage.event_ids (event_key, event_time)
-                        select md5(r.namespace || '/' || o.event_id)::uuid, o.event_time
-                        from lineage.openlineage_events o join lineage.runs r using (run_key)""")
+                        select md5(r.namespace || '/' || %s)::uuid, o.event_time
+                        from lineage.openlineage_events o join lineage.runs r using (run_key)
+                        where o.event_key = md5(%s)::uuid""", (line_id, line_id))
         conn.execute("update lineage.quarantine set raw_text = (raw_text::jsonb - 'line_id')::text")
         assert quarantine_store.forget_old_partial_line_keys(conn) == 1
         assert quarantine_store.forget_old_partial_line_keys(conn) == 0

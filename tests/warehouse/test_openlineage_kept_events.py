@@ -1,8 +1,8 @@
-"""Kept OpenLineage events store each distinct part once (issue 30 item 8, migration 0041), on
-real PostgreSQL through the in-process compaction: a platform sends the same job and datasets
-in every event of every run; they are stored once per namespace, every event comes back whole,
-a namespace's cleanup removes the parts only its old runs used, and events kept before the
-migration are split the same way."""
+"""Kept OpenLineage events store each distinct part once (issue 30 item 8, migrations 0041 and
+0046), on real PostgreSQL through the in-process compaction: a platform sends the same job and
+datasets in every event of every run; they are stored once per namespace, every event comes
+back whole, a namespace's cleanup removes the parts and namespace sets only its old runs used,
+and events kept before each migration are split the same way."""
 
 from __future__ import annotations
 
@@ -23,12 +23,13 @@ from tests.warehouse.test_compaction import rows
 from warehouse.db import compaction_store, namespace_store
 from warehouse.db.connection import connect
 from warehouse.db.migrate import MIGRATIONS_DIR, apply_migrations
-from warehouse.db.openlineage_export_store import kept_events
+from warehouse.db.openlineage_export_store import kept_event_key, kept_events
 from warehouse.pipeline import namespace_cleanup
 
 START = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/airflow"
 SCHEMA = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+KEYS_IN_TIME_ORDER = "select event_key::text from lineage.openlineage_events order by event_time"
 FACET = {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/SchemaDatasetFacet.json"}
 
 
@@ -72,7 +73,7 @@ def test_each_distinct_part_is_stored_once_and_every_event_comes_back_whole(
     run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings_for(warehouse_db))
 
     with connect(warehouse_db) as conn:
-        ids = [row[0] for row in conn.execute("select event_id from lineage.openlineage_events order by event_time")]
+        ids = [row[0] for row in conn.execute(KEYS_IN_TIME_ORDER)]
         back = kept_events(conn, ids)
     assert [back[event_id] for event_id in ids] == sent  # every facet, custom ones included, in its place
     # the job, the input and the output once for the six events, and the body naming them with the
@@ -81,14 +82,18 @@ def test_each_distinct_part_is_stored_once_and_every_event_comes_back_whole(
                               "where part ->> 'name' in ('orders_dag.totals', 'shop.public.orders', 'marts/totals')"
                 ) == [(3,)]
     assert rows(warehouse_db, "select count(*) from lineage.openlineage_parts") == [(3 + 1 + 3 + 1,)]
-    # what each kept event holds itself: no facet, no dataset, and neither the run id nor the time
-    # its row holds (the events' times are Python's isoformat, as the row's time renders)
-    assert rows(warehouse_db, "select count(*) from lineage.openlineage_events "
-                              "where event::text like '%%amount%%' or event::text like '%%shop.public%%'") == [(0,)]
-    assert rows(warehouse_db, "select array_agg(distinct k order by k) from lineage.openlineage_events "
-                              "cross join lateral jsonb_object_keys(event) k") == [(["_body", "eventType", "run"],)]
-    assert rows(warehouse_db, "select count(*) from lineage.openlineage_events where event -> 'run' ? 'runId'"
-                ) == [(0,)]
+    # what each kept event holds itself: its type, its body's and run facets' part ids, and nothing
+    # else: no facet, no dataset, neither the run id nor the time its row holds (the events' times
+    # are Python's isoformat, as the row's time renders), and one set of namespaces for all six
+    assert rows(warehouse_db, "select event_type, body is not null, jsonb_typeof(run_facets), rest, count(*) "
+                              "from lineage.openlineage_events group by 1, 2, 3, 4 order by 1") == [
+        ("COMPLETE", True, "object", None, 3), ("START", True, "object", None, 3)]
+    assert rows(warehouse_db, "select array_agg(distinct f.key order by f.key), bool_and(f.value::uuid is not null) "
+                              "from lineage.openlineage_events cross join lateral jsonb_each_text(run_facets) f"
+                ) == [(["nominalTime", "processing_engine"], True)]
+    assert rows(warehouse_db, "select l.namespaces, count(*) from lineage.openlineage_events o "
+                              "join lineage.namespace_lists l on l.list_key = o.namespace_list group by 1") == [
+        (["default"], 6)]
 
 
 def test_a_time_written_otherwise_is_kept_as_it_came(
@@ -104,10 +109,10 @@ def test_a_time_written_otherwise_is_kept_as_it_came(
     emit(log_root, sent)
     run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1), settings=settings_for(warehouse_db))
     with connect(warehouse_db) as conn:
-        ids = [row[0] for row in conn.execute("select event_id from lineage.openlineage_events order by event_time")]
+        ids = [row[0] for row in conn.execute(KEYS_IN_TIME_ORDER)]
         back = kept_events(conn, ids)
     assert [back[event_id] for event_id in ids] == sorted(sent, key=lambda e: datetime.fromisoformat(e["eventTime"]))
-    assert rows(warehouse_db, "select event ->> 'eventTime' from lineage.openlineage_events order by event_time"
+    assert rows(warehouse_db, "select rest ->> 'eventTime' from lineage.openlineage_events order by event_time"
                 ) == [(None,), (None,), ("2026-11-23T09:00:00.120Z",), ("2026-11-23T10:05:00+01:00",)]
 
 
@@ -135,7 +140,7 @@ def test_a_namespace_cleanup_removes_the_parts_only_its_old_runs_used(
     assert summary.removed["openlineage_parts"] == 2  # the old runs' nominal times; the rest is used again
     assert rows(warehouse_db, parts_of) == [("team_a", 6), ("team_b", 7)]
     with connect(warehouse_db) as conn:
-        ids = [row[0] for row in conn.execute("select event_id from lineage.openlineage_events order by event_time")]
+        ids = [row[0] for row in conn.execute(KEYS_IN_TIME_ORDER)]
         back = list(kept_events(conn, ids).values())
     assert [event["job"]["namespace"] for event in back] == ["team_b"] * 4 + ["team_a"] * 2
     assert all(event["inputs"][0]["facets"]["schema"]["fields"][1]["name"] == "amount" for event in back)
@@ -177,8 +182,9 @@ def test_events_kept_before_the_migration_are_split_and_come_back_the_same(empty
     apply_migrations(empty_db)
 
     with connect(empty_db) as conn:
-        assert kept_events(conn, ["ol-1"]) == {"ol-1": event}
-        [(skeleton,)] = conn.execute("select event from lineage.openlineage_events").fetchall()
+        assert kept_events(conn, [kept_event_key("ol-1")]) == {kept_event_key("ol-1"): event}
+        [(skeleton,)] = conn.execute("select lineage.kept_skeleton(event_type, body, run_facets, rest) "
+                                     "from lineage.openlineage_events").fetchall()
     assert set(skeleton) == {"eventType", "eventTime", "run", "_body"}
     assert rows(empty_db, "select count(*) from lineage.openlineage_parts") == [(6,)]
 
@@ -205,10 +211,12 @@ def test_events_kept_before_0042_leave_what_their_row_holds_and_come_back_the_sa
     apply_migrations(empty_db)
 
     with connect(empty_db) as conn:
-        assert kept_events(conn, ["ol-0", "ol-1"]) == {"ol-0": events[0], "ol-1": events[1]}
-    assert rows(empty_db, "select event_id, event ? 'eventTime', event -> 'run' ? 'runId' "
-                          "from lineage.openlineage_events order by event_id") == [
-        ("ol-0", False, False), ("ol-1", True, False)]
+        keys = [kept_event_key("ol-0"), kept_event_key("ol-1")]
+        assert kept_events(conn, keys) == {keys[0]: events[0], keys[1]: events[1]}
+    assert rows(empty_db, "select event_key::text, coalesce(rest ? 'eventTime', false), "
+                          "coalesce((rest -> 'run') ? 'runId', false) "
+                          "from lineage.openlineage_events order by event_time") == [
+        (keys[0], False, False), (keys[1], True, False)]
 
 
 ODD_EVENTS = [
@@ -236,6 +244,66 @@ def test_the_part_ids_the_database_lists_are_those_the_split_names(warehouse_db:
                                                             (Jsonb(skeleton),))}
             assert listed == set(parts)
             assert kept_parts.assembled(skeleton, parts) == event
+
+
+ODD_SKELETONS = [
+    {}, {"": 1}, {"eventType": 5}, {"eventType": None}, {"eventType": "START"}, {"_body": "not a part id"},
+    {"_body": "0b5a4e6c-1d2f-4a3b-9c8d-7e6f5a4b3c2d", "eventType": "COMPLETE"}, {"_body": None},
+    {"run": "x"}, {"run": {}}, {"run": {"facets": None}}, {"run": {"facets": {}}}, {"run": {"facets": []}},
+    {"run": {"facets": {"a": "b"}, "runId": "x", "run": {"facets": {"c": "d"}}}}, {"run": {"runId": "x"}},
+    {"rest": {"run": 1}, "run": {"facets": {"parent": "0b5a4e6c-1d2f-4a3b-9c8d-7e6f5a4b3c2d"}}},
+    {"eventTime": "2026-11-23T09:00:00Z", "acme": [1, {"a": None}], "ü ✓'; --": "x"},
+]
+
+
+def test_a_skeleton_in_columns_comes_back_exactly(warehouse_db: str) -> None:
+    """Migration 0046 keeps a skeleton in columns (``lineage.kept_columns``) and puts it back
+    (``lineage.kept_skeleton``): the same JSON for what ``split`` makes of odd events and for
+    skeletons no split makes (a type that is no string, a body that is no part id, run facets
+    that are no object, keys of any text); what has no column stays in ``rest``, null when empty."""
+    skeletons = [kept_parts.split("default", event)[0] for event in ODD_EVENTS + hourly_events("default", 1)]
+    with connect(warehouse_db) as conn:
+        for skeleton in skeletons + ODD_SKELETONS:
+            [(back, rest)] = conn.execute(
+                "select lineage.kept_skeleton(c.event_type, c.body, c.run_facets, c.rest), c.rest "
+                "from lineage.kept_columns(%s) c", (Jsonb(skeleton),)).fetchall()
+            assert back == skeleton
+            assert rest != {}
+        split = conn.execute("select c.* from lineage.kept_columns(%s) c", (Jsonb(skeletons[-1]),)).fetchone()
+    complete = hourly_events("default", 1)[-1]
+    assert split is not None and split[0] == "COMPLETE" and str(split[1]) == skeletons[-1]["_body"]
+    assert set(split[2]) == {"nominalTime", "processing_engine"}
+    assert split[3] == {"run": {"runId": complete["run"]["runId"]}, "eventTime": complete["eventTime"]}  # not slimmed
+
+
+def test_events_kept_before_0046_are_put_in_columns_and_come_back_the_same(empty_db: str, tmp_path: Path) -> None:
+    migrated_before(empty_db, tmp_path, "0046")
+    events = hourly_events("default", hours=1) + [copy.deepcopy(event) for event in ODD_EVENTS[:2]]
+    with connect(empty_db, autocommit=True) as conn:
+        run = a_run(conn, events[0]["run"]["runId"])
+        for index, event in enumerate(events):
+            at = datetime.fromisoformat(events[0]["eventTime"]) + timedelta(minutes=index)
+            skeleton, parts = kept_parts.split("default", event, run_id=events[0]["run"]["runId"], event_time=at)
+            for key, part in parts.items():
+                conn.execute("insert into lineage.openlineage_parts values (%s, 'default', %s) on conflict do nothing",
+                             (key, Jsonb(part)))
+            conn.execute("""insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event)
+                            values (%s, %s, %s, %s, %s)""",
+                         (f"ol-{index}", run, at, ["default"] if index else ["default", "other"], Jsonb(skeleton)))
+
+    apply_migrations(empty_db)
+
+    keys = [kept_event_key(f"ol-{index}") for index in range(len(events))]
+    with connect(empty_db) as conn:
+        assert kept_events(conn, keys) == dict(zip(keys, events, strict=True))
+    assert rows(empty_db, "select event_key::text from lineage.openlineage_events order by event_time") == [
+        (key,) for key in keys]
+    assert rows(empty_db, "select l.namespaces, count(*) from lineage.openlineage_events o "
+                          "join lineage.namespace_lists l on l.list_key = o.namespace_list group by 1 order by 1") == [
+        (["default"], 3), (["default", "other"], 1)]
+    assert rows(empty_db, "select count(*) from information_schema.columns where table_schema = 'lineage' "
+                          "and table_name = 'openlineage_events' and column_name in ('event_id', 'event', 'namespaces')"
+                ) == [(0,)]
 
 
 def test_a_cleanup_waits_for_a_compaction_re_using_the_parts_it_would_remove(
@@ -282,5 +350,5 @@ def test_a_cleanup_waits_for_a_compaction_re_using_the_parts_it_would_remove(
     assert cleaned[0].removed["openlineage_events"] == 2
     assert cleaned[0].removed["openlineage_parts"] == 5  # all but the engine facet the new event uses
     with connect(warehouse_db) as conn:
-        ids = [row[0] for row in conn.execute("select event_id from lineage.openlineage_events")]
+        ids = [row[0] for row in conn.execute("select event_key::text from lineage.openlineage_events")]
         assert list(kept_events(conn, ids).values()) == [new]

@@ -240,7 +240,7 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
     # is its kept event's (below): that event, sent again, is known by the kept events themselves.
     MergeStep("drop OpenLineage events already kept",
               "delete from {events} s using lineage.openlineage_events o "
-              "where s.kind = 'openlineage' and o.event_id = s.event_id",
+              "where s.kind = 'openlineage' and o.event_key = md5(s.event_id)::uuid",
               counts="duplicates", kinds=("openlineage",)),
     MergeStep("namespaces", """
         insert into lineage.namespaces (namespace)
@@ -450,22 +450,36 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         where p.program_key = latest.program_key  -- the later event wins, ties by content, in any arrival order
           and (p.job_type_at is null or (latest.event_time, latest.job_type) > (p.job_type_at, p.job_type))""",
               kinds=("run_facets",)),
-    # Each kept event as its skeleton, and its parts once (lineage.openlineage.kept_parts, migration 0041).
+    # Each kept event as its skeleton in columns, its parts and its set of namespaces once
+    # (lineage.openlineage.kept_parts, migrations 0041 and 0046).
     MergeStep("openlineage events", f"""
         with new_events as materialized (
-            select e.event_id, r.run_key, r.namespace, {_EVENT_TIME} as event_time, e.payload::jsonb as payload
+            select e.event_id, r.run_key, r.namespace, {_EVENT_TIME} as event_time, e.payload::jsonb as payload,
+                   array(select jsonb_array_elements_text(e.payload::jsonb -> 'namespaces')) as namespaces
             from {{events}} e {_EVENT_RUN}
             where e.kind = 'openlineage'),
         parts as (
             insert into lineage.openlineage_parts (part_id, namespace, part)
             select p.key::uuid, n.namespace, p.value
             from new_events n cross join lateral jsonb_each(n.payload -> 'parts') as p
-            on conflict (part_id) do nothing)
-        insert into lineage.openlineage_events (event_id, run_key, event_time, namespaces, event)
-        select event_id, run_key, event_time, array(select jsonb_array_elements_text(payload -> 'namespaces')),
-               payload -> 'event'
-        from new_events
-        on conflict (event_id) do nothing""",
+            on conflict (part_id) do nothing),
+        new_lists as (
+            insert into lineage.namespace_lists (namespaces)
+            select distinct namespaces from new_events
+            on conflict (namespaces) do nothing
+            returning list_key, namespaces),
+        lists as (  -- the lists added now, and those there before (the statement sees only these)
+            select list_key, namespaces from new_lists
+            union all
+            select list_key, namespaces from lineage.namespace_lists
+            where namespaces in (select namespaces from new_events))
+        insert into lineage.openlineage_events (event_key, run_key, event_time, namespace_list, body, event_type,
+                                                run_facets, rest)
+        select md5(n.event_id)::uuid, n.run_key, n.event_time, l.list_key, c.body, c.event_type, c.run_facets, c.rest
+        from new_events n
+        join lists l on l.namespaces = n.namespaces
+        cross join lateral lineage.kept_columns(n.payload -> 'event') c
+        on conflict (event_key) do nothing""",
               kinds=("openlineage",)),
     MergeStep("run warnings", f"""
         insert into lineage.run_warnings as w (run_key, warning, first_seen_at)

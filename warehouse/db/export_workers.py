@@ -77,8 +77,8 @@ def export_lines(conn: psycopg.Connection, database_url: str, after: datetime, b
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
                                  initargs=(database_url, snapshot_id)) as pool, \
                 conn.cursor(name="openlineage_export_items") as cursor:
-            cursor.execute(f"select at, kind, event_id, run_key from ({_WINDOW}) w where readable "
-                           "order by at, kind = 'end', event_id, run_key", params)
+            cursor.execute(f"select at, kind, event_key, run_key from ({_WINDOW}) w where readable "
+                           "order by at, kind = 'end', event_key, run_key", params)
             pending: deque[Future[tuple[bytes, int]]] = deque()
             while rows := cursor.fetchmany(chunk):
                 pending.append(pool.submit(_render, [WindowItem(*row) for row in rows]))

@@ -12,6 +12,7 @@ withheld. Of a namespace deleted and awaiting its cleanup, nothing from before i
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import threading
 from collections.abc import Iterator, Sequence
@@ -60,8 +61,9 @@ _WINDOW = """
                or r.stopped_at >= %(after)s and r.stopped_at < %(before)s)
           and not exists (select from lineage.openlineage_events o where o.run_key = r.run_key)),
     items as (
-        select o.event_time as at, 'kept' as kind, o.event_id, o.run_key, o.namespaces
+        select o.event_time as at, 'kept' as kind, o.event_key::text as event_key, o.run_key, l.namespaces
         from lineage.openlineage_events o
+        join lineage.namespace_lists l on l.list_key = o.namespace_list
         where o.event_time >= %(after)s and o.event_time < %(before)s
         union all
         select t.at, t.kind, null, r.run_key, r.namespaces
@@ -69,7 +71,7 @@ _WINDOW = """
         cross join lateral (values ('start', r.run_at),
                                    ('end', case when r.status <> 'running' then r.stopped_at end)) as t(kind, at)
         where t.at >= %(after)s and t.at < %(before)s)
-    select at, kind, event_id, run_key, (%(all)s or namespaces <@ %(readable)s::text[]) as readable from items i
+    select at, kind, event_key, run_key, (%(all)s or namespaces <@ %(readable)s::text[]) as readable from items i
     -- the race guard: of a namespace deleted and awaiting its cleanup, nothing from before it was created again
     where not exists (select from lineage.namespace_guards g
                       where g.namespace = any(i.namespaces) and i.at < g.visible_since)"""
@@ -77,11 +79,11 @@ _WINDOW = """
 
 @dataclass(frozen=True, slots=True)
 class WindowItem:
-    """One event of the window: a kept event (``event_id``) or a run's ``start`` or ``end``."""
+    """One event of the window: a kept event (``event_key``) or a run's ``start`` or ``end``."""
 
     at: datetime
     kind: str
-    event_id: str | None
+    event_key: str | None  # a kept event's key: md5 of its event id, as a UUID's text (migration 0046)
     run_key: int
 
 
@@ -104,19 +106,29 @@ def window_page(conn: psycopg.Connection, after: datetime, before: datetime, rea
                                 params).fetchone()
         rows = cursor.execute(
             f"select * from ({_WINDOW}) w where readable "
-            f"order by at {direction}, kind = 'end' {direction}, event_id {direction}, run_key {direction} "
+            f"order by at {direction}, kind = 'end' {direction}, event_key {direction}, run_key {direction} "
             "limit %(limit)s offset %(offset)s", {**params, "limit": limit, "offset": offset}).fetchall()
     assert counts is not None
-    return WindowPage(tuple(WindowItem(row["at"], row["kind"], row["event_id"], row["run_key"]) for row in rows),
+    return WindowPage(tuple(WindowItem(row["at"], row["kind"], row["event_key"], row["run_key"]) for row in rows),
                       counts["total"], counts["withheld"])
 
 
-def kept_events(conn: psycopg.Connection, event_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The kept OpenLineage events of ``event_ids``, as they came: each kept event with its parts
+def kept_event_key(event_id: str) -> str:
+    """The key a kept event's row has (``lineage.openlineage_events.event_key``, migration 0046):
+    the MD5 of its event id as a UUID's text, as the compaction computes it."""
+    digest = hashlib.md5(event_id.encode(), usedforsecurity=False).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"
+
+
+def kept_events(conn: psycopg.Connection, event_keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The kept OpenLineage events of ``event_keys`` (``kept_event_key``), as they came: each kept event with its parts
     put back (``lineage.openlineage.kept_parts``), the parts the events share read once."""
-    rows = conn.execute("""select o.event_id, o.event, r.run_id, o.event_time from lineage.openlineage_events o
+    rows = conn.execute("""select o.event_key::text,
+                                  lineage.kept_skeleton(o.event_type, o.body, o.run_facets, o.rest),
+                                  r.run_id, o.event_time
+                           from lineage.openlineage_events o
                            join lineage.runs r on r.run_key = o.run_key
-                           where o.event_id = any(%s)""", (list(event_ids),)).fetchall()
+                           where o.event_key = any(%s::uuid[])""", (list(event_keys),)).fetchall()
     bodies = sorted({skeleton[kept_parts.BODY] for _, skeleton, _, _ in rows if kept_parts.BODY in skeleton})
     named = sorted({part_id for _, skeleton, _, _ in rows for part_id in kept_parts.skeleton_part_ids(skeleton)})
     parts: dict[str, Any] = {} if not named else dict(conn.execute(
@@ -127,13 +139,15 @@ def kept_events(conn: psycopg.Connection, event_ids: Sequence[str]) -> dict[str,
            cross join lateral lineage.openlineage_body_part_ids(b.part) as body(part_id)
            join lineage.openlineage_parts p on p.part_id = body.part_id
            where b.part_id = any(%(bodies)s::uuid[])""", {"named": named, "bodies": bodies}).fetchall())
-    return {event_id: kept_parts.assembled(skeleton, parts, run_id=run_id, event_time=event_time)
-            for event_id, skeleton, run_id, event_time in rows}
+    return {event_key: kept_parts.assembled(skeleton, parts, run_id=run_id, event_time=event_time)
+            for event_key, skeleton, run_id, event_time in rows}
 
 
 def _kept_event_pages(conn: psycopg.Connection, columns: str) -> Iterator[list[tuple[Any, ...]]]:
     """Every kept event's ``event_id`` and ``columns`` (of ``o``, the event, and ``r``, its run),
-    a thousand at a time in id order (a migration's backfill rewrites them as it goes)."""
+    a thousand at a time in id order (a migration's backfill rewrites them as it goes). For the
+    backfills of migrations 0041 and 0042, which run on the table as it was then (an id, one
+    skeleton column: migration 0046 put both in other columns)."""
     after = ""
     while rows := conn.execute(
             f"""select o.event_id, {columns} from lineage.openlineage_events o
@@ -382,8 +396,8 @@ def stream_window(conn: psycopg.Connection, after: datetime, before: datetime, r
     def read() -> None:
         try:
             with conn.cursor(name="openlineage_export") as cursor:
-                cursor.execute(f"select at, kind, event_id, run_key from ({_WINDOW}) w where readable "
-                               "order by at, kind = 'end', event_id, run_key", params)
+                cursor.execute(f"select at, kind, event_key, run_key from ({_WINDOW}) w where readable "
+                               "order by at, kind = 'end', event_key, run_key", params)
                 while not stop.is_set():
                     rows = cursor.fetchmany(chunk)
                     if not rows:
@@ -425,16 +439,16 @@ def _put(ready: queue.Queue[_Chunk | BaseException | None], stop: threading.Even
 
 def _read_chunk(conn: psycopg.Connection, items: Sequence[WindowItem], cache: ExportCache) -> _Chunk:
     """What rendering ``items`` needs, as read: their kept events and their runs' rows."""
-    kept = kept_events(conn, [item.event_id for item in items if item.event_id is not None])
-    return items, kept, _run_rows(conn, sorted({item.run_key for item in items if item.event_id is None}), cache)
+    kept = kept_events(conn, [item.event_key for item in items if item.event_key is not None])
+    return items, kept, _run_rows(conn, sorted({item.run_key for item in items if item.event_key is None}), cache)
 
 
 def _events(items: Sequence[WindowItem], kept: dict[str, dict[str, Any]], runs: dict[int, RunExport]
             ) -> Iterator[dict[str, Any]]:
     """The events of ``items``, in their order: kept ones as they came, the others rendered."""
     for item in items:
-        if item.event_id is not None:
-            yield kept[item.event_id]
+        if item.event_key is not None:
+            yield kept[item.event_key]
         else:
             yield from run_events(runs[item.run_key], (item.kind,))
 

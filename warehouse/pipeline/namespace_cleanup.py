@@ -154,6 +154,7 @@ def clean(conn: psycopg.Connection, deletion_id: int, namespace: str, deleted_at
         conn.execute("update lineage.namespace_deletions set removed = %s where deletion_id = %s",
                      (orjson.dumps(removed).decode(), deletion_id))
     removed["openlineage_parts"] = _remove_unused_parts(conn, namespace)
+    removed["namespace_lists"] = _remove_unused_namespace_lists(conn, namespace)
     return CleanupSummary(deletion_id, namespace, removed, time.perf_counter() - began)
 
 
@@ -172,7 +173,8 @@ def _remove_unused_parts(conn: psycopg.Connection, namespace: str) -> int:
                    select distinct u.part_id
                    from lineage.openlineage_events o
                    join lineage.runs r on r.run_key = o.run_key
-                   cross join lateral lineage.openlineage_part_ids(o.event) as u(part_id)
+                   cross join lateral lineage.openlineage_part_ids(
+                       lineage.kept_skeleton(o.event_type, o.body, o.run_facets, o.rest)) as u(part_id)
                    where r.namespace = %(ns)s)
                delete from lineage.openlineage_parts p
                where p.namespace = %(ns)s
@@ -180,6 +182,18 @@ def _remove_unused_parts(conn: psycopg.Connection, namespace: str) -> int:
             {"ns": namespace}).rowcount
     log.info("cleanup %s: openlineage_parts: %d rows in %.1fs", namespace, count, time.perf_counter() - started)
     return count
+
+
+def _remove_unused_namespace_lists(conn: psycopg.Connection, namespace: str) -> int:
+    """Remove the sets of namespaces naming the namespace (migration 0046) that no kept event
+    uses any more, as the parts are: after a running compaction has committed."""
+    with conn.transaction():
+        lock_kept_event_parts(conn)
+        return conn.execute(
+            """delete from lineage.namespace_lists l
+               where %(ns)s = any(l.namespaces)
+                 and not exists (select from lineage.openlineage_events o where o.namespace_list = l.list_key)""",
+            {"ns": namespace}).rowcount
 
 
 def _remove_unused_documents(conn: psycopg.Connection) -> dict[str, int]:

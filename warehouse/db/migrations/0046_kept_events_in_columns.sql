@@ -1,0 +1,81 @@
+-- A kept OpenLineage event in columns (issue 30, item 8). Its row held its id as the text
+-- "ol-" + 32 hex digits (36 bytes, and again in its primary key), the namespaces it touches as an
+-- array repeated on every row (a platform's events touch the same few sets), and its skeleton
+-- (lineage.openlineage.kept_parts) as JSON whose keys and part ids as text were most of its bytes:
+-- 109 MiB of a two-day platform's 425 MiB warehouse (docs/benchmarks.md).
+--
+-- * `event_key`: the MD5 of the event's id, as a UUID (the id itself is read by nothing but the
+--   compaction's check for an event already kept, which hashes the staged id the same way);
+-- * `namespace_list`: the set of namespaces, each distinct set once in lineage.namespace_lists;
+-- * the skeleton in columns: its `eventType` (a string), its `_body` part id (a UUID), its run's
+--   facets (part ids by facet name) and whatever else it holds (`rest`, null when nothing:
+--   another text of its run's id or its time, keys of the producer's own). lineage.kept_columns
+--   splits a skeleton, lineage.kept_skeleton puts it back exactly (a test holds it for every
+--   recorded fixture and odd events).
+select pg_advisory_xact_lock(7265402);  -- after a running compaction has committed (warehouse.db.compaction_store)
+
+create table lineage.namespace_lists (
+    list_key   integer generated always as identity primary key,
+    namespaces text[] not null unique
+);
+
+create function lineage.kept_columns(skeleton jsonb, out event_type text, out body uuid, out run_facets jsonb,
+                                     out rest jsonb)
+language sql immutable parallel safe as $$
+    with split as (
+        select case when jsonb_typeof(skeleton -> 'eventType') = 'string' then skeleton ->> 'eventType' end as t,
+               case when jsonb_typeof(skeleton -> '_body') = 'string'
+                     and skeleton ->> '_body' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                    then (skeleton ->> '_body')::uuid end as b,
+               case when jsonb_typeof(skeleton -> 'run') = 'object' and jsonb_typeof(skeleton -> 'run' -> 'facets') = 'object'
+                    then skeleton -> 'run' -> 'facets' end as f)
+    select t, b, f,
+           nullif(skeleton - array_remove(array[case when t is not null then 'eventType' end,
+                                                case when b is not null then '_body' end,
+                                                case when f is not null then 'run' end], null)
+                  || case when f is not null and (skeleton -> 'run') - 'facets' <> '{}'
+                          then jsonb_build_object('run', (skeleton -> 'run') - 'facets') else '{}' end,
+                  '{}')
+    from split
+$$;
+
+create function lineage.kept_skeleton(event_type text, body uuid, run_facets jsonb, rest jsonb) returns jsonb
+language sql immutable parallel safe as $$
+    select coalesce(rest, '{}')
+        || case when event_type is null then '{}' else jsonb_build_object('eventType', event_type) end
+        || case when body is null then '{}' else jsonb_build_object('_body', body::text) end
+        || case when run_facets is null then '{}'
+                else jsonb_build_object('run', coalesce(rest -> 'run', '{}') || jsonb_build_object('facets', run_facets))
+           end
+$$;
+
+insert into lineage.namespace_lists (namespaces)
+select distinct namespaces from lineage.openlineage_events order by namespaces;
+
+-- a new table, filled in time order, so that the old one's space is given back at once
+create table lineage.openlineage_events_0046 (
+    event_key      uuid not null,       -- md5(event_id)::uuid
+    run_key        bigint not null,
+    event_time     timestamptz not null,
+    namespace_list integer not null,    -- the namespaces it touches (lineage.namespace_lists)
+    body           uuid,                -- the skeleton's `_body`: the part holding all but its own keys
+    event_type     text,                -- the skeleton's `eventType`, when a string
+    run_facets     jsonb,               -- its run's facets' part ids by name, when an object
+    rest           jsonb                -- the rest of its skeleton, null when nothing
+);
+insert into lineage.openlineage_events_0046
+select md5(o.event_id)::uuid, o.run_key, o.event_time, l.list_key, c.body, c.event_type, c.run_facets, c.rest
+from lineage.openlineage_events o
+join lineage.namespace_lists l on l.namespaces = o.namespaces
+cross join lateral lineage.kept_columns(o.event) c
+order by o.event_time, o.event_id;
+
+drop table lineage.openlineage_events;
+alter table lineage.openlineage_events_0046 rename to openlineage_events;
+alter table lineage.openlineage_events
+    add constraint openlineage_events_pkey primary key (event_key),
+    add constraint openlineage_events_run_key_fkey foreign key (run_key) references lineage.runs (run_key),
+    add constraint openlineage_events_namespace_list_fkey foreign key (namespace_list)
+        references lineage.namespace_lists (list_key);
+create index openlineage_events_by_run on lineage.openlineage_events (run_key);
+create index openlineage_events_by_time on lineage.openlineage_events (event_time);
