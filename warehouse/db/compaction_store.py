@@ -402,9 +402,9 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
     # (ties broken by content), so any arrival order gives the same rows.
     MergeStep("run parents", f"""
         insert into lineage.run_parents as l (run_key, relation, namespace, application, program_type, program,
-                                              run_id, event_time, batch_id)
+                                              run_id, event_time)
         select distinct on (r.run_key, link.relation)
-               r.run_key, link.relation, linked.*, {_EVENT_TIME}, %(batch)s
+               r.run_key, link.relation, linked.*, {_EVENT_TIME}
         from {{events}} e {_EVENT_RUN}
         cross join lateral jsonb_each(e.payload::jsonb) as link(relation, run)
         cross join lateral jsonb_to_record(link.run)
@@ -414,7 +414,7 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         on conflict (run_key, relation) do update set
             namespace = excluded.namespace, application = excluded.application,
             program_type = excluded.program_type, program = excluded.program, run_id = excluded.run_id,
-            event_time = excluded.event_time, batch_id = excluded.batch_id
+            event_time = excluded.event_time
         where (excluded.event_time, row(excluded.namespace, excluded.application, excluded.program_type,
                                         excluded.program, excluded.run_id)::text)
             > (l.event_time, row(l.namespace, l.application, l.program_type, l.program, l.run_id)::text)""",
