@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import array
 import atexit
+import contextlib
 import json
 import os
 import socket
@@ -97,7 +98,7 @@ class DbtServer:
         self.socket_path.unlink(missing_ok=True)
         with (self.home / "dbt-server.log").open("ab") as log:
             self._process = subprocess.Popen(
-                [str(DBT_VENV / "bin" / "python"), "-I", __file__, str(self.socket_path)],
+                [str(DBT_VENV / "bin" / "python"), "-I", __file__, str(self.socket_path), str(os.getpid())],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log)
 
     def wait_listening(self, timeout: float = 60.0) -> None:
@@ -176,9 +177,14 @@ def _run(conn: socket.socket) -> None:
     conn.sendall(_CODE.pack(code))
 
 
-def serve(socket_path: str) -> None:
-    """Import dbt, then fork a child per connection on ``socket_path`` until terminated."""
+def serve(socket_path: str, parent: int | None = None) -> None:
+    """Import dbt, then fork a child per connection on ``socket_path`` until terminated, or
+    until ``parent`` (the test session that started it) is gone: a session killed outright
+    (SIGKILL, a CI timeout) leaves no server behind."""
     import signal
+
+    if parent is not None:
+        threading.Thread(target=_end_with_parent, args=(parent, socket_path), daemon=True).start()
 
     import dbt.adapters.postgres  # the adapter the project uses, imported once
     import dbt.cli.main  # noqa: F401
@@ -205,5 +211,15 @@ def serve(socket_path: str) -> None:
         conn.close()
 
 
+def _end_with_parent(parent: int, socket_path: str) -> None:
+    """Exit once the process that started the server is gone (this process is then another's
+    child). A forked child has no copy of this thread: a dbt run in progress ends with its caller."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    with contextlib.suppress(OSError):
+        os.unlink(socket_path)
+    os._exit(0)
+
+
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else None)

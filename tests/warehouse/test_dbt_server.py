@@ -100,3 +100,32 @@ def _gone(pid: int, within: float) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_a_server_whose_session_is_killed_outright_ends_too(tmp_path: Path) -> None:
+    """A test session killed with SIGKILL (a CI timeout) runs no cleanup: its dbt server, now
+    another process's child, notices and exits, taking its socket with it."""
+    starter = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; from harness.dbt_server import DbtServer; "
+                               "server = DbtServer(Path(sys.argv[1])); server.start(); server.wait_listening(); "
+                               "print(server._process.pid, flush=True); time.sleep(600)", str(tmp_path)],
+        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert starter.stdout is not None
+    server = int(starter.stdout.readline())
+    assert (tmp_path / "dbt-server.sock").exists() and _alive(server)
+    starter.kill()
+    starter.wait(10)
+    deadline = time.monotonic() + 15
+    while _alive(server) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(server)
+    assert not (tmp_path / "dbt-server.sock").exists()
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, exited but not yet reaped by its new parent, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
