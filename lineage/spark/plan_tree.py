@@ -23,6 +23,9 @@ class Node:
     fields: dict[str, Any]
     children: list[Node]
     _trees: dict[str, list[Node]] = field(default_factory=dict, repr=False, compare=False)
+    # set on a tree's root by ``build_tree``: whether any node of it holds an inline plan (a
+    # subquery), so the search for subqueries skips the trees, nearly all, that hold none
+    holds_plan: bool = field(default=True, repr=False, compare=False)
 
     def expression(self, name: str) -> Node | None:
         found = self.expressions(name)
@@ -64,9 +67,11 @@ def build_tree(nodes: list[dict[str, Any]]) -> Node:
     expression nodes, built on every write the capture sees)."""
     root: Node | None = None
     pending: list[tuple[Node, int]] = []  # nodes still taking children, with how many they want
+    holds_plan = False
     for raw in nodes:
         count = raw.get("num-children", 0)
         node = Node(_kind(raw.get("class", "")), raw, [])
+        holds_plan = holds_plan or "plan" in raw
         if pending:
             parent, wanted = pending[-1]
             parent.children.append(node)
@@ -80,6 +85,7 @@ def build_tree(nodes: list[dict[str, Any]]) -> Node:
             break
     if root is None or pending:
         raise ValueError("a plan array that ends before its tree does has no tree")
+    root.holds_plan = holds_plan
     return root
 
 
@@ -150,6 +156,8 @@ def _node_subqueries(node: Node) -> Iterator[Node]:
 
 
 def _expression_subqueries(expression: Node) -> Iterator[Node]:
+    if not expression.holds_plan:
+        return
     for node in walk_plan(expression):
         found = subquery_plan(node)
         if found is not None:
