@@ -13,19 +13,27 @@ and describes its expressions.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 
-@dataclass
 class Node:
-    kind: str  # the class's short name: Project, AttributeReference, ...
-    fields: dict[str, Any]
-    children: list[Node]
-    _trees: dict[str, list[Node]] = field(default_factory=dict, repr=False, compare=False)
-    # set on a tree's root by ``build_tree``: whether any node of it holds an inline plan (a
-    # subquery), so the search for subqueries skips the trees, nearly all, that hold none
-    holds_plan: bool = field(default=True, repr=False, compare=False)
+    """One node of a plan or expression tree: its class's short name (Project,
+    AttributeReference, ...), its serialized fields, its children. A plain class with slots: a
+    200-operator plan builds thousands on every write the capture sees."""
+
+    __slots__ = ("_trees", "children", "fields", "holds_plan", "kind")
+
+    def __init__(self, kind: str, fields: dict[str, Any], children: list[Node]) -> None:
+        self.kind = kind
+        self.fields = fields
+        self.children = children
+        self._trees: dict[str, list[Node]] | None = None  # expression trees by field, built on first use
+        # set on a tree's root by ``build_tree``: whether any node of it holds an inline plan (a
+        # subquery), so the search for subqueries skips the trees, nearly all, that hold none
+        self.holds_plan = True
+
+    def __repr__(self) -> str:
+        return f"Node({self.kind!r}, {len(self.children)} children)"
 
     def expression(self, name: str) -> Node | None:
         found = self.expressions(name)
@@ -34,6 +42,8 @@ class Node:
     def expressions(self, name: str) -> list[Node]:
         """The expression trees of a field, built once per node (the analysis and the naming of
         operations both read them)."""
+        if self._trees is None:
+            self._trees = {}
         if name not in self._trees:
             value = self.fields.get(name)
             if not isinstance(value, list):
