@@ -44,3 +44,7 @@ if [ "$(cat "$ui/node_modules/.stamp" 2>/dev/null)" != "$ui_stamp" ]; then
   (cd "$ui" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   echo "$ui_stamp" > "$ui/node_modules/.stamp"
 fi
+
+# The Spark driver JVM's class archive (spark_jobs.jvm_archive): its start and first jobs in
+# about half the time; made once per Java runtime and PySpark (about 30 s), then a no-op.
+.venv/bin/python -m spark_jobs.jvm_archive
