@@ -47,4 +47,5 @@ fi
 
 # The Spark driver JVM's class archive (spark_jobs.jvm_archive): its start and first jobs in
 # about half the time; made once per Java runtime and PySpark (about 30 s), then a no-op.
-.venv/bin/python -m spark_jobs.jvm_archive
+# Not made (no Java yet, ...): sessions start without it, and its test says so.
+.venv/bin/python -m spark_jobs.jvm_archive || echo "bootstrap: going on without the JVM class archive" >&2

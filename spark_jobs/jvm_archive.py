@@ -91,7 +91,8 @@ def with_archive(conf: Mapping[str, str], environ: Mapping[str, str] = os.enviro
 
 # What the archive's run does: the classes of a session's start and of its first jobs of each kind
 _TRAINING = """
-import sys, tempfile
+import os, sys, tempfile
+os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable  # as build_session does
 from pyspark.sql import SparkSession
 from lineage.settings import DEFAULT_SPARK_CONF, LOCAL_SPARK_MASTER
 builder = SparkSession.builder.master(LOCAL_SPARK_MASTER).appName("lineage-jvm-archive")
@@ -124,10 +125,14 @@ def ensure(environ: Mapping[str, str] = os.environ, *, timeout: float = 600) -> 
     with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
         written = Path(scratch) / path.name
         options = f"-XX:ArchiveClassesAtExit={written} -Xlog:cds=off -Xlog:cds+dynamic=off"
-        done = subprocess.run([sys.executable, "-c", _TRAINING, options], env=dict(environ), capture_output=True,
-                              text=True, timeout=timeout, check=False)
+        # through a pipe, which the JVM (the Python process's child) holds until it has written
+        # the archive and exited: the run ends then, not when the Python process does
+        done = subprocess.run([sys.executable, "-c", _TRAINING, options], env=dict(environ), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=timeout, check=False)
         if done.returncode != 0 or not written.is_file():
-            raise RuntimeError(f"making the JVM archive failed ({done.returncode}): {done.stderr[-2000:]}")
+            log = path.parent / "make-archive.log"
+            log.write_bytes(done.stdout)
+            raise RuntimeError(f"making the JVM archive failed (exit {done.returncode}); its output: {log}")
         os.replace(written, path)
     return path
 
@@ -143,7 +148,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jvm archive: {path} (made before)")
         return 0
     began = time.perf_counter()
-    ensure()
+    try:
+        ensure()
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as error:
+        print(f"jvm archive: not made, sessions start without it: {error}", file=sys.stderr)
+        return 1
     print(f"jvm archive: made {path} ({path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - began:.0f} s")
     return 0
 
