@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,20 +55,25 @@ def java_binary(environ: Mapping[str, str] = os.environ) -> Path | None:
 
 
 def archive_path(environ: Mapping[str, str] = os.environ) -> Path | None:
-    """Where the archive of this Java runtime and PySpark's jars is (whether made or not); None
-    without a ``java``."""
+    """Where the archive of this Java runtime and these PySpark jars is (whether made or not);
+    None without a ``java``, or where a path with whitespace would be split apart in the
+    driver's options. Named by what the JVM checks before it maps an archive: the runtime, and
+    each jar's path, size and modification time (a reinstalled PySpark makes another)."""
     java = java_binary(environ)
-    if java is None:
+    folder = archive_dir(environ)
+    if java is None or any(character.isspace() for character in str(folder)):
         return None
     import pyspark
 
-    jars = Path(pyspark.__file__).parent / "jars"
+    jars = Path(pyspark.__file__).resolve().parent / "jars"
     identity = hashlib.sha256()
     stat = java.stat()
     identity.update(f"{java}|{stat.st_size}|{stat.st_mtime_ns}|{pyspark.__version__}".encode())
     for jar in sorted(jars.glob("*.jar")) if jars.is_dir() else ():
-        identity.update(f"|{jar.name}|{jar.stat().st_size}".encode())
-    return archive_dir(environ) / f"spark-{pyspark.__version__}-{identity.hexdigest()[:16]}.jsa"
+        jar_stat = jar.stat()
+        identity.update(f"|{jar}|{jar_stat.st_size}|{jar_stat.st_mtime_ns}".encode())
+    place = hashlib.sha256(str(jars).encode()).hexdigest()[:8]  # one archive per installation at a time
+    return folder / f"spark-{pyspark.__version__}-{place}-{identity.hexdigest()[:16]}.jsa"
 
 
 def driver_options(environ: Mapping[str, str] = os.environ) -> str | None:
@@ -80,13 +86,35 @@ def driver_options(environ: Mapping[str, str] = os.environ) -> str | None:
 
 def with_archive(conf: Mapping[str, str], environ: Mapping[str, str] = os.environ) -> dict[str, str]:
     """``conf`` with the archive's options added to ``spark.driver.extraJavaOptions`` (kept
-    first: a user's own options come after and win); unchanged without an archive, or when the
-    user chose an archive, or class sharing, of their own."""
+    first: the user's own options come after and win, whether from ``conf`` or from
+    ``spark-defaults.conf``, which a value passed here would replace); unchanged without an
+    archive, or when the user chose an archive, or class sharing, of their own."""
     options = driver_options(environ)
-    own = conf.get("spark.driver.extraJavaOptions", "")
+    key = "spark.driver.extraJavaOptions"
+    own = conf[key] if key in conf else _spark_defaults(environ).get(key, "")
     if options is None or "SharedArchiveFile" in own or "-Xshare" in own:
         return dict(conf)
-    return {**conf, "spark.driver.extraJavaOptions": f"{options} {own}".strip()}
+    return {**conf, key: f"{options} {own}".strip()}
+
+
+def _spark_defaults(environ: Mapping[str, str]) -> dict[str, str]:
+    """The properties of the ``spark-defaults.conf`` the driver's launcher reads
+    (``SPARK_CONF_DIR``, else ``$SPARK_HOME/conf``, else PySpark's own ``conf``)."""
+    import pyspark
+
+    folder = environ.get("SPARK_CONF_DIR") or os.path.join(
+        environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__), "conf")
+    path = Path(folder) / "spark-defaults.conf"
+    properties: dict[str, str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return properties
+    for line in lines:
+        found = re.match(r"([^\s=:]+)\s*[=:\s]\s*(.*)$", line.strip())
+        if found and not line.lstrip().startswith(("#", "!")):
+            properties[found.group(1)] = found.group(2).strip()
+    return properties
 
 
 # What the archive's run does: the classes of a session's start and of its first jobs of each kind
@@ -120,8 +148,10 @@ def ensure(environ: Mapping[str, str] = os.environ, *, timeout: float = 600) -> 
     if path is None or path.is_file():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in path.parent.glob("spark-*.jsa"):  # another JDK's or Spark's
-        stale.unlink(missing_ok=True)
+    installation = _installation(path)
+    for stale in path.parent.glob("spark-*.jsa"):  # this installation's archives of earlier jars or Java
+        if _installation(stale) == installation:
+            stale.unlink(missing_ok=True)  # a JVM mapping it keeps its mapping
     with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
         written = Path(scratch) / path.name
         options = f"-XX:ArchiveClassesAtExit={written} -Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -137,12 +167,19 @@ def ensure(environ: Mapping[str, str] = os.environ, *, timeout: float = 600) -> 
     return path
 
 
+def _installation(archive: Path) -> str:
+    """The PySpark installation an archive was made for (``spark-<version>-<installation>-<identity>.jsa``)."""
+    parts = archive.stem.rsplit("-", 2)
+    return parts[1] if len(parts) == 3 else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Make the Spark driver JVM's class data sharing archive (once).")
     parser.parse_args(argv)
     path = archive_path()
     if path is None:
-        print("jvm archive: no java found (JAVA_HOME, PATH); sessions start without an archive")
+        print(f"jvm archive: no java found (JAVA_HOME, PATH), or whitespace in {archive_dir()}; "
+              "sessions start without an archive")
         return 0
     if path.is_file():
         print(f"jvm archive: {path} (made before)")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import json
+import random
+import string
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -352,3 +354,26 @@ def test_a_cleanup_waits_for_a_compaction_re_using_the_parts_it_would_remove(
     with connect(warehouse_db) as conn:
         ids = [row[0] for row in conn.execute("select event_key::text from lineage.openlineage_events")]
         assert list(kept_events(conn, ids).values()) == [new]
+
+
+def test_an_event_touching_many_long_namespace_names_is_kept(
+    warehouse_db: str, log_root: Path, settings_for, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    """80 inputs in namespaces of 64 characters: a set of namespaces past what one btree entry
+    holds (2,704 bytes, compressed) is kept, found by the MD5 of its text (an index on the array
+    itself made every compaction of such an event fail: a review finding)."""
+    letters = random.Random(5)
+    names = [f"t{index:02d}_" + "".join(letters.choices(string.ascii_letters + string.digits, k=60))
+             for index in range(80)]
+    monkeypatch.setenv("LINEAGE_NAMESPACE_MAP", ",".join(f"s3://bucket{i}={name}" for i, name in enumerate(names)))
+    [event] = hourly_events("default", hours=1)[:1]
+    event["inputs"] = [{"namespace": f"s3://bucket{index}", "name": "t"} for index in range(80)]
+    emit(log_root, [event])
+    summary = run_compaction(None, interval_end=datetime.now(UTC) + timedelta(hours=1),
+                             settings=settings_for(warehouse_db, LINEAGE_AUTO_CREATE_NAMESPACES="true"))
+    assert (summary.quarantined, summary.events_compacted > 0) == (0, True)
+    [(touched,)] = rows(warehouse_db, "select l.namespaces from lineage.openlineage_events o "
+                                      "join lineage.namespace_lists l on l.list_key = o.namespace_list")
+    assert sorted(touched) == sorted(["default", *names]) and len(",".join(touched)) > 2704
+    with connect(warehouse_db) as conn:
+        assert list(kept_events(conn, [row[0] for row in conn.execute(KEYS_IN_TIME_ORDER)]).values()) == [event]

@@ -464,20 +464,20 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
             from new_events n cross join lateral jsonb_each(n.payload -> 'parts') as p
             on conflict (part_id) do nothing),
         new_lists as (
-            insert into lineage.namespace_lists (namespaces)
-            select distinct namespaces from new_events
-            on conflict (namespaces) do nothing
-            returning list_key, namespaces),
+            insert into lineage.namespace_lists (list_id, namespaces)
+            select distinct md5(namespaces::text)::uuid, namespaces from new_events
+            on conflict (list_id) do nothing
+            returning list_key, list_id),
         lists as (  -- the lists added now, and those there before (the statement sees only these)
-            select list_key, namespaces from new_lists
+            select list_key, list_id from new_lists
             union all
-            select list_key, namespaces from lineage.namespace_lists
-            where namespaces in (select namespaces from new_events))
+            select list_key, list_id from lineage.namespace_lists
+            where list_id in (select md5(namespaces::text)::uuid from new_events))
         insert into lineage.openlineage_events (event_key, run_key, event_time, namespace_list, body, event_type,
                                                 run_facets, rest)
         select md5(n.event_id)::uuid, n.run_key, n.event_time, l.list_key, c.body, c.event_type, c.run_facets, c.rest
         from new_events n
-        join lists l on l.namespaces = n.namespaces
+        join lists l on l.list_id = md5(n.namespaces::text)::uuid
         cross join lateral lineage.kept_columns(n.payload -> 'event') c
         on conflict (event_key) do nothing""",
               kinds=("openlineage",)),

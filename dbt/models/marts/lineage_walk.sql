@@ -79,6 +79,10 @@ candidate_runs as (
         where runs.program_key = touched_days.program_key
             and runs.started_at >= touched_days.start_day::timestamp at time zone 'UTC'
             and runs.started_at < (touched_days.start_day + 1)::timestamp at time zone 'UTC'
+            -- the same day by run_at (run_at is started_at when it is set): the index on
+            -- (program_key, run_at) finds the day's runs, not all of the program's
+            and runs.run_at >= touched_days.start_day::timestamp at time zone 'UTC'
+            and runs.run_at < (touched_days.start_day + 1)::timestamp at time zone 'UTC'
         offset 0
     ) as touched_runs
 

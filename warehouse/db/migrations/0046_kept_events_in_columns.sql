@@ -14,44 +14,56 @@
 --   recorded fixture and odd events).
 select pg_advisory_xact_lock(7265402);  -- after a running compaction has committed (warehouse.db.compaction_store)
 
-create table lineage.namespace_lists (
-    list_key   integer generated always as identity primary key,
-    namespaces text[] not null unique
-);
 
 -- (a set-returning function of one row, so that PostgreSQL inlines it in a query: 4x faster
--- than calling a function per row)
+-- than calling a function per row). A skeleton is an object; anything else is kept whole in rest.
 create function lineage.kept_columns(skeleton jsonb)
 returns table (event_type text, body uuid, run_facets jsonb, rest jsonb)
 language sql immutable parallel safe as $$
     select t, b, f,
-           nullif(skeleton - array_remove(array[case when t is not null then 'eventType' end,
-                                                case when b is not null then '_body' end,
-                                                case when f is not null then 'run' end], null)
-                  || case when f is not null and (skeleton -> 'run') - 'facets' <> '{}'
-                          then jsonb_build_object('run', (skeleton -> 'run') - 'facets') else '{}' end,
-                  '{}')
-    from (select case when jsonb_typeof(skeleton -> 'eventType') = 'string' then skeleton ->> 'eventType' end as t,
-                 case when jsonb_typeof(skeleton -> '_body') = 'string'
+           case when not o then skeleton
+                else nullif(skeleton - array_remove(array[case when t is not null then 'eventType' end,
+                                                          case when b is not null then '_body' end,
+                                                          case when f is not null then 'run' end], null)
+                            || case when f is not null and (skeleton -> 'run') - 'facets' <> '{}'
+                                    then jsonb_build_object('run', (skeleton -> 'run') - 'facets') else '{}' end,
+                            '{}') end
+    from (select o,
+                 case when o and jsonb_typeof(skeleton -> 'eventType') = 'string'
+                      then skeleton ->> 'eventType' end as t,
+                 case when o and jsonb_typeof(skeleton -> '_body') = 'string'
                        and skeleton ->> '_body' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
                       then (skeleton ->> '_body')::uuid end as b,
-                 case when jsonb_typeof(skeleton -> 'run') = 'object'
+                 case when o and jsonb_typeof(skeleton -> 'run') = 'object'
                        and jsonb_typeof(skeleton -> 'run' -> 'facets') = 'object'
-                      then skeleton -> 'run' -> 'facets' end as f) as split
+                      then skeleton -> 'run' -> 'facets' end as f
+          from (select jsonb_typeof(skeleton) = 'object' as o) as kind) as split
 $$;
 
 create function lineage.kept_skeleton(event_type text, body uuid, run_facets jsonb, rest jsonb) returns jsonb
 language sql immutable parallel safe as $$
-    select coalesce(rest, '{}')
+    select case when jsonb_typeof(rest) in ('object') or rest is null then
+        coalesce(rest, '{}')
         || case when event_type is null then '{}' else jsonb_build_object('eventType', event_type) end
         || case when body is null then '{}' else jsonb_build_object('_body', body::text) end
         || case when run_facets is null then '{}'
                 else jsonb_build_object('run', coalesce(rest -> 'run', '{}') || jsonb_build_object('facets', run_facets))
            end
+        else rest end  -- a skeleton that is no object, kept whole
 $$;
 
-insert into lineage.namespace_lists (namespaces)
-select distinct namespaces from lineage.openlineage_events order by namespaces;
+-- A set is found by the MD5 of its text (a btree entry holds at most 2,704 bytes: an index on
+-- the array itself would refuse an event touching a few dozen long namespace names).
+create table lineage.namespace_lists (
+    list_key   integer generated always as identity primary key,
+    list_id    uuid not null unique,     -- md5(namespaces::text)::uuid
+    namespaces text[] not null
+);
+
+insert into lineage.namespace_lists (list_id, namespaces)
+select md5(namespaces::text)::uuid, namespaces
+from (select distinct namespaces from lineage.openlineage_events) as sets
+order by namespaces;
 
 -- a new table, filled in time order, so that the old one's space is given back at once
 create table lineage.openlineage_events_0046 (
@@ -67,16 +79,18 @@ create table lineage.openlineage_events_0046 (
 insert into lineage.openlineage_events_0046
 select md5(o.event_id)::uuid, o.run_key, o.event_time, l.list_key, c.body, c.event_type, c.run_facets, c.rest
 from lineage.openlineage_events o
-join lineage.namespace_lists l on l.namespaces = o.namespaces
+join lineage.namespace_lists l on l.list_id = md5(o.namespaces::text)::uuid
 cross join lateral lineage.kept_columns(o.event) c
 order by o.event_time, o.event_id;
 
 drop table lineage.openlineage_events;
 alter table lineage.openlineage_events_0046 rename to openlineage_events;
+-- No foreign key to namespace_lists: its check would scan this table for each set a namespace's
+-- cleanup removes (an index on namespace_list would cost a tenth of the table). The compaction
+-- adds sets and the cleanup removes unused ones under the kept parts' lock
+-- (warehouse.db.compaction_store.lock_kept_event_parts), so neither sees the other half done.
 alter table lineage.openlineage_events
     add constraint openlineage_events_pkey primary key (event_key),
-    add constraint openlineage_events_run_key_fkey foreign key (run_key) references lineage.runs (run_key),
-    add constraint openlineage_events_namespace_list_fkey foreign key (namespace_list)
-        references lineage.namespace_lists (list_key);
+    add constraint openlineage_events_run_key_fkey foreign key (run_key) references lineage.runs (run_key);
 create index openlineage_events_by_run on lineage.openlineage_events (run_key);
 create index openlineage_events_by_time on lineage.openlineage_events (event_time);
