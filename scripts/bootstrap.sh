@@ -48,4 +48,7 @@ fi
 # The Spark driver JVM's class archive (spark_jobs.jvm_archive): its start and first jobs in
 # about half the time; made once per Java runtime and PySpark (about 30 s), then a no-op.
 # Not made (no Java yet, ...): sessions start without it, and its test says so.
-.venv/bin/python -m spark_jobs.jvm_archive || echo "bootstrap: going on without the JVM class archive" >&2
+# LINEAGE_BOOTSTRAP_ARCHIVE=no: the caller makes it (scripts/test.sh, beside ruff and mypy) or needs none.
+if [ "${LINEAGE_BOOTSTRAP_ARCHIVE:-yes}" != "no" ]; then
+  .venv/bin/python -m spark_jobs.jvm_archive || echo "bootstrap: going on without the JVM class archive" >&2
+fi
