@@ -92,7 +92,7 @@ def with_archive(conf: Mapping[str, str], environ: Mapping[str, str] = os.enviro
     options = driver_options(environ)
     key = "spark.driver.extraJavaOptions"
     own = conf[key] if key in conf else _spark_defaults(environ).get(key, "")
-    if options is None or "SharedArchiveFile" in own or "-Xshare" in own:
+    if options is None or any(choice in own for choice in ("SharedArchiveFile", "ArchiveClassesAtExit", "-Xshare")):
         return dict(conf)
     return {**conf, key: f"{options} {own}".strip()}
 
@@ -119,14 +119,13 @@ def _spark_defaults(environ: Mapping[str, str]) -> dict[str, str]:
 
 # What the archive's run does: the classes of a session's start and of its first jobs of each kind
 _TRAINING = """
-import os, sys, tempfile
-os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable  # as build_session does
-from pyspark.sql import SparkSession
-from lineage.settings import DEFAULT_SPARK_CONF, LOCAL_SPARK_MASTER
-builder = SparkSession.builder.master(LOCAL_SPARK_MASTER).appName("lineage-jvm-archive")
-for key, value in {**DEFAULT_SPARK_CONF, "spark.driver.extraJavaOptions": sys.argv[1]}.items():
-    builder = builder.config(key, value)
-spark = builder.getOrCreate()
+import sys, tempfile
+from dataclasses import replace
+from lineage.settings import LOCAL_SPARK_MASTER, Settings
+from spark_jobs.session import build_session
+settings = Settings.from_env()  # the session a job builds, on this machine, writing the archive at its exit
+conf = {**settings.spark_conf, "spark.driver.extraJavaOptions": sys.argv[1]}
+spark = build_session("lineage-jvm-archive", replace(settings, spark_master=LOCAL_SPARK_MASTER, spark_conf=conf))
 spark.sparkContext.setLogLevel("ERROR")
 spark.range(1000).selectExpr("id % 7 as k", "id").groupBy("k").count().collect()
 def batches(it):

@@ -38,7 +38,13 @@ def part_id(namespace: str, part: Any) -> str:
         canonical = orjson.dumps(part, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # an integer past 64 bits (PostgreSQL gives one back for a large number), ...
         canonical = json.dumps(part, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-    digest = hashlib.md5(namespace.encode() + b"|" + canonical, usedforsecurity=False).hexdigest()
+    return md5_uuid(namespace.encode() + b"|" + canonical)
+
+
+def md5_uuid(data: bytes) -> str:
+    """PostgreSQL's ``md5(data)::uuid`` as its text: how parts, and kept events (by their event
+    id, migration 0046), are keyed."""
+    digest = hashlib.md5(data, usedforsecurity=False).hexdigest()
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"
 
 

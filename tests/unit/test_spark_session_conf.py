@@ -58,7 +58,7 @@ def test_the_class_archive_is_added_to_the_drivers_options_once_made(tmp_path: P
     conf = with_archive({"spark.driver.memory": "2g", "spark.driver.extraJavaOptions": "-Dmine=1"}, environ)
     assert conf["spark.driver.extraJavaOptions"].startswith(f"-XX:SharedArchiveFile={path} -Xshare:auto")
     assert conf["spark.driver.extraJavaOptions"].endswith(" -Dmine=1") and conf["spark.driver.memory"] == "2g"
-    for own in ("-XX:SharedArchiveFile=/opt/mine.jsa", "-Xshare:off"):
+    for own in ("-XX:SharedArchiveFile=/opt/mine.jsa", "-Xshare:off", "-XX:ArchiveClassesAtExit=/opt/new.jsa"):
         assert with_archive({"spark.driver.extraJavaOptions": own}, environ) == {"spark.driver.extraJavaOptions": own}
     assert archive_path({**environ, "JAVA_HOME": str(tmp_path / "none"), "PATH": str(tmp_path)}) is None  # no java
 

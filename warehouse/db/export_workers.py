@@ -24,7 +24,7 @@ from psycopg import sql
 from lineage.openlineage.event import event_json
 from warehouse.db.connection import connect
 from warehouse.db.openlineage_export_store import (
-    _WINDOW,
+    WINDOW_IN_ORDER,
     ExportCache,
     WindowItem,
     _assembled,
@@ -77,8 +77,7 @@ def export_lines(conn: psycopg.Connection, database_url: str, after: datetime, b
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
                                  initargs=(database_url, snapshot_id)) as pool, \
                 conn.cursor(name="openlineage_export_items") as cursor:
-            cursor.execute(f"select at, kind, event_key, run_key from ({_WINDOW}) w where readable "
-                           "order by at, kind = 'end', event_key, run_key", params)
+            cursor.execute(WINDOW_IN_ORDER, params)
             pending: deque[Future[tuple[bytes, int]]] = deque()
             while rows := cursor.fetchmany(chunk):
                 pending.append(pool.submit(_render, [WindowItem(*row) for row in rows]))

@@ -12,7 +12,6 @@ withheld. Of a namespace deleted and awaiting its cleanup, nothing from before i
 
 from __future__ import annotations
 
-import hashlib
 import queue
 import threading
 from collections.abc import Iterator, Sequence
@@ -77,6 +76,11 @@ _WINDOW = """
                       where g.namespace = any(i.namespaces) and i.at < g.visible_since)"""
 
 
+# The caller's events of the window, oldest first, as ``WindowItem`` rows (the export's stream).
+WINDOW_IN_ORDER = (f"select at, kind, event_key, run_key from ({_WINDOW}) w where readable "
+                   "order by at, kind = 'end', event_key, run_key")
+
+
 @dataclass(frozen=True, slots=True)
 class WindowItem:
     """One event of the window: a kept event (``event_key``) or a run's ``start`` or ``end``."""
@@ -116,8 +120,7 @@ def window_page(conn: psycopg.Connection, after: datetime, before: datetime, rea
 def kept_event_key(event_id: str) -> str:
     """The key a kept event's row has (``lineage.openlineage_events.event_key``, migration 0046):
     the MD5 of its event id as a UUID's text, as the compaction computes it."""
-    digest = hashlib.md5(event_id.encode(), usedforsecurity=False).hexdigest()
-    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"
+    return kept_parts.md5_uuid(event_id.encode())
 
 
 def kept_events(conn: psycopg.Connection, event_keys: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -396,8 +399,7 @@ def stream_window(conn: psycopg.Connection, after: datetime, before: datetime, r
     def read() -> None:
         try:
             with conn.cursor(name="openlineage_export") as cursor:
-                cursor.execute(f"select at, kind, event_key, run_key from ({_WINDOW}) w where readable "
-                               "order by at, kind = 'end', event_key, run_key", params)
+                cursor.execute(WINDOW_IN_ORDER, params)
                 while not stop.is_set():
                     rows = cursor.fetchmany(chunk)
                     if not rows:
