@@ -29,21 +29,32 @@ ensure_venv() {
   echo "$stamp" > "$dir/.stamp"
 }
 
-ensure_venv .venv "$(stamp_of pyproject.toml requirements/constraints.txt)" \
-  -c requirements/constraints.txt -e ".[dev]"
-ensure_venv .venv-dbt "$(stamp_of requirements/dbt.txt)" -r requirements/dbt.txt
-ensure_venv .venv-marquez "$(stamp_of requirements/marquez.txt)" -r requirements/marquez.txt
-
 # The pages' graph libraries (cytoscape + its dagre layout), from the npm registry, pinned by
 # the lock file; the plugin serves them from node_modules.
-ui=plugins/lineage_api/ui
-ui_stamp=$(stamp_of "$ui/package-lock.json")
-if [ "$(cat "$ui/node_modules/.stamp" 2>/dev/null)" != "$ui_stamp" ]; then
-  command -v npm >/dev/null || { echo "bootstrap: npm is needed for the pages' graph library (apt-get install npm)" >&2; exit 1; }
-  echo "bootstrap: installing the pages' browser libraries (npm ci)"
-  (cd "$ui" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-  echo "$ui_stamp" > "$ui/node_modules/.stamp"
-fi
+ensure_ui() {
+  local ui=plugins/lineage_api/ui
+  local ui_stamp
+  ui_stamp=$(stamp_of "$ui/package-lock.json")
+  if [ "$(cat "$ui/node_modules/.stamp" 2>/dev/null)" != "$ui_stamp" ]; then
+    command -v npm >/dev/null || { echo "bootstrap: npm is needed for the pages' graph library (apt-get install npm)" >&2; exit 1; }
+    echo "bootstrap: installing the pages' browser libraries (npm ci)"
+    (cd "$ui" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$ui_stamp" > "$ui/node_modules/.stamp"
+  fi
+}
+
+# All four at once: pip spends most of an install on one core (the product's venv alone takes
+# about 75 s on a fresh clone), so the smaller ones and npm fit beside it. Each reports its own
+# failure; the script fails if any did.
+pids=()
+ensure_venv .venv "$(stamp_of pyproject.toml requirements/constraints.txt)" \
+  -c requirements/constraints.txt -e ".[dev]" & pids+=($!)
+ensure_venv .venv-dbt "$(stamp_of requirements/dbt.txt)" -r requirements/dbt.txt & pids+=($!)
+ensure_venv .venv-marquez "$(stamp_of requirements/marquez.txt)" -r requirements/marquez.txt & pids+=($!)
+ensure_ui & pids+=($!)
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+[ "$failed" -eq 0 ] || exit 1
 
 # The Spark driver JVM's class archive (spark_jobs.jvm_archive): its start and first jobs in
 # about half the time; made once per Java runtime and PySpark (about 30 s), then a no-op.

@@ -6,8 +6,10 @@ import os
 import subprocess
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 
+from harness.airflow_server import AirflowServer
 from harness.api_server import AIRFLOW
 from harness.api_server import api_server as run_api_server
 from harness.api_server import token as token
@@ -15,6 +17,39 @@ from lineage.settings import libpq_url
 from tests.services import postgres
 
 _migrated = False
+_server: AirflowServer | None = None
+
+
+def _airflow_server() -> AirflowServer | None:
+    """The session's warm ``airflow dags test`` (harness/airflow_server.py), started with the
+    metadata database; ``LINEAGE_TEST_AIRFLOW_SERVER=0`` turns it off."""
+    global _server
+    if _server is None and os.environ.get("LINEAGE_TEST_AIRFLOW_SERVER", "1") != "0":
+        _server = AirflowServer(Path(os.environ["LINEAGE_HOME"]) / "airflow-server")
+        _server.write_client()
+        _server.start(airflow_env())
+    return _server
+
+
+def airflow_dags_test() -> list[str]:
+    """The command that runs ``airflow dags test``: through the session's warm server (waited for:
+    the first call would otherwise pay what the server saves), or the real ``airflow``."""
+    ensure_airflow_db()
+    server = _airflow_server()
+    if server is None:
+        return [AIRFLOW, "dags", "test"]
+    try:
+        server.wait_listening(timeout=120)
+    except RuntimeError:
+        return [AIRFLOW, "dags", "test"]  # the server's log says why; the real airflow runs the test
+    return [str(server.client), "dags", "test"]
+
+
+def stop_airflow_server() -> None:
+    global _server
+    if _server is not None:
+        _server.stop()
+        _server = None
 
 
 def airflow_env(**overrides: str) -> dict[str, str]:
@@ -29,6 +64,7 @@ def ensure_airflow_db() -> None:
     if _migrated:
         return
     postgres()  # the metadata DB lives in the session's cluster
+    _airflow_server()  # its imports overlap the migration
     subprocess.run([AIRFLOW, "db", "migrate"], env=airflow_env(), check=True, capture_output=True, timeout=300)
     _migrated = True
 

@@ -105,6 +105,9 @@ def _main_module_named() -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    airflow_support = sys.modules.get("tests.airflow_support")  # imported by the tests that run Airflow
+    if airflow_support is not None:
+        airflow_support.stop_airflow_server()
     services.stop()
     shutil.rmtree(TEST_HOME, ignore_errors=True)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psycopg
 
-from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq
+from tests.airflow_support import airflow_dags_test, airflow_env, ensure_airflow_db, libpq
 from tests.factories import access, event, write_log
 from warehouse.db import incident_store, metadata_search
 from warehouse.service.search_query import parse_query
@@ -18,7 +18,7 @@ from warehouse.service.search_query import parse_query
 
 def dags_test(log_root: Path, warehouse: str, logical_date: str) -> str:
     completed = subprocess.run(
-        [AIRFLOW, "dags", "test", "lineage_compaction", logical_date],
+        [*airflow_dags_test(), "lineage_compaction", logical_date],
         env=airflow_env(LINEAGE_LOG_ROOT=str(log_root), AIRFLOW_CONN_LINEAGE_WAREHOUSE=libpq(warehouse),
                         LINEAGE_DATABASE_URL=warehouse),
         capture_output=True, text=True, timeout=600, check=False,
@@ -143,7 +143,7 @@ def test_a_batch_failing_its_check_blocks_the_marts_through_re_runs_until_acknow
                       LINEAGE_DATABASE_URL=warehouse_db)
 
     def run(logical_date: str) -> str:
-        done = subprocess.run([AIRFLOW, "dags", "test", "lineage_compaction", logical_date], env=env,
+        done = subprocess.run([*airflow_dags_test(), "lineage_compaction", logical_date], env=env,
                               capture_output=True, text=True, timeout=600, check=False)
         return done.stdout + done.stderr
 

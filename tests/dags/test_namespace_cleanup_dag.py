@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from spark_jobs.compaction.job import run_compaction
 from spark_jobs.field_lineage.job import run_field_lineage
-from tests.airflow_support import AIRFLOW, airflow_env, ensure_dags_serialized, libpq, logged_in_client
+from tests.airflow_support import airflow_dags_test, airflow_env, ensure_dags_serialized, libpq, logged_in_client
 from tests.dags.test_compaction_dag import query
 from tests.factories import access, event, write_log
 from warehouse.db import namespace_store
@@ -112,7 +112,7 @@ def test_delete_recreate_and_cleanup(warehouse_db: str, log_root: Path, settings
 
     # the cleanup DAG removes the old records, keeps the new, lifts the guard
     completed = subprocess.run(
-        [AIRFLOW, "dags", "test", "lineage_namespace_cleanup", "2026-11-21T07:00:00+00:00"],
+        [*airflow_dags_test(), "lineage_namespace_cleanup", "2026-11-21T07:00:00+00:00"],
         env=airflow_env(AIRFLOW_CONN_LINEAGE_WAREHOUSE=libpq(warehouse_db), LINEAGE_DATABASE_URL=warehouse_db),
         capture_output=True, text=True, timeout=600, check=False)
     output = completed.stdout + completed.stderr

@@ -23,7 +23,7 @@ from lineage.client.delivery import Delivery
 from lineage.client.run_context import RunContext
 from lineage.transport.log_file import EventLogWriter, partition_of
 from spark_jobs.compaction.job import compact_interval
-from tests.airflow_support import AIRFLOW, airflow_env, ensure_airflow_db, libpq
+from tests.airflow_support import airflow_dags_test, airflow_env, ensure_airflow_db, libpq
 from tests.factories import access, write_log
 from warehouse.db.connection import connect
 
@@ -145,7 +145,7 @@ def test_the_dag_takes_late_files_and_says_so_in_its_summary_and_asset_events(
     delivered = spill_a_run_during_an_outage(tmp_path, client_env, log_root, end - timedelta(days=8))
 
     completed = subprocess.run(
-        [AIRFLOW, "dags", "test", "lineage_compaction", "2026-11-21T07:00:00+00:00"],
+        [*airflow_dags_test(), "lineage_compaction", "2026-11-21T07:00:00+00:00"],
         env=airflow_env(AIRFLOW_CONN_LINEAGE_WAREHOUSE=libpq(warehouse_db)),
         capture_output=True, text=True, timeout=600, check=False)
     output = completed.stdout + completed.stderr
