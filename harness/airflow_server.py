@@ -9,11 +9,12 @@ product's interpreter in the test session's environment, does all that once; eac
 Airflow's own entry point (``airflow.__main__.main``) in a child of its own with the caller's
 arguments, streams, directory and environment.
 
-It serves ``airflow dags test`` only, and only when the caller's environment differs from the
-server's in nothing read when Airflow is imported (the lineage settings, ``AIRFLOW_CONN_*`` and
-``AIRFLOW_VAR_*`` are read when a task runs): any other call, or one that sets Airflow's options
-(``AIRFLOW__CORE__DAGS_FOLDER``, the OpenLineage provider's ``AIRFLOW__OPENLINEAGE__*``...), runs
-the real ``airflow``, as does every call while the server is not listening.
+It serves ``airflow dags test`` and ``airflow dags reserialize`` only, and only when the caller's
+environment differs from the server's in nothing read when Airflow is imported (the lineage
+settings, ``AIRFLOW_CONN_*``, ``AIRFLOW_VAR_*`` and PySpark's variables are read when a task
+runs): any other call, or one that sets Airflow's options (``AIRFLOW__CORE__DAGS_FOLDER``, the
+OpenLineage provider's ``AIRFLOW__OPENLINEAGE__*``...), runs the real ``airflow``, as does every
+call while the server is not listening.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ _server: AirflowServer | None = None
 
 
 def _airflow_server() -> AirflowServer | None:
-    """The session's warm ``airflow dags test`` (harness/airflow_server.py), started with the
-    metadata database; ``LINEAGE_TEST_AIRFLOW_SERVER=0`` turns it off."""
+    """The session's warm ``airflow dags test`` and ``reserialize`` (harness/airflow_server.py),
+    started with the metadata database; ``LINEAGE_TEST_AIRFLOW_SERVER=0`` turns it off."""
     global _server
     if _server is None and os.environ.get("LINEAGE_TEST_AIRFLOW_SERVER", "1") != "0":
         _server = AirflowServer(Path(os.environ["LINEAGE_HOME"]) / "airflow-server")
@@ -31,18 +31,23 @@ def _airflow_server() -> AirflowServer | None:
     return _server
 
 
-def airflow_dags_test() -> list[str]:
-    """The command that runs ``airflow dags test``: through the session's warm server (waited for:
-    the first call would otherwise pay what the server saves), or the real ``airflow``."""
+def airflow_dags(command: str) -> list[str]:
+    """The command that runs ``airflow dags <command>`` (``test`` or ``reserialize``): through the
+    session's warm server (waited for: the first call would otherwise pay what the server saves),
+    or the real ``airflow``."""
     ensure_airflow_db()
     server = _airflow_server()
     if server is None:
-        return [AIRFLOW, "dags", "test"]
+        return [AIRFLOW, "dags", command]
     try:
         server.wait_listening(timeout=120)
     except RuntimeError:
-        return [AIRFLOW, "dags", "test"]  # the server's log says why; the real airflow runs the test
-    return [str(server.client), "dags", "test"]
+        return [AIRFLOW, "dags", command]  # the server's log says why; the real airflow runs it
+    return [str(server.client), "dags", command]
+
+
+def airflow_dags_test() -> list[str]:
+    return airflow_dags("test")
 
 
 def stop_airflow_server() -> None:
@@ -82,7 +87,7 @@ def ensure_dags_serialized() -> None:
     if _serialized:
         return
     ensure_airflow_db()
-    subprocess.run([AIRFLOW, "dags", "reserialize"], env=airflow_env(), check=True, capture_output=True, timeout=300)
+    subprocess.run(airflow_dags("reserialize"), env=airflow_env(), check=True, capture_output=True, timeout=300)
     _serialized = True
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from tests.airflow_support import AIRFLOW, airflow_dags_test, airflow_env
@@ -26,7 +27,10 @@ def test_a_served_call_answers_as_airflow_and_one_setting_airflow_options_runs_t
     assert command[0] != AIRFLOW and Path(command[0]).read_text().startswith("#!")  # the server's client
     log = Path(os.environ["LINEAGE_HOME"]) / "airflow-server" / "airflow-server.log"
 
-    served = run(command, LINEAGE_LOG_ROOT=str(tmp_path / "raw"))  # a lineage setting: read when tasks run
+    # a lineage setting and what a Spark session of the test session adds to its environment
+    # (read when a task runs) do not keep the server from running the call
+    served = run(command, LINEAGE_LOG_ROOT=str(tmp_path / "raw"), PYSPARK_PYTHON=sys.executable,
+                 SPARK_AUTH_SOCKET_TIMEOUT="15")
     assert served[0] == 1 and MISSING in served[1], served[1][-2000:]
     assert "runs airflow dags test no_such_dag" in log.read_text()
 

@@ -1,5 +1,5 @@
 """Which ``airflow`` calls the suite's warm server runs (harness/fork_server.py): ``dags test``
-only, and only when the caller's environment differs from the server's in nothing Airflow or
+and ``dags reserialize`` only, and only when the caller's environment differs from the server's in nothing Airflow or
 Python reads at import. Everything else is left to the real ``airflow`` (the client then runs it)."""
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ def test_dags_test_in_the_servers_environment_is_served() -> None:
     {"AIRFLOW_VAR_SOMETHING": "1"},
     {"PYTEST_CURRENT_TEST": "tests/x.py::test (call)"},  # nothing Airflow or Python reads
     {"PROBE_OUT": "/tmp/out"},
+    # what a session's Spark session adds to its environment: read when a task starts a session
+    {"PYSPARK_PYTHON": "/venv/bin/python", "PYSPARK_DRIVER_PYTHON": "/venv/bin/python",
+     "SPARK_AUTH_SOCKET_TIMEOUT": "15", "SPARK_BUFFER_SIZE": "65536"},
 ])
 def test_variables_read_when_a_task_runs_may_differ(changed: dict[str, str]) -> None:
     assert _airflow_declines(["airflow", "dags", "test", "d"], {**STARTED, **changed}, STARTED) is None
@@ -50,8 +53,10 @@ def test_a_variable_removed_counts_as_a_difference() -> None:
 
 @pytest.mark.parametrize("argv", [["airflow", "api-server"], ["airflow", "db", "migrate"], ["airflow"],
                                   ["airflow", "dags", "list"], ["airflow", "tasks", "test", "d", "t"]])
-def test_only_dags_test_is_served(argv: list[str]) -> None:
-    assert _airflow_declines(argv, dict(STARTED), STARTED) == "only `airflow dags test` is served"
+def test_only_dags_test_and_reserialize_are_served(argv: list[str]) -> None:
+    assert _airflow_declines(argv, dict(STARTED), STARTED) == \
+        "only `airflow dags test` and `airflow dags reserialize` are served"
+    assert _airflow_declines(["airflow", "dags", "reserialize"], dict(STARTED), STARTED) is None
 
 
 def test_dbt_serves_every_call() -> None:
