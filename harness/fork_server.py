@@ -278,9 +278,13 @@ def _run(conn: socket.socket, role: str, started: Mapping[str, str]) -> None:
     except BaseException:  # an uncaught error: its traceback and exit 1, as the interpreter does
         traceback.print_exc()
         code = 1
-    # What the interpreter's exit would run (multiprocessing's finalizers unlink dbt's
-    # semaphores; skipped, its resource tracker warns about them on the caller's stderr), before
-    # the code goes back: the caller's program has then finished
+    # What the interpreter's exit would do: wait for the threads that are not daemons (a task's
+    # listener may still be emitting), then run the exit handlers (multiprocessing's finalizers
+    # unlink dbt's semaphores; skipped, its resource tracker warns about them on the caller's
+    # stderr), before the code goes back: the caller's program has then finished
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
     atexit._run_exitfuncs()
     sys.stdout.flush()
     sys.stderr.flush()
