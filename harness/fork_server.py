@@ -17,6 +17,11 @@ Two programs use it (their roles are below, each imported lazily):
   before its first task (Airflow's imports, the plugins', building the in-process execution API)
   and 2 s importing Great Expectations in the check task.
 
+What still differs from a process of the program's own: a served call's parent, process group
+and umask are the server's; a program that ends itself with ``os._exit`` or dies of a signal
+gives its caller exit code 1 and a message, not its own; and the logs' colours were chosen
+when the server configured logging (its output is a file: none).
+
 This module runs under two interpreters: the suite's (``ForkServer``, which starts and stops a
 server) and the program's (``serve``); it imports nothing but the standard library at the top.
 """
@@ -108,7 +113,9 @@ class ForkServer:
             return
         self.home.mkdir(parents=True, exist_ok=True)
         self.socket_path.unlink(missing_ok=True)
-        flags = ["-I"] if self.isolated else []
+        # -I: the callers' PYTHONPATH does not reach the server; -P otherwise: harness/ is not
+        # the first folder of its path, as .venv/bin is not of the real script's
+        flags = ["-I"] if self.isolated else ["-P"]
         with self.log_path.open("ab") as log:
             self._process = subprocess.Popen(
                 [str(self.python), *flags, __file__, self.role, str(self.socket_path), str(os.getpid())],
@@ -165,28 +172,13 @@ def _airflow_preload() -> None:
     cli_parser.get_parser()
     plugins_manager.ensure_plugins_loaded()
     # ``dag.test()`` runs its tasks against the process's one in-process execution API (cached
-    # by Airflow), whose app is built on first use, and builds the rest of itself (its
-    # middleware stack, 5 s) on its first request: both done here, so each forked run has them.
-    # The request goes through a wrapper of its own whose event loop thread is stopped before any
-    # fork (the cached API's own loop and thread are made in each child, on its first request).
+    # by Airflow), whose app is built on first use and whose versioned routes Cadwyn generates on
+    # its first request (5 s): both done here, so each forked run has them. No request is made:
+    # no event loop, thread or lifespan (whose end would clear the app's service registry) is
+    # left behind for a child to inherit.
     app = supervisor.in_process_api_server().app
-    _first_request(type(supervisor.in_process_api_server())(app))
-
-
-def _first_request(api: object) -> None:
-    import gc
-
-    import httpx
-
-    transport = api.transport  # type: ignore[attr-defined]  # a loop thread, the app's lifespan entered
-    threads = threading.active_count()
-    with httpx.Client(transport=transport, base_url="http://in-process/") as client:
-        client.get("health/ping").raise_for_status()
-    del transport, api, client
-    gc.collect()  # the transport's finalizer stops its loop and thread and leaves the lifespan
-    deadline = time.monotonic() + 30
-    while threading.active_count() >= threads and time.monotonic() < deadline:
-        time.sleep(0.01)
+    if not getattr(app, "_cadwyn_initialized", True):
+        app._cadwyn_initialize()
 
 
 def _airflow_main() -> None:
@@ -202,7 +194,8 @@ def _airflow_main() -> None:
 _READ_AT_RUN = ("LINEAGE_", "AIRFLOW_CONN_", "AIRFLOW_VAR_")
 #: (PySpark's own variables, which a test session's Spark session adds to its environment, are read
 #: when a task starts a session: they may differ.)
-_READ_AT_IMPORT = ("AIRFLOW", "PYTHON", "GX_", "OPENLINEAGE", "LD_", "PATH", "HOME", "TZ", "LANG", "LC_")
+_READ_AT_IMPORT = ("AIRFLOW", "_AIRFLOW", "PYTHON", "GX_", "OPENLINEAGE", "OTEL_", "LD_", "PATH", "HOME", "TZ",
+                   "LANG", "LC_", "TMP", "TEMP", "NO_COLOR", "FORCE_COLOR")
 
 
 def _airflow_declines(argv: list[str], env: dict[str, str], started: Mapping[str, str]) -> str | None:
@@ -273,18 +266,21 @@ def _run(conn: socket.socket, role: str, started: Mapping[str, str]) -> None:
     code = 0
     try:
         main()
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    except SystemExit as exit_:  # as the interpreter does: an int is the code, a message goes to stderr
+        if exit_.code is None or isinstance(exit_.code, int):
+            code = exit_.code or 0
+        else:
+            print(exit_.code, file=sys.stderr)
+            code = 1
     except BaseException:  # an uncaught error: its traceback and exit 1, as the interpreter does
         traceback.print_exc()
         code = 1
-    # What the interpreter's exit would do: wait for the threads that are not daemons (a task's
-    # listener may still be emitting), then run the exit handlers (multiprocessing's finalizers
-    # unlink dbt's semaphores; skipped, its resource tracker warns about them on the caller's
-    # stderr), before the code goes back: the caller's program has then finished
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join()
+    # What the interpreter's exit would do: threading's own exit hooks (executors never shut down
+    # are woken and wound up) and a wait for the threads that are not daemons (a task's listener
+    # may still be emitting), then the exit handlers (multiprocessing's finalizers unlink dbt's
+    # semaphores; skipped, its resource tracker warns about them on the caller's stderr), before
+    # the code goes back: the caller's program has then finished
+    threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -47,6 +47,9 @@ ensure_ui() {
 # about 75 s on a fresh clone), so the smaller ones and npm fit beside it. Each reports its own
 # failure; the script fails if any did.
 pids=()
+# background jobs of a script ignore Ctrl-C: an interrupted bootstrap stops them too (a pip left
+# running would race the next bootstrap's rm -rf of its venv)
+trap 'trap - INT TERM; kill -TERM 0 2>/dev/null' INT TERM
 ensure_venv .venv "$(stamp_of pyproject.toml requirements/constraints.txt)" \
   -c requirements/constraints.txt -e ".[dev]" & pids+=($!)
 ensure_venv .venv-dbt "$(stamp_of requirements/dbt.txt)" -r requirements/dbt.txt & pids+=($!)
@@ -54,6 +57,7 @@ ensure_venv .venv-marquez "$(stamp_of requirements/marquez.txt)" -r requirements
 ensure_ui & pids+=($!)
 failed=0
 for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+trap - INT TERM
 [ "$failed" -eq 0 ] || exit 1
 
 # The Spark driver JVM's class archive (spark_jobs.jvm_archive): its start and first jobs in

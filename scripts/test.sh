@@ -6,6 +6,9 @@
 # Spark session and an Airflow home, so it never touches the demo's state.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# background jobs of a script ignore Ctrl-C: an interrupted run stops them too (apt, the archive,
+# the install tier)
+trap 'trap - INT TERM; kill -TERM 0 2>/dev/null' INT TERM
 fast=false
 services=false
 if [ "${1:-}" = "--fast" ]; then fast=true; shift; fi

@@ -69,9 +69,9 @@ def ensure_airflow_db() -> None:
     if _migrated:
         return
     postgres()  # the metadata DB lives in the session's cluster
-    _airflow_server()  # its imports overlap the migration
     subprocess.run([AIRFLOW, "db", "migrate"], env=airflow_env(), check=True, capture_output=True, timeout=300)
     _migrated = True
+    _airflow_server()  # after the migration, which writes airflow.cfg (its fernet key) for every process to read
 
 
 libpq = libpq_url  # the project's own conversion; tests pass these URLs to psycopg and Airflow

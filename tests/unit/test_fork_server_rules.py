@@ -40,6 +40,10 @@ def test_variables_read_when_a_task_runs_may_differ(changed: dict[str, str]) -> 
     {"PATH": "/other/bin"},
     {"GX_ANALYTICS_ENABLED": "true"},
     {"OPENLINEAGE_URL": "http://x"},
+    {"_AIRFLOW__AS_LIBRARY": "1"},  # Airflow's own switches, read by its __init__
+    {"TMPDIR": "/other"},  # tempfile keeps the folder it found first
+    {"NO_COLOR": "1"},  # the logs' colours are chosen when logging is configured
+    {"OTEL_SERVICE_NAME": "x"},
 ])
 def test_a_caller_setting_what_is_read_at_import_gets_the_real_airflow(changed: dict[str, str]) -> None:
     reason = _airflow_declines(["airflow", "dags", "test", "d"], {**STARTED, **changed}, STARTED)
