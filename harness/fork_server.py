@@ -206,11 +206,32 @@ def _airflow_declines(argv: list[str], env: dict[str, str], started: Mapping[str
     return f"differs from the server's environment in {', '.join(changed)}" if changed else None
 
 
+def _python_preload() -> None:
+    return None  # the interpreter alone: the role the engine's own tests run (tests/unit/test_fork_server.py)
+
+
+def _python_main() -> None:
+    """``python -c CODE ARGS...`` or ``python SCRIPT ARGS...``, as the interpreter runs them."""
+    import runpy
+
+    if sys.argv[1:2] == ["-c"]:
+        code, sys.argv = sys.argv[2], ["-c", *sys.argv[3:]]
+        exec(compile(code, "<string>", "exec"), {"__name__": "__main__"})
+    else:
+        sys.argv = sys.argv[1:]
+        runpy.run_path(sys.argv[0], run_name="__main__")
+
+
+def _python_declines(argv: list[str], env: dict[str, str], started: Mapping[str, str]) -> str | None:
+    return None if len(argv) > 1 else "an interactive interpreter is not served"
+
+
 _Declines = Callable[[list[str], dict[str, str], Mapping[str, str]], "str | None"]
 _Role = tuple[Callable[[], None], Callable[[], None], _Declines]
 ROLES: dict[str, _Role] = {
     "dbt": (_dbt_preload, _dbt_main, _dbt_declines),
     "airflow": (_airflow_preload, _airflow_main, _airflow_declines),
+    "python": (_python_preload, _python_main, _python_declines),
 }
 
 
