@@ -23,10 +23,6 @@ class DbtServer(ForkServer):
     def __init__(self, home: Path) -> None:
         super().__init__(home, "dbt", DBT_VENV / "bin" / "python", DBT_VENV / "bin" / "dbt", isolated=True)
 
-    @property
-    def dbt(self) -> Path:
-        return self.client
-
     def write_client(self) -> Path:
         """Write the ``dbt`` executable (and ``dbt-ol`` beside it); cheap, starts nothing."""
         client = super().write_client()

@@ -9,7 +9,8 @@ with its own state; only the imports (and what ``preload`` built) are shared. ``
 writes the executable callers run in place of the program's script; while the server is not
 listening, or when it declines a call, that executable runs the real script.
 
-Two programs use it (their roles are below, each imported lazily):
+Two programs use it (their roles are below, each imported lazily; a third, ``python``, preloads
+nothing and runs the engine's own tests):
 
 - ``dbt`` (``harness/dbt_server.py``): about 50 calls of the suite, each spending 2-2.5 s
   importing dbt for 0.5 s of work;

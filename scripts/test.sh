@@ -18,10 +18,10 @@ if [ "${1:-}" = "--services" ]; then services=true; shift; set -- -m "not e2e an
 # every airflow, dbt and api-server process of the suite compile them again: a collection of the
 # suite took 13.7 s instead of 6.5 s.
 unset PYTHONDONTWRITEBYTECODE
+mkdir -p .local
 # Debian's Chromium and PgBouncer (apt-get, on a machine without them) install beside the venvs
 system_pid=
 if ! $fast && ! $services; then
-  mkdir -p .local
   { scripts/browser.sh && scripts/pgbouncer.sh; } >.local/system-packages.log 2>&1 & system_pid=$!
 fi
 LINEAGE_BOOTSTRAP_ARCHIVE=no scripts/bootstrap.sh
@@ -29,7 +29,6 @@ LINEAGE_BOOTSTRAP_ARCHIVE=no scripts/bootstrap.sh
 # made beside ruff and mypy; the unit tier starts no JVM and needs none
 archive_pid=
 if ! $fast; then
-  mkdir -p .local
   .venv/bin/python -m spark_jobs.jvm_archive >.local/jvm-archive.log 2>&1 & archive_pid=$!
   # the project's modules compiled once, before the workers and their subprocesses import them
   .venv/bin/python -m compileall -q -j 1 lineage warehouse spark_jobs dags plugins/lineage_api harness tests \
@@ -40,7 +39,6 @@ if [ -n "$system_pid" ]; then
   cat .local/system-packages.log
 fi
 export DBT_SEND_ANONYMOUS_USAGE_STATS=False GX_ANALYTICS_ENABLED=false
-mkdir -p .local
 echo "==> ruff"; .venv/bin/ruff check .
 echo "==> import contracts (lint-imports: the layers in pyproject.toml)"
 PYTHONPATH=.:plugins .venv/bin/lint-imports >.local/lint-imports.log 2>&1 || { cat .local/lint-imports.log; exit 1; }
