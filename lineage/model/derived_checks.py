@@ -60,7 +60,8 @@ def plainly_valid(event: Mapping[str, Any]) -> bool:
     envelope, payloads = _checks()
     check = payloads.get(event["kind"])
     owner = event.get("run") or event.get("job") or {}
-    return (check is not None and all(rule(event[key]) for key, rule in envelope.items() if key in event)
+    return (check is not None and all(_plain_part(key, event[key], rule) for key, rule in envelope.items()
+                                      if key in event)
             and (("run" in event and "job" not in event and not _declares(event))
                  or ("run" not in event and _plain_runless(event)))
             and owner.get("program_type") not in DATA_TYPES
@@ -70,27 +71,59 @@ def plainly_valid(event: Mapping[str, Any]) -> bool:
 # Payloads found plainly valid, by kind and JSON text: the expansion derives the same field-operations
 # record and schema change again and again (a task's START, RUNNING and COMPLETE repeat them; hourly
 # runs repeat them every hour), and checking a 20-column record costs more than rendering it. The
-# checks are pure functions of this key, so a hit is the same answer.
+# checks are pure functions of this key, so a hit is the same answer. The small payloads of the
+# other kinds (an access, a parent link, a dataset's facets) repeat as often and are remembered
+# apart, so that their number does not push the large records out.
 _REMEMBERED_KINDS = frozenset({"field_operations", "metadata_change"})
 _PLAIN_PAYLOADS: dict[tuple[str, bytes], None] = {}
 _PLAIN_PAYLOADS_KEPT = 4096
+_SMALL_PAYLOAD_BYTES = 2048
+_PLAIN_SMALL: dict[tuple[str, bytes], None] = {}
+_PLAIN_SMALL_KEPT = 16384
 
 
 def _plain_payload(kind: str, payload: Any, check: Check) -> bool:
-    if kind not in _REMEMBERED_KINDS:
-        return check(payload)
     try:
-        key = (kind, orjson.dumps(payload))
+        text = orjson.dumps(payload)
     except TypeError:  # not JSON: the full validation says why
         return False
-    if key in _PLAIN_PAYLOADS:
+    if kind in _REMEMBERED_KINDS:
+        return _remembered(_PLAIN_PAYLOADS, _PLAIN_PAYLOADS_KEPT, (kind, text), payload, check)
+    if len(text) <= _SMALL_PAYLOAD_BYTES:
+        return _remembered(_PLAIN_SMALL, _PLAIN_SMALL_KEPT, (kind, text), payload, check)
+    return check(payload)
+
+
+def _remembered(memo: dict[Any, None], kept: int, key: Any, value: Any, check: Check) -> bool:
+    """``check(value)``, remembered under ``key`` (what determines the value) when it holds."""
+    if key in memo:
         return True
-    if not check(payload):
+    if not check(value):
         return False
-    if len(_PLAIN_PAYLOADS) >= _PLAIN_PAYLOADS_KEPT:
-        _PLAIN_PAYLOADS.clear()  # bounded; cleared whole, which is safe from any thread
-    _PLAIN_PAYLOADS[key] = None
+    if len(memo) >= kept:
+        memo.clear()  # bounded; cleared whole, which is safe from any thread
+    memo[key] = None
     return True
+
+
+# The envelope's parts that repeat across the events one source event derives (its namespace, run
+# or program, producer), found valid, by value: a run's check walks five patterns. A derived
+# event's own id differs every time and is checked each time.
+_PLAIN_PARTS: dict[tuple[str, Any], None] = {}
+_PLAIN_PARTS_KEPT = 4096
+
+
+def _plain_part(key: str, value: Any, rule: Check) -> bool:
+    if key == "event_id":
+        return rule(value)
+    try:
+        memo_key = (key, tuple(value.items()) if isinstance(value, dict) else value)
+        hash(memo_key)
+    except TypeError:  # a list or dict inside: not remembered (and not valid: the full check says why)
+        return rule(value)
+    if not isinstance(value, (str, dict)):
+        return rule(value)  # only texts and objects of texts are remembered (True == 1 as a key)
+    return _remembered(_PLAIN_PARTS, _PLAIN_PARTS_KEPT, memo_key, value, rule)
 
 
 @cache

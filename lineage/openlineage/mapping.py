@@ -462,12 +462,30 @@ def schema_change(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> dict[
     one): the facet reports what the dataset looks like, so it is not held to the compatibility
     rule declared schemas follow."""
     facet = _facet(dataset, "schema")
-    fields = list(_schema_fields(facet.get("fields"), "")) if facet else []
-    if not fields:
+    if not facet:
         return None
-    ref = _dataset_ref(dataset, namespaces)
-    return {"entity": [["namespace", ref["namespace"]], [ref.get("type", "dataset"), ref["name"]]],
-            "operation": "observe_schema", "schema": {"fields": fields}}
+    try:  # remembered by what determines it (a task's START, RUNNING and COMPLETE repeat the facet)
+        key = (namespaces, dataset["namespace"], dataset["name"], orjson.dumps(facet.get("fields")))
+        remembered = _OBSERVED_SCHEMAS.get(key) if isinstance(key[1], str) and isinstance(key[2], str) else None
+    except (TypeError, KeyError):  # not JSON, or no identity: derived (and refused) as always
+        key, remembered = None, None
+    if remembered is not None:
+        return orjson.loads(remembered) if remembered else None  # a fresh copy; b"" for no usable field
+    fields = list(_schema_fields(facet.get("fields"), ""))
+    change = None
+    if fields:
+        ref = _dataset_ref(dataset, namespaces)
+        change = {"entity": [["namespace", ref["namespace"]], [ref.get("type", "dataset"), ref["name"]]],
+                  "operation": "observe_schema", "schema": {"fields": fields}}
+    if key is not None and isinstance(key[1], str) and isinstance(key[2], str):
+        if len(_OBSERVED_SCHEMAS) >= _OBSERVED_SCHEMAS_KEPT:
+            _OBSERVED_SCHEMAS.clear()  # bounded; cleared whole, which is safe from any thread
+        _OBSERVED_SCHEMAS[key] = orjson.dumps(change) if change else b""
+    return change
+
+
+_OBSERVED_SCHEMAS: dict[tuple[Any, ...], bytes] = {}
+_OBSERVED_SCHEMAS_KEPT = 4096
 
 
 def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:

@@ -540,3 +540,43 @@ def test_a_refused_output_schema_leaves_the_schema_the_run_read_the_dataset_with
     warnings = next(e["payload"]["warnings"] for e in events if e["kind"] == "run_facets")
     assert [w for w in warnings if w.startswith("schema of dataset marts/totals skipped: ")] == [
         "schema of dataset marts/totals skipped: metadata change: observe_schema: schema field 'id' appears twice"]
+
+
+def test_a_remembered_observed_schema_is_a_fresh_copy_and_a_changed_facet_is_not_remembered_as_the_old() -> None:
+    """``schema_change`` remembers what it derived (a task's START, RUNNING and COMPLETE repeat the
+    facet): each answer is the one derived afresh, and changing what the caller got changes
+    nothing remembered."""
+    from lineage.openlineage import mapping
+
+    def dataset(*fields: str) -> dict[str, Any]:
+        return {"namespace": "postgres://db:5432", "name": "shop.public.orders",
+                "facets": {"schema": {"fields": [{"name": name, "type": "int"} for name in fields]}}}
+
+    first = mapping.schema_change(dataset("id", "amount"), NO_MAPPING)
+    assert first is not None and [f["name"] for f in first["schema"]["fields"]] == ["id", "amount"]
+    first["schema"]["fields"].clear()
+    again = mapping.schema_change(dataset("id", "amount"), NO_MAPPING)
+    assert again is not None and [f["name"] for f in again["schema"]["fields"]] == ["id", "amount"]
+    other = mapping.schema_change(dataset("id"), NO_MAPPING)
+    assert other is not None and [f["name"] for f in other["schema"]["fields"]] == ["id"]
+    assert mapping.schema_change(dataset(), NO_MAPPING) is None  # no usable field, remembered as none
+    assert mapping.schema_change(dataset(), NO_MAPPING) is None
+    mapped = NamespaceMap.of([("postgres://db", "shop")])
+    assert mapping.schema_change(dataset("id"), mapped)["entity"][0] == ["namespace", "shop"]  # type: ignore[index]
+    with pytest.raises(InvalidEventError):  # a dataset without a usable name is refused, each time
+        mapping.schema_change({**dataset("id"), "name": ""}, NO_MAPPING)
+    with pytest.raises(InvalidEventError):
+        mapping.schema_change({**dataset("id"), "name": ""}, NO_MAPPING)
+
+
+def test_a_remembered_valid_run_or_payload_does_not_pass_a_different_one() -> None:
+    """The trusted construction remembers the parts and payloads it found valid, by value: a run
+    that differs in one value, or in a value's type, is checked, and refused."""
+    access = expanded(run_event())[1]
+    assert plainly_valid(access) and plainly_valid(access)  # remembered
+    for run in ({**access["run"], "run_id": 7}, {**access["run"], "run_id": True}, {**access["run"], "extra": "x"},
+                {**access["run"], "run_id": ["r"]}):
+        assert not plainly_valid({**access, "run": run})
+    assert not plainly_valid({**access, "namespace": "no such namespace!"})
+    assert not plainly_valid({**access, "payload": {**access["payload"], "access": 1}})
+    assert not plainly_valid({**access, "event_id": "a b"})  # an id is checked each time
