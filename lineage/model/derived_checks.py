@@ -26,6 +26,7 @@ import orjson
 
 from lineage.errors import InvalidMetadataChangeError
 from lineage.ids import DATA_TYPES
+from lineage.memo import BoundedMemo
 from lineage.model.program_metadata import parse_change
 from lineage.schemas import schema
 
@@ -75,11 +76,9 @@ def plainly_valid(event: Mapping[str, Any]) -> bool:
 # other kinds (an access, a parent link, a dataset's facets) repeat as often and are remembered
 # apart, so that their number does not push the large records out.
 _REMEMBERED_KINDS = frozenset({"field_operations", "metadata_change"})
-_PLAIN_PAYLOADS: dict[tuple[str, bytes], None] = {}
-_PLAIN_PAYLOADS_KEPT = 4096
+_PLAIN_PAYLOADS = BoundedMemo(entries=4096, max_bytes=32 * 1024 * 1024, item_bytes=256 * 1024)
 _SMALL_PAYLOAD_BYTES = 2048
-_PLAIN_SMALL: dict[tuple[str, bytes], None] = {}
-_PLAIN_SMALL_KEPT = 16384
+_PLAIN_SMALL = BoundedMemo(entries=16384, max_bytes=16 * 1024 * 1024)
 
 
 def _plain_payload(kind: str, payload: Any, check: Check) -> bool:
@@ -88,29 +87,26 @@ def _plain_payload(kind: str, payload: Any, check: Check) -> bool:
     except TypeError:  # not JSON: the full validation says why
         return False
     if kind in _REMEMBERED_KINDS:
-        return _remembered(_PLAIN_PAYLOADS, _PLAIN_PAYLOADS_KEPT, (kind, text), payload, check)
+        return _remembered(_PLAIN_PAYLOADS, (kind, text), len(text), payload, check)
     if len(text) <= _SMALL_PAYLOAD_BYTES:
-        return _remembered(_PLAIN_SMALL, _PLAIN_SMALL_KEPT, (kind, text), payload, check)
+        return _remembered(_PLAIN_SMALL, (kind, text), len(text), payload, check)
     return check(payload)
 
 
-def _remembered(memo: dict[Any, None], kept: int, key: Any, value: Any, check: Check) -> bool:
+def _remembered(memo: BoundedMemo, key: Any, size: int, value: Any, check: Check) -> bool:
     """``check(value)``, remembered under ``key`` (what determines the value) when it holds."""
     if key in memo:
         return True
     if not check(value):
         return False
-    if len(memo) >= kept:
-        memo.clear()  # bounded; cleared whole, which is safe from any thread
-    memo[key] = None
+    memo.put(key, True, size)
     return True
 
 
 # The envelope's parts that repeat across the events one source event derives (its namespace, run
 # or program, producer), found valid, by value: a run's check walks five patterns. A derived
 # event's own id differs every time and is checked each time.
-_PLAIN_PARTS: dict[tuple[str, Any], None] = {}
-_PLAIN_PARTS_KEPT = 4096
+_PLAIN_PARTS = BoundedMemo(entries=4096, max_bytes=4 * 1024 * 1024)
 
 
 def _plain_part(key: str, value: Any, rule: Check) -> bool:
@@ -123,7 +119,7 @@ def _plain_part(key: str, value: Any, rule: Check) -> bool:
         return rule(value)
     if not isinstance(value, (str, dict)):
         return rule(value)  # only texts and objects of texts are remembered (True == 1 as a key)
-    return _remembered(_PLAIN_PARTS, _PLAIN_PARTS_KEPT, memo_key, value, rule)
+    return _remembered(_PLAIN_PARTS, memo_key, len(repr(memo_key)), value, rule)
 
 
 @cache

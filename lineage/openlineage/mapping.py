@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 
 from lineage.errors import InvalidEntityError, InvalidEventError
+from lineage.memo import BoundedMemo
 from lineage.model.events import SCHEMA_VERSION, derived_event, format_time, parse_time, refuse_nul
 from lineage.naming.identity import (
     DEFAULT_NAMESPACE,
@@ -464,11 +465,16 @@ def schema_change(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> dict[
     facet = _facet(dataset, "schema")
     if not facet:
         return None
-    try:  # remembered by what determines it (a task's START, RUNNING and COMPLETE repeat the facet)
-        key = (namespaces, dataset["namespace"], dataset["name"], orjson.dumps(facet.get("fields")))
-        remembered = _OBSERVED_SCHEMAS.get(key) if isinstance(key[1], str) and isinstance(key[2], str) else None
-    except (TypeError, KeyError):  # not JSON, or no identity: derived (and refused) as always
-        key, remembered = None, None
+    # remembered by what determines it (a task's START, RUNNING and COMPLETE repeat the facet); an
+    # event's fields come from JSON (lists, never tuples, which orjson writes alike)
+    key: tuple[Any, ...] | None = None
+    if (isinstance(dataset.get("namespace"), str) and isinstance(dataset.get("name"), str)
+            and type(facet.get("fields")) is list):
+        try:
+            key = (namespaces, dataset["namespace"], dataset["name"], orjson.dumps(facet["fields"]))
+        except TypeError:  # not JSON: derived as always
+            key = None
+    remembered = _OBSERVED_SCHEMAS.get(key) if key is not None else None
     if remembered is not None:
         return orjson.loads(remembered) if remembered else None  # a fresh copy; b"" for no usable field
     fields = list(_schema_fields(facet.get("fields"), ""))
@@ -477,15 +483,14 @@ def schema_change(dataset: Mapping[str, Any], namespaces: NamespaceMap) -> dict[
         ref = _dataset_ref(dataset, namespaces)
         change = {"entity": [["namespace", ref["namespace"]], [ref.get("type", "dataset"), ref["name"]]],
                   "operation": "observe_schema", "schema": {"fields": fields}}
-    if key is not None and isinstance(key[1], str) and isinstance(key[2], str):
-        if len(_OBSERVED_SCHEMAS) >= _OBSERVED_SCHEMAS_KEPT:
-            _OBSERVED_SCHEMAS.clear()  # bounded; cleared whole, which is safe from any thread
-        _OBSERVED_SCHEMAS[key] = orjson.dumps(change) if change else b""
+    if key is not None:
+        derived = orjson.dumps(change) if change else b""
+        _OBSERVED_SCHEMAS.put(key, derived, len(key[3]) + len(derived))
     return change
 
 
-_OBSERVED_SCHEMAS: dict[tuple[Any, ...], bytes] = {}
-_OBSERVED_SCHEMAS_KEPT = 4096
+# A schema of 9,000 columns is about 1 MB of JSON, and again as the change derived from it.
+_OBSERVED_SCHEMAS = BoundedMemo(entries=4096, max_bytes=32 * 1024 * 1024, item_bytes=512 * 1024)
 
 
 def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:

@@ -541,16 +541,15 @@ MERGE_STEPS: tuple[MergeStep, ...] = (
         insert into lineage.dataset_incidents (namespace, dataset_type, dataset, bad_from, bad_until, reason, source,
                                                created_by, run_key)
         select distinct on (r.run_key, d.dataset_key) d.namespace, d.dataset_type, d.dataset, version.bad_from,
-               version.bad_until, lineage.failed_checks_reason(parsed.failed),
+               version.bad_until, lineage.failed_checks_reason(e.payload::jsonb -> 'failed_assertions'),
                'openlineage', 'openlineage', r.run_key
         from {{events}} e {_EVENT_DATASET} {_EVENT_RUN}
-        cross join lateral (select e.payload::jsonb -> 'failed_assertions' as failed offset 0) parsed  -- once
         cross join lateral lineage.checked_version(d.dataset_key, case
             when exists (select from lineage.dataset_accesses w where w.run_key = r.run_key
                          and w.dataset_key = d.dataset_key and w.access in ('write', 'read_write'))
             then {_EVENT_TIME} else least(coalesce(r.run_at, {_EVENT_TIME}), {_EVENT_TIME}) end) version
-        where e.kind = 'dataset_facets' and jsonb_typeof(parsed.failed) = 'array'
-          and jsonb_array_length(parsed.failed) > 0
+        where e.kind = 'dataset_facets' and jsonb_typeof(e.payload::jsonb -> 'failed_assertions') = 'array'
+          and jsonb_array_length(e.payload::jsonb -> 'failed_assertions') > 0
         order by r.run_key, d.dataset_key, {_EVENT_TIME}
         on conflict (run_key, namespace, dataset_type, dataset) where run_key is not null do nothing""",
               kinds=("dataset_facets",)),

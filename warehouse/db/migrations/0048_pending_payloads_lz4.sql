@@ -6,7 +6,9 @@
 -- tables keep pglz: it stores them 7% smaller.
 --
 -- A server built without LZ4 keeps pglz (the setting lists the methods it has). Rows written
--- before keep their compression until they are rewritten; the column's new rows use LZ4.
+-- before keep their compression until they are rewritten; the column's new rows use LZ4. The
+-- change itself rewrites nothing, but takes the table's lock for a moment: it waits for a field
+-- lineage or metadata stage reading the table to finish.
 select pg_advisory_xact_lock(7265402);  -- after a running compaction has committed (it writes pending records)
 do $$
 begin
