@@ -27,6 +27,9 @@ class BoundedMemo:
     def __contains__(self, key: Any) -> bool:
         return key in self._values
 
+    def __len__(self) -> int:
+        return len(self._values)
+
     def put(self, key: Any, value: Any, size: int) -> None:
         """Keep ``value`` under ``key`` (``size``: the bytes it holds with its key)."""
         if size > self.item_bytes:
@@ -40,7 +43,3 @@ class BoundedMemo:
     def held_bytes(self) -> int:
         """What the memo holds now, in bytes (as its puts said)."""
         return self._bytes
-
-    def clear(self) -> None:
-        self._values.clear()
-        self._bytes = 0

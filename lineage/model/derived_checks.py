@@ -110,15 +110,13 @@ _PLAIN_PARTS = BoundedMemo(entries=4096, max_bytes=4 * 1024 * 1024)
 
 
 def _plain_part(key: str, value: Any, rule: Check) -> bool:
-    if key == "event_id":
-        return rule(value)
+    if key == "event_id" or not isinstance(value, (str, dict)):  # an id differs each time; only texts
+        return rule(value)  # and objects of texts are remembered (True == 1 as a key)
+    memo_key = (key, tuple(value.items()) if isinstance(value, dict) else value)
     try:
-        memo_key = (key, tuple(value.items()) if isinstance(value, dict) else value)
         hash(memo_key)
     except TypeError:  # a list or dict inside: not remembered (and not valid: the full check says why)
         return rule(value)
-    if not isinstance(value, (str, dict)):
-        return rule(value)  # only texts and objects of texts are remembered (True == 1 as a key)
     return _remembered(_PLAIN_PARTS, memo_key, len(repr(memo_key)), value, rule)
 
 

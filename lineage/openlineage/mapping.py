@@ -511,18 +511,16 @@ def _schema_fields(fields: Any, prefix: str) -> Iterator[dict[str, Any]]:
         yield from _schema_fields(field.get("fields"), path + "/")
 
 
-_DERIVED_OPERATIONS: dict[tuple[NamespaceMap, bytes], bytes] = {}
-_DERIVED_BYTES_KEPT = 32 * 1024 * 1024  # keys and records together: the memo never holds more
-_DERIVED_OUTPUT_BYTES = 256 * 1024  # a larger output is derived each time, never memoized
-_derived_bytes = 0
+# Keys and records together: the memo never holds more than this (200 distinct 1 MB outputs once
+# held half a gigabyte); a larger output than _DERIVED_OUTPUT_BYTES is derived each time.
+_DERIVED_OPERATIONS = BoundedMemo(entries=1 << 20, max_bytes=32 * 1024 * 1024)
+_DERIVED_OUTPUT_BYTES = 256 * 1024
 
 
 def _column_lineage_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:
     """``field_operations(output)``, derived once per distinct output (a task's START, RUNNING and
     COMPLETE usually repeat it): the record is kept as JSON and a fresh copy returned each time.
-    The memo is bounded by bytes (``_DERIVED_BYTES_KEPT``), not entries: 200 distinct 1 MB
-    outputs once held half a gigabyte."""
-    global _derived_bytes
+    The memo (``_DERIVED_OPERATIONS``) is bounded by bytes."""
     if _facet(output, "columnLineage") is None:
         return None
     try:
@@ -534,19 +532,14 @@ def _column_lineage_operations(output: Mapping[str, Any], namespaces: NamespaceM
     record = _DERIVED_OPERATIONS.get(key)
     if record is None:
         record = orjson.dumps(field_operations(output, namespaces))
-        size = len(key[1]) + len(record)
-        if _derived_bytes + size > _DERIVED_BYTES_KEPT:
-            _DERIVED_OPERATIONS.clear()  # cleared whole, which is safe from any thread
-            _derived_bytes = 0
-        _DERIVED_OPERATIONS[key] = record
-        _derived_bytes += size
+        _DERIVED_OPERATIONS.put(key, record, len(key[1]) + len(record))
     derived: dict[str, Any] | None = orjson.loads(record)
     return derived
 
 
 def memo_bytes() -> int:
     """What the column-lineage memo holds now, in bytes (keys and records)."""
-    return sum(len(key[1]) + len(record) for key, record in list(_DERIVED_OPERATIONS.items()))
+    return _DERIVED_OPERATIONS.held_bytes()
 
 
 def field_operations(output: Mapping[str, Any], namespaces: NamespaceMap) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from lineage.errors import InvalidEventError
+from lineage.memo import BoundedMemo
 from lineage.model.derived_checks import plainly_valid
 from lineage.model.events import new_event, validate_event
 from lineage.model.field_paths import field_paths, normalize
@@ -413,9 +414,7 @@ def test_the_column_lineage_memo_is_bounded_by_bytes(monkeypatch: pytest.MonkeyP
     its byte budget (here 1 MB), and an output too large to be worth it is never memoized."""
     from lineage.openlineage import mapping as openlineage_mapping
 
-    monkeypatch.setattr(openlineage_mapping, "_DERIVED_BYTES_KEPT", 1_000_000)
-    monkeypatch.setattr(openlineage_mapping, "_DERIVED_OPERATIONS", {})
-    monkeypatch.setattr(openlineage_mapping, "_derived_bytes", 0)
+    monkeypatch.setattr(openlineage_mapping, "_DERIVED_OPERATIONS", BoundedMemo(entries=1 << 20, max_bytes=1_000_000))
     for index in range(60):
         output = {"namespace": "s3://lake", "name": f"out{index}", "facets": {"columnLineage": {"fields": {
             f"f{n}": {"inputFields": [{"namespace": "s3://lake", "name": "src", "field": f"c{n}" * 20}]}
